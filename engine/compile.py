@@ -1,0 +1,360 @@
+"""Spec -> Plan: template references become edges of a networkx DiGraph; cycles are errors.
+
+The compiler knows no task type: it asks each spec for its templates, the names it defines
+for itself, its nested task lists and the files it reads.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from engine.errors import CycleError, Issue, LoadError, ValidationError
+from engine.loader import Loaded, load_workflow
+from engine.plan import Plan, PlannedTask
+from engine.project import Project
+from engine.registry import task_type
+from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
+from engine.spec import TaskSpec, VariableSpec, variable_spec
+from engine.yamlmarks import Loc, Marks, format_path
+
+
+@dataclass
+class _Scope:
+    """The names of one task list while it compiles."""
+
+    loc: Loc
+    siblings: frozenset[str]
+    known: frozenset[str]
+    sequential: bool
+    name: str
+    outer_refs: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _FileCompiler:
+    """Compiles one workflow file, collecting every issue before raising."""
+
+    loaded: Loaded
+    root: Path
+    stack: tuple[Path, ...]
+    cache: dict[Path, Plan]
+    project: Project | None = None
+    issues: list[Issue] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.loaded.path
+
+    @property
+    def marks(self) -> Marks:
+        return self.loaded.marks
+
+    def issue(self, loc: Loc, message: str, *, key: bool = False) -> None:
+        line, column = self.marks.find(loc, key=key)
+        self.issues.append(Issue(self.path, line, column, format_path(loc), message))
+
+    def compile_scope(
+        self,
+        tasks: list[TaskSpec],
+        loc: Loc,
+        visible: frozenset[str],
+        *,
+        sequential: bool,
+        name: str,
+        variables: dict[str, VariableSpec],
+        workflow: Any = None,
+    ) -> Plan:
+        siblings = self.sibling_index(tasks, loc, variables)
+        scope = _Scope(loc, frozenset(siblings), visible | frozenset(siblings), sequential, name)
+        deps_of: dict[str, set[str]] = {}
+        children_of: dict[str, dict[str, Plan]] = {}
+        for index, task in enumerate(tasks):
+            deps_of[task.name], children_of[task.name] = self.compile_task(task, index, scope)
+        if sequential:
+            for before, after in itertools.pairwise(tasks):
+                deps_of[after.name].add(before.name)
+        graph: nx.DiGraph = nx.DiGraph()
+        graph.add_nodes_from(t.name for t in tasks)
+        graph.add_edges_from((dep, task) for task, deps in deps_of.items() for dep in deps)
+        self.check_cycles(graph, tasks, loc)
+        priority = _priorities(graph) if not self.issues else {}
+        planned = tuple(
+            PlannedTask(
+                name=task.name,
+                spec=task,
+                order=index,
+                deps=tuple(sorted(deps_of.get(task.name, ()), key=lambda d: siblings.get(d, 0))),
+                priority=priority.get(task.name, 1),
+                container=task_type(task.type).container,
+                line=self.marks.find((*loc, index))[0],
+                children=children_of.get(task.name, {}),
+            )
+            for index, task in enumerate(tasks)
+        )
+        return Plan(
+            name=name,
+            path=self.path,
+            root=self.root,
+            tasks=planned,
+            variables=variables,
+            outer_refs=frozenset(scope.outer_refs),
+            workflow=workflow,
+            description=getattr(workflow, "description", None),
+        )
+
+    def sibling_index(
+        self, tasks: list[TaskSpec], loc: Loc, variables: dict[str, VariableSpec]
+    ) -> dict[str, int]:
+        """Task name -> position; duplicates and clashes with variables are issues."""
+        siblings: dict[str, int] = {}
+        for index, task in enumerate(tasks):
+            if task.name in siblings:
+                first = format_path((*loc, siblings[task.name]))
+                self.issue(
+                    (*loc, index, "name"),
+                    f"duplicate task name '{task.name}' (first used by {first}): rename one",
+                )
+            elif task.name in variables:
+                self.issue(
+                    (*loc, index, "name"),
+                    f"task name '{task.name}' is also a variable name: rename one of them",
+                )
+            else:
+                siblings[task.name] = index
+        return siblings
+
+    def compile_task(
+        self, task: TaskSpec, index: int, scope: _Scope
+    ) -> tuple[set[str], dict[str, Plan]]:
+        """The task's dependencies in its scope, and its compiled children."""
+        deps: set[str] = set()
+        task_loc = (*scope.loc, index)
+        for field_loc, source in task.templates():
+            names = self.template_names((*task_loc, *field_loc), source)
+            self.resolve(names - task.local_names(), task, (*task_loc, *field_loc), scope, deps)
+        for field_loc, relative in task.template_files():
+            names = self.file_names((*task_loc, *field_loc), relative)
+            self.resolve(names - task.local_names(), task, (*task_loc, *field_loc), scope, deps)
+        for field_loc, ref in task.references():
+            self.resolve({ref}, task, (*task_loc, *field_loc), scope, deps)
+        for pos, dep in enumerate(task.depends_on):
+            if dep not in scope.siblings:
+                self.issue(
+                    (*task_loc, "depends_on", pos),
+                    f"depends_on names unknown task '{dep}'{_hint(dep, scope.siblings)}",
+                )
+            elif dep == task.name:
+                self.issue((*task_loc, "depends_on", pos), "a task cannot depend on itself")
+            else:
+                deps.add(dep)
+        self.check_sources(task, task_loc)
+        self.check_databases(task, task_loc)
+        children: dict[str, Plan] = {}
+        for child_scope in task.child_scopes():
+            child = self.compile_scope(
+                child_scope.tasks,
+                (*task_loc, *child_scope.field),
+                scope.known | child_scope.names,
+                sequential=scope.sequential,
+                name=f"{scope.name}.{task.name}.{child_scope.label}",
+                variables={},
+            )
+            children[child_scope.label] = child
+            for ref in child.outer_refs - child_scope.names:
+                if ref in scope.siblings:
+                    deps.add(ref)
+                else:
+                    scope.outer_refs.add(ref)
+        for field_loc, src in task.subworkflows():
+            plan = self.compile_child_file((*task_loc, *field_loc), src)
+            if plan is not None:
+                children[f"workflow:{src}"] = plan
+        deps.discard(task.name)
+        return deps, children
+
+    def template_names(self, loc: Loc, source: str) -> frozenset[str]:
+        try:
+            return referenced_names(source) - BUILTIN_NAMES
+        except TemplateError as exc:
+            self.issue(loc, str(exc))
+            return frozenset()
+
+    def resolve(
+        self,
+        names: frozenset[str] | set[str],
+        task: TaskSpec,
+        loc: Loc,
+        scope: _Scope,
+        deps: set[str],
+    ) -> None:
+        """Each name is a sibling (an edge), an outer name, or an error."""
+        for ref in sorted(names):
+            if ref in scope.siblings:
+                if ref == task.name:
+                    self.issue(loc, f"task '{task.name}' refers to its own output")
+                deps.add(ref)
+            elif ref in scope.known:
+                scope.outer_refs.add(ref)
+            else:
+                self.issue(
+                    loc,
+                    f"unknown name '{ref}': no task, variable or loop value is called that"
+                    f"{_hint(ref, scope.known)}",
+                )
+
+    def file_names(self, loc: Loc, relative: str) -> frozenset[str]:
+        path = self.root / relative
+        if not path.is_file():
+            return frozenset()  # reported by check_sources
+        try:
+            return referenced_names(path.read_text(encoding="utf-8")) - BUILTIN_NAMES
+        except (OSError, UnicodeDecodeError) as exc:
+            self.issue(loc, f"cannot read '{relative}': {exc}")
+        except TemplateError as exc:
+            self.issue(loc, f"in '{relative}': {exc}")
+        return frozenset()
+
+    def check_databases(self, task: TaskSpec, task_loc: Loc) -> None:
+        if self.project is None:
+            return
+        for field_loc, name in task.databases():
+            resolved = name if name is not None else self.project.default_database
+            if resolved is None:
+                self.issue(
+                    (*task_loc, *field_loc) if name else task_loc,
+                    "no database given and the project has no default: add "
+                    "'database: <name>' (databases: "
+                    f"{', '.join(sorted(self.project.databases)) or 'none configured'})",
+                )
+            elif resolved not in self.project.databases:
+                known = frozenset(self.project.databases)
+                self.issue(
+                    (*task_loc, *field_loc),
+                    f"unknown database '{resolved}'{_hint(resolved, known)} "
+                    f"(databases: {', '.join(sorted(known)) or 'none configured'})",
+                )
+
+    def check_sources(self, task: TaskSpec, task_loc: Loc) -> None:
+        for field_loc, relative in task.sources():
+            if "{{" in relative or "{%" in relative:
+                continue  # rendered at run time
+            if not (self.root / relative).is_file():
+                self.issue(
+                    (*task_loc, *field_loc), f"file '{relative}' not found under {self.root}"
+                )
+
+    def compile_child_file(self, loc: Loc, src: str) -> Plan | None:
+        if "{{" in src:
+            self.issue(loc, "a sub-workflow 'src' must be a fixed path, not a template")
+            return None
+        target = (self.root / src).resolve()
+        if not target.is_file():
+            self.issue(loc, f"file '{src}' not found under {self.root}")
+            return None
+        if target in self.stack:
+            chain = " -> ".join(p.name for p in (*self.stack, target))
+            self.issue(loc, f"sub-workflows include each other: {chain}")
+            return None
+        try:
+            return compile_file(
+                target, self.root, stack=self.stack, cache=self.cache, project=self.project
+            )
+        except (ValidationError, LoadError) as exc:
+            self.issue(loc, f"in sub-workflow '{src}':\n{exc}")
+            return None
+
+    def check_cycles(self, graph: nx.DiGraph, tasks: list[TaskSpec], loc: Loc) -> None:
+        if nx.is_directed_acyclic_graph(graph):
+            return
+        index = {t.name: i for i, t in enumerate(tasks)}
+        cycle = [edge[0] for edge in nx.find_cycle(graph)]
+        chain = " -> ".join([*cycle, cycle[0]])
+        where = ", ".join(
+            f"{n} at line {self.marks.find((*loc, index[n]))[0]}" for n in cycle if n in index
+        )
+        line, column = self.marks.find((*loc, index[cycle[0]]))
+        raise CycleError(
+            [
+                *self.issues,
+                Issue(
+                    self.path,
+                    line,
+                    column,
+                    format_path((*loc, index[cycle[0]])),
+                    f"cycle: {chain} ({where}); remove one of these references",
+                ),
+            ]
+        )
+
+
+def _hint(word: str, options: frozenset[str] | set[str]) -> str:
+    match = difflib.get_close_matches(word, sorted(options), n=1, cutoff=0.6)
+    return f"; did you mean '{match[0]}'?" if match else ""
+
+
+def _priorities(graph: nx.DiGraph) -> dict[str, int]:
+    """Longest path (in tasks) from each task to the end of the scope, itself included."""
+    priority: dict[str, int] = {}
+    for node in reversed(list(nx.topological_sort(graph))):
+        succ = [priority[s] for s in graph.successors(node)]
+        priority[node] = 1 + (max(succ) if succ else 0)
+    return priority
+
+
+def compile_file(
+    path: Path,
+    root: Path,
+    *,
+    stack: tuple[Path, ...] = (),
+    cache: dict[Path, Plan] | None = None,
+    project: Project | None = None,
+) -> Plan:
+    """Load and compile a workflow file into a Plan, or raise every issue found."""
+    cache = {} if cache is None else cache
+    resolved = path.resolve()
+    if resolved in cache:
+        return cache[resolved]
+    loaded = load_workflow(path)
+    spec = loaded.spec
+    compiler = _FileCompiler(loaded, root, (*stack, resolved), cache, project)
+    variables = {name: variable_spec(v) for name, v in spec.variables.items()}
+    for name, var in variables.items():
+        if var.default is not None and var.enum is not None and var.default not in var.enum:
+            compiler.issue(
+                ("variables", name, "default"), f"default {var.default!r} is not one of {var.enum}"
+            )
+    visible = frozenset(variables)
+    plan = compiler.compile_scope(
+        list(spec.tasks),
+        ("tasks",),
+        visible,
+        sequential=spec.execution == "sequential",
+        name=spec.name or _stem(path),
+        variables=variables,
+        workflow=spec,
+    )
+    names = {t.name for t in plan.tasks}
+    for index, test in enumerate(spec.tests):
+        if test.task_ref is not None and test.task_ref not in names:
+            compiler.issue(
+                ("tests", index, "task_ref"),
+                f"task_ref names unknown task '{test.task_ref}'{_hint(test.task_ref, names)}",
+            )
+    if compiler.issues:
+        raise ValidationError(compiler.issues)
+    cache[resolved] = plan
+    return plan
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".workflow.yml", ".workflow.yaml", ".procedure.yml", ".automation.yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem

@@ -1,0 +1,223 @@
+"""RunContext (one per run) and TaskContext (one per running task).
+
+`TaskContext.run_plan` turns a compiled Plan into scheduler nodes: it is how the top of a
+workflow, a loop iteration, a branch and a sub-workflow all run on the same scheduler.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine import render as rendering
+from engine.databases import Database, Databases
+from engine.errors import AccordError, TaskError
+from engine.plan import Plan, PlannedTask
+from engine.project import Project
+from engine.registry import task_type
+from engine.results import Status, TaskResult
+from engine.scheduler import Node, Scheduler
+
+
+class Scope:
+    """Names visible to templates: this scope's own values over its parent's."""
+
+    __slots__ = ("parent", "values")
+
+    def __init__(self, values: dict[str, Any], parent: Scope | None = None) -> None:
+        self.values = values
+        self.parent = parent
+
+    def flatten(self) -> dict[str, Any]:
+        chain: list[dict[str, Any]] = []
+        scope: Scope | None = self
+        while scope is not None:
+            chain.append(scope.values)
+            scope = scope.parent
+        out: dict[str, Any] = {}
+        for values in reversed(chain):
+            out.update(values)
+        return out
+
+    def get(self, name: str) -> Any:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.values:
+                return scope.values[name]
+            scope = scope.parent
+        raise KeyError(name)
+
+
+@dataclass
+class RunContext:
+    """Everything one run shares: project, databases, scheduler, settings."""
+
+    run_id: str
+    project: Project
+    databases: Databases
+    scheduler: Scheduler
+    output_dir: Path
+    started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now().astimezone())
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.project.root
+
+    def builtins(self) -> dict[str, Any]:
+        return {"current_date": self.started_at.date().isoformat()}
+
+    async def run_plan(
+        self,
+        plan: Plan,
+        scope: Scope,
+        *,
+        key_prefix: str = "",
+        order_prefix: tuple[int, ...] = (),
+        priority_base: int = 0,
+        resources: tuple[str, ...] = (),
+        top_level: bool = False,
+    ) -> dict[str, TaskResult]:
+        """Schedule every task of `plan` in `scope`; return their results by task name.
+
+        Outputs land in `scope.values` as tasks succeed, so later templates see them.
+        """
+        nodes: dict[str, Node] = {}
+        for task in plan.tasks:
+            key = f"{key_prefix}{task.name}"
+            tctx = TaskContext(
+                self,
+                task,
+                plan,
+                scope,
+                key,
+                (*order_prefix, task.order),
+                priority_base + task.priority,
+                resources,
+            )
+            spec = task.spec
+            retry = spec.retry
+            node = Node(
+                key=key,
+                name=task.name,
+                type=task.type,
+                order=(*order_prefix, task.order),
+                priority=priority_base + task.priority,
+                body=tctx.execute,
+                uses_slot=not task.container,
+                resources=(() if task.container else (*tctx.resources(), *resources)),
+                attempts=retry.attempts if retry else 1,
+                backoff=retry.backoff if retry else 0.0,
+                timeout=spec.timeout,
+                top_level=top_level,
+                on_success=_store(scope, task.name),
+            )
+            nodes[task.name] = node
+        edges = [(nodes[dep], nodes[task.name]) for task in plan.tasks for dep in task.deps]
+        graph = self.scheduler.submit(list(nodes.values()), edges)
+        await graph.future
+        return {name: node.result for name, node in nodes.items() if node.result is not None}
+
+
+def _store(scope: Scope, name: str) -> Any:
+    def store(output: Any) -> None:
+        scope.values[name] = output
+
+    return store
+
+
+@dataclass
+class TaskContext:
+    """What a running task sees: its spec, its scope, and the run."""
+
+    run: RunContext
+    task: PlannedTask
+    plan: Plan
+    scope: Scope
+    key: str
+    order: tuple[int, ...]
+    priority: int
+    inherited_resources: tuple[str, ...]
+
+    @property
+    def root(self) -> Path:
+        return self.run.root
+
+    @property
+    def name(self) -> str:
+        return self.task.name
+
+    def resources(self) -> tuple[str, ...]:
+        dbs = self.run.databases
+        return tuple(f"db:{dbs.resolve_name(name)}" for _, name in self.task.spec.databases())
+
+    def context(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The render context: builtins, then every enclosing scope, then `extra`."""
+        values = self.run.builtins()
+        values.update(self.scope.flatten())
+        if extra:
+            values.update(extra)
+        return values
+
+    def render(self, source: str, extra: Mapping[str, Any] | None = None) -> str:
+        return rendering.render(source, self.context(extra))
+
+    def evaluate(self, source: str, extra: Mapping[str, Any] | None = None) -> Any:
+        return rendering.evaluate(source, self.context(extra))
+
+    def database(self, name: str | None) -> Database:
+        return self.run.databases.get(self.run.databases.resolve_name(name))
+
+    def path(self, relative: str) -> Path:
+        return self.root / relative
+
+    async def execute(self) -> Any:
+        """Run the task type's coroutine, then its export; errors name the task."""
+        runner = task_type(self.task.type).run
+        try:
+            output = await runner(self.task, self)
+            export = self.task.spec.export
+            if export is not None:
+                from engine.export import write_export
+
+                target = self.render(export.path)
+                write_export(self.root / target, export.format, output, self.key)
+            return output
+        except TaskError:
+            raise
+        except AccordError as exc:
+            raise TaskError(self.key, exc.message) from None
+
+    async def run_child(
+        self,
+        plan: Plan,
+        values: dict[str, Any],
+        *,
+        label: str,
+        index: int,
+        isolated: bool = False,
+    ) -> dict[str, Any]:
+        """Run a nested plan (loop iteration, branch, sub-workflow) and return its outputs.
+
+        Raises `TaskError` naming the first child that failed.
+        """
+        parent = None if isolated else self.scope
+        scope = Scope(dict(values), parent)
+        results = await self.run.run_plan(
+            plan,
+            scope,
+            key_prefix=f"{self.key}{label}.",
+            order_prefix=(*self.order, index),
+            priority_base=self.priority,
+            resources=self.inherited_resources,
+        )
+        failed = [r for r in results.values() if r.status is Status.FAILED]
+        if failed:
+            raise TaskError(self.key, f"{failed[0].key}: {failed[0].error}")
+        not_done = [r for r in results.values() if r.status is not Status.SUCCEEDED]
+        if not_done:
+            raise TaskError(self.key, f"{not_done[0].key} {not_done[0].status.value}")
+        return {name: scope.values[name] for name in (t.name for t in plan.tasks)}

@@ -1,0 +1,326 @@
+"""Database connections: DuckDB (dataset folders and files), SQLite, PostgreSQL.
+
+Queries run in worker threads so independent SQL tasks overlap. Databases are read-only unless
+their config entry says `read_only: false`: DuckDB files and SQLite open in read-only mode, and
+every engine rejects a statement that is not a query before running it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import AccordError, ConfigError
+from engine.render import TableView
+from engine.spec import DuckDBDatabase, PostgresDatabase, RemoteDatabase, SQLiteDatabase
+
+
+class QueryError(AccordError):
+    """The database rejected a statement; the message is the database's own."""
+
+    exit_code = 1
+
+
+class QueryResult(TableView):
+    """A table plus the SQL that produced it (exported by `format: sql`)."""
+
+    __slots__ = ("_sql",)
+
+    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]], sql: str) -> None:
+        super().__init__(columns, rows)
+        self._sql = sql
+
+    @property
+    def sql(self) -> str:
+        return self._sql
+
+
+_READ_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA", "RELATION"}
+
+
+class DuckDB:
+    """DuckDB over a folder of CSV/Parquet files (in memory, one view per file) or a file."""
+
+    dialect = "duckdb"
+
+    def __init__(self, spec: DuckDBDatabase, root: Path) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.root = root
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    def _connect(self) -> Any:
+        import duckdb
+
+        with self._lock:
+            if self._conn is not None:
+                return self._conn
+            if self.spec.path is not None:
+                target = self.root / self.spec.path
+                if not target.exists() and self.spec.read_only:
+                    raise ConfigError(
+                        f"database '{self.name}': file '{self.spec.path}' not found under "
+                        f"{self.root}"
+                    )
+                try:
+                    conn = duckdb.connect(str(target), read_only=self.spec.read_only)
+                except duckdb.Error as exc:
+                    raise ConfigError(f"database '{self.name}': cannot open: {exc}") from None
+            else:
+                assert self.spec.dataset is not None
+                folder = (self.root / self.spec.dataset).resolve()
+                if not folder.is_dir():
+                    raise ConfigError(
+                        f"database '{self.name}': dataset folder '{self.spec.dataset}' not found "
+                        f"under {self.root}"
+                    )
+                conn = duckdb.connect(":memory:")
+                conn.execute(f"SET GLOBAL file_search_path = {_sql_string(str(folder))}")
+                for view, reader in _dataset_views(folder):
+                    conn.execute(f'CREATE VIEW "{view}" AS SELECT * FROM {reader}')
+            self._conn = conn
+            return conn
+
+    def _run(self, sql: str, limit: int | None) -> QueryResult:
+        import duckdb
+
+        cursor = self._connect().cursor()
+        try:
+            if self.spec.read_only:
+                for statement in cursor.extract_statements(sql):
+                    kind = str(statement.type).rsplit(".", 1)[-1]
+                    if kind not in _READ_STATEMENTS:
+                        raise QueryError(
+                            f"database '{self.name}' is read-only: a {kind} statement is not "
+                            "allowed (set read_only: false on the database to allow writes)"
+                        )
+            cursor.execute(sql)
+            if cursor.description is None:
+                return QueryResult([], [], sql)
+            columns = [d[0] for d in cursor.description]
+            rows = cursor.fetchmany(limit) if limit is not None else cursor.fetchall()
+            return QueryResult(columns, [tuple(r) for r in rows], sql)
+        except duckdb.Error as exc:
+            raise QueryError(str(exc).strip()) from None
+        finally:
+            cursor.close()
+
+    async def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        return await asyncio.to_thread(self._run, sql, limit)
+
+    def table_names(self) -> list[str]:
+        result = self._run(
+            "SELECT table_name FROM information_schema.tables ORDER BY table_name", None
+        )
+        return [str(v) for v in result.column("table_name")]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _dataset_views(folder: Path) -> list[tuple[str, str]]:
+    views = []
+    for path in sorted(folder.iterdir()):
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            reader = f"read_csv_auto({_sql_string(str(path))})"
+        elif suffix == ".parquet":
+            reader = f"read_parquet({_sql_string(str(path))})"
+        else:
+            continue
+        views.append((path.stem.replace('"', ""), reader))
+    return views
+
+
+class SQLite:
+    """SQLite file, opened read-only (`mode=ro`) unless `read_only: false`."""
+
+    dialect = "sqlite"
+
+    def __init__(self, spec: SQLiteDatabase, root: Path) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.path = root / spec.path
+
+    def _run(self, sql: str, limit: int | None) -> QueryResult:
+        if not self.path.is_file():
+            raise ConfigError(f"database '{self.name}': file '{self.spec.path}' not found")
+        mode = "ro" if self.spec.read_only else "rw"
+        conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True)
+        try:
+            cursor = conn.execute(sql) if ";" not in sql.strip().rstrip(";") else None
+            if cursor is None:
+                conn.executescript(sql)
+                return QueryResult([], [], sql)
+            if cursor.description is None:
+                conn.commit()
+                return QueryResult([], [], sql)
+            columns = [d[0] for d in cursor.description]
+            rows = cursor.fetchmany(limit) if limit is not None else cursor.fetchall()
+            return QueryResult(columns, [tuple(r) for r in rows], sql)
+        except sqlite3.Error as exc:
+            message = str(exc)
+            if "readonly" in message:
+                message += " (set read_only: false on the database to allow writes)"
+            raise QueryError(message) from None
+        finally:
+            conn.close()
+
+    async def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        return await asyncio.to_thread(self._run, sql, limit)
+
+    def table_names(self) -> list[str]:
+        result = self._run("SELECT name FROM sqlite_master WHERE type IN ('table','view')", None)
+        return sorted(str(v) for v in result.column("name"))
+
+    def close(self) -> None:
+        return None
+
+
+class Postgres:
+    """PostgreSQL through psycopg 3; read-only sessions unless `read_only: false`."""
+
+    dialect = "postgres"
+
+    def __init__(self, spec: PostgresDatabase, root: Path) -> None:
+        self.spec = spec
+        self.name = spec.name
+
+    def _run(self, sql: str, limit: int | None) -> QueryResult:
+        try:
+            import psycopg
+        except ImportError:
+            raise ConfigError(
+                f"database '{self.name}' is PostgreSQL: install psycopg ('pip install "
+                '"psycopg[binary]"\')'
+            ) from None
+        password = None
+        if self.spec.password_var:
+            password = os.environ.get(self.spec.password_var)
+            if password is None:
+                raise ConfigError(
+                    f"database '{self.name}': environment variable {self.spec.password_var} "
+                    "(password_var) is not set"
+                )
+        try:
+            with psycopg.connect(
+                host=self.spec.host,
+                port=self.spec.port,
+                user=self.spec.user,
+                password=password,
+                dbname=self.spec.database,
+                connect_timeout=10,
+            ) as conn:
+                conn.read_only = self.spec.read_only
+                with conn.cursor() as cursor:
+                    cursor.execute(sql)
+                    if cursor.description is None:
+                        return QueryResult([], [], sql)
+                    columns = [d.name for d in cursor.description]
+                    rows = cursor.fetchmany(limit) if limit is not None else cursor.fetchall()
+                    return QueryResult(columns, [tuple(r) for r in rows], sql)
+        except psycopg.Error as exc:
+            raise QueryError(str(exc).strip()) from None
+
+    async def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        return await asyncio.to_thread(self._run, sql, limit)
+
+    def table_names(self) -> list[str]:
+        result = self._run(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1",
+            None,
+        )
+        return [str(v) for v in result.column("table_name")]
+
+    def close(self) -> None:
+        return None
+
+
+Database = DuckDB | SQLite | Postgres
+
+
+@dataclass
+class Databases:
+    """The project's databases by name, connected on first use."""
+
+    root: Path
+    specs: dict[str, Any]
+    default: str | None
+
+    def __post_init__(self) -> None:
+        self._open: dict[str, Database] = {}
+        self._lock = threading.Lock()
+
+    def resolve_name(self, name: str | None) -> str:
+        """The database a task means: its own `database`, else the project default."""
+        if name is not None:
+            return name
+        if self.default is not None:
+            return self.default
+        raise ConfigError(
+            "no database named and no default: add 'database: <name>' to the task or "
+            "'defaults: {database: <name>}' to config.yml"
+        )
+
+    def check(self, name: str) -> str | None:
+        """None when `name` is usable, else a message saying what to do."""
+        if name in self.specs:
+            spec = self.specs[name]
+            if isinstance(spec, RemoteDatabase):
+                return (
+                    f"database '{name}' is of type {spec.type}, which accord cannot connect to: "
+                    "map it to a duckdb, sqlite or postgres database in config.yml"
+                )
+            return None
+        known = sorted(self.specs)
+        match = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean '{match[0]}'?" if match else ""
+        listing = ", ".join(known) if known else "none configured"
+        return f"unknown database '{name}'{hint} (databases: {listing})"
+
+    def get(self, name: str) -> Database:
+        with self._lock:
+            if name in self._open:
+                return self._open[name]
+            problem = self.check(name)
+            if problem is not None:
+                raise ConfigError(problem)
+            spec = self.specs[name]
+            db: Database
+            if isinstance(spec, DuckDBDatabase):
+                db = DuckDB(spec, self.root)
+            elif isinstance(spec, SQLiteDatabase):
+                db = SQLite(spec, self.root)
+            else:
+                db = Postgres(spec, self.root)
+            self._open[name] = db
+            return db
+
+    def limits(self) -> dict[str, int]:
+        """Concurrency limits by resource name (`db:<name>`)."""
+        out = {}
+        for name, spec in self.specs.items():
+            limit = getattr(spec, "max_concurrency", None)
+            if limit:
+                out[f"db:{name}"] = int(limit)
+        return out
+
+    def close(self) -> None:
+        for db in self._open.values():
+            db.close()
+        self._open.clear()

@@ -1,0 +1,156 @@
+"""Exports: a task's output written to csv, json, sql, txt, md or a real Word document."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from engine.errors import AccordError
+from engine.render import TableView, format_cell, jsonable
+
+
+class ExportError(AccordError):
+    """An export could not be written; the task fails."""
+
+    exit_code = 1
+
+
+def write_export(target: Path, fmt: str, output: Any, task: str) -> Path:
+    """Write `output` to `target` in `fmt`; raise `ExportError` with the reason."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "csv":
+            _write_csv(target, _require_table(output, fmt))
+        elif fmt == "json":
+            target.write_text(
+                json.dumps(jsonable(output), indent=2, ensure_ascii=False, default=str) + "\n",
+                encoding="utf-8",
+            )
+        elif fmt == "sql":
+            target.write_text(_sql_text(output, task), encoding="utf-8")
+        elif fmt in ("txt", "md"):
+            target.write_text(_text(output), encoding="utf-8")
+        elif fmt == "docx":
+            write_docx(target, output)
+        else:  # the spec's Literal makes this unreachable from a file
+            raise ExportError(f"unknown export format '{fmt}'")
+    except OSError as exc:
+        raise ExportError(f"export to '{target}' failed: {exc.strerror or exc}") from None
+    return target
+
+
+def _require_table(output: Any, fmt: str) -> TableView:
+    if isinstance(output, TableView):
+        return output
+    table = getattr(output, "table", None)
+    if isinstance(table, TableView):
+        return table
+    raise ExportError(f"export format '{fmt}' needs a table; this task produced text")
+
+
+def _write_csv(target: Path, table: TableView) -> None:
+    with target.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(table.columns)
+        for row in table.rows:
+            writer.writerow(["" if v is None else v for v in row])
+
+
+def _sql_text(output: Any, task: str) -> str:
+    sql = getattr(output, "sql", None)
+    if isinstance(sql, str) and sql:
+        return sql if sql.endswith("\n") else sql + "\n"
+    if isinstance(output, str):
+        return output
+    raise ExportError(f"export format 'sql' needs SQL; task '{task}' produced none")
+
+
+def _text(output: Any) -> str:
+    text = str(output)
+    return text if text.endswith("\n") else text + "\n"
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+_BULLET = re.compile(r"^\s*[-*]\s+(.*)$")
+_NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*)$")
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def write_docx(target: Path, output: Any) -> None:
+    """A Word document: Markdown headings, bullets, bold and tables become Word's own."""
+    import docx
+
+    document = docx.Document()
+    if isinstance(output, TableView):
+        _docx_table(document, output.columns, [[format_cell(v) for v in r] for r in output.rows])
+        document.save(str(target))
+        return
+    lines = str(output).splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.lstrip().startswith("|") and index + 1 < len(lines) and _is_rule(lines[index + 1]):
+            header = _cells(line)
+            index += 2
+            body = []
+            while index < len(lines) and lines[index].lstrip().startswith("|"):
+                body.append(_cells(lines[index]))
+                index += 1
+            _docx_table(document, header, body)
+            continue
+        _docx_line(document, line)
+        index += 1
+    document.save(str(target))
+
+
+def _is_rule(line: str) -> bool:
+    return bool(re.fullmatch(r"\s*\|?(\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*\|?\s*", line))
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _docx_table(document: Any, header: list[str], body: list[list[str]]) -> None:
+    table = document.add_table(rows=1, cols=max(len(header), 1))
+    table.style = "Table Grid"
+    for cell, text in zip(table.rows[0].cells, header, strict=False):
+        cell.text = text
+    for row in body:
+        cells = table.add_row().cells
+        for cell, text in zip(cells, row, strict=False):
+            cell.text = text
+
+
+def _docx_line(document: Any, line: str) -> None:
+    if not line.strip():
+        return
+    heading = _HEADING.match(line)
+    if heading:
+        document.add_heading(heading.group(2).strip(), level=min(len(heading.group(1)), 4))
+        return
+    bullet = _BULLET.match(line)
+    numbered = _NUMBERED.match(line)
+    if bullet and not line.strip().startswith("---"):
+        paragraph = document.add_paragraph(style="List Bullet")
+        _runs(paragraph, bullet.group(1))
+    elif numbered:
+        paragraph = document.add_paragraph(style="List Number")
+        _runs(paragraph, numbered.group(1))
+    else:
+        paragraph = document.add_paragraph()
+        _runs(paragraph, line.strip())
+
+
+def _runs(paragraph: Any, text: str) -> None:
+    position = 0
+    for match in _BOLD.finditer(text):
+        if match.start() > position:
+            paragraph.add_run(text[position : match.start()])
+        paragraph.add_run(match.group(1)).bold = True
+        position = match.end()
+    if position < len(text):
+        paragraph.add_run(text[position:])

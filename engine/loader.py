@@ -1,0 +1,275 @@
+"""YAML text -> validated spec, with file, line and column for every error.
+
+All the problems of one file are collected and raised together as one `ValidationError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Union
+
+import pydantic
+from pydantic import BaseModel, Field, TypeAdapter, create_model
+
+from engine import log
+from engine.errors import Issue, LoadError, ValidationError
+from engine.registry import task_types
+from engine.spec import ConfigSpec, Spec, TaskSpec, WorkflowSpecBase
+from engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
+
+WORKFLOW_SUFFIXES = (".workflow.yml", ".workflow.yaml", ".procedure.yml", ".automation.yml")
+
+
+@cache
+def task_union() -> Any:
+    """The discriminated union of every registered task spec, nested task lists resolved."""
+    specs = [t.spec for t in task_types().values()]
+    union: Any = Annotated[Union[tuple(specs)], Field(discriminator="type")]  # noqa: UP007
+    for spec in specs:
+        spec.model_rebuild(force=True, _types_namespace={"AnyTask": union})
+    return union
+
+
+@cache
+def workflow_model() -> type[WorkflowSpecBase]:
+    """`WorkflowSpec`: the base workflow fields plus `tasks`, a list of the task union."""
+    union = task_union()
+    model: type[WorkflowSpecBase] = create_model(
+        "WorkflowSpec",
+        __base__=WorkflowSpecBase,
+        tasks=(list[union], Field(  # type: ignore[valid-type]min_length=1, description="The tasks, at least one.")),
+    )
+    return model
+
+
+def is_workflow_file(path: Path) -> bool:
+    """Whether the file name says it is a workflow (any of Oxy's names)."""
+    return path.name.endswith(WORKFLOW_SUFFIXES)
+
+
+class Loaded(typing.NamedTuple):
+    """A validated spec with the text and marks it came from."""
+
+    spec: Any
+    marks: Marks
+    path: Path
+    text: str
+
+
+def load_spec(path: Path, model: type[BaseModel] | Any, *, kind: str) -> Loaded:
+    """Read, parse and validate one file against `model` (a class or an annotated type)."""
+    text = read_text(path)
+    data, marks = parse_yaml(text, path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict) and kind != "dataset":
+        raise ValidationError(
+            [Issue(path, 1, 1, "", f"expected a mapping of keys at the top of a {kind} file")]
+        )
+    try:
+        spec = TypeAdapter(model).validate_python(data)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(pydantic_issues(exc, data, marks, path, model)) from None
+    _log_ignored(spec, path)
+    return Loaded(spec, marks, path, text)
+
+
+def load_workflow(path: Path) -> Loaded:
+    """Load a workflow file."""
+    return load_spec(path, workflow_model(), kind="workflow")
+
+
+def load_config(path: Path) -> Loaded:
+    """Load a `config.yml`."""
+    return load_spec(path, ConfigSpec, kind="config")
+
+
+def pydantic_issues(
+    exc: pydantic.ValidationError, data: Any, marks: Marks, path: Path, model: Any
+) -> list[Issue]:
+    """Translate pydantic's errors into issues with positions and advice."""
+    issues: list[Issue] = []
+    seen: set[tuple[Loc, str]] = set()
+    for error in exc.errors(include_url=False):
+        loc = data_loc(data, error["loc"])
+        message = describe(error, data, loc, model)
+        if (loc, message) in seen:
+            continue
+        seen.add((loc, message))
+        is_key = error["type"] == "extra_forbidden"
+        line, column = marks.find(loc, key=is_key)
+        issues.append(Issue(path, line, column, format_path(loc), message))
+    issues.sort(key=lambda i: (i.line or 0, i.column or 0))
+    return issues
+
+
+def data_loc(data: Any, loc: tuple[int | str, ...]) -> Loc:
+    """Keep the parts of pydantic's `loc` that exist in the data (drops union tags)."""
+    out: list[str | int] = []
+    current = data
+    for part in loc:
+        if (isinstance(current, dict) and part in current) or (
+            isinstance(current, list) and isinstance(part, int) and part < len(current)
+        ):
+            out.append(part)
+            current = current[part]  # type: ignore[index]
+        elif isinstance(current, dict) and isinstance(part, str) and _is_field_miss(part):
+            out.append(part)
+            current = None
+    return tuple(out)
+
+
+def _is_field_miss(part: str) -> bool:
+    # a tag of a discriminated union looks like a task type; a missing field is a name
+    return not any(part == t for t in _known_tags())
+
+
+@cache
+def _known_tags() -> frozenset[str]:
+    tags = set(task_types())
+    tags.update({"duckdb", "sqlite", "postgres", "function-after", "function-before"})
+    return frozenset(tags)
+
+
+def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
+    """A message that says what is wrong and what to do."""
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        key = str(loc[-1]) if loc else "?"
+        allowed = allowed_keys(model, data, loc[:-1])
+        hint = _did_you_mean(key, allowed)
+        return f"unknown key '{key}'{hint}"
+    if kind == "missing":
+        return f"required key '{loc[-1] if loc else '?'}' is missing: add it"
+    if kind == "union_tag_invalid":
+        tag = ctx.get("tag", "?")
+        known = sorted(task_types()) if ctx.get("discriminator") == "'type'" else []
+        expected = ctx.get("expected_tags", "")
+        options = known or [t.strip(" '") for t in str(expected).split(",")]
+        hint = _did_you_mean(str(tag), options)
+        if str(tag) == "semantic_query":
+            hint = " (Oxy's semantic layer is not supported by accord; use execute_sql)"
+        return f"unknown type '{tag}'{hint}; known types: {', '.join(options)}"
+    if kind == "union_tag_not_found":
+        return "missing 'type': say which kind of entry this is"
+    if kind == "string_pattern_mismatch" and loc and loc[-1] in ("name", "depends_on"):
+        return (
+            f"'{_value_at(data, loc)}' is not a valid name: use letters, digits and '_', "
+            "not starting with a digit"
+        )
+    text = str(error["msg"])
+    if text.startswith("Value error, "):
+        text = text[len("Value error, ") :]
+    value = _value_at(data, loc)
+    if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
+        return f"{text[0].lower()}{text[1:]} (got {value!r})"
+    return text[0].lower() + text[1:]
+
+
+def _value_at(data: Any, loc: Loc) -> Any:
+    current = data
+    for part in loc:
+        try:
+            current = current[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return current
+
+
+def _did_you_mean(word: str, options: typing.Iterable[str]) -> str:
+    match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f": did you mean '{match[0]}'?" if match else ""
+
+
+def allowed_keys(model: Any, data: Any, loc: Loc) -> list[str]:
+    """Field names of the model that validates the mapping at `loc` (best effort)."""
+    target = _model_at(model, data, loc)
+    if target is None:
+        return []
+    names = []
+    for name, info in target.model_fields.items():
+        names.append(info.alias or name)
+    return names
+
+
+def _model_at(model: Any, data: Any, loc: Loc) -> type[BaseModel] | None:
+    current_type: Any = model
+    current_data = data
+    for part in loc:
+        current_type = _resolve(current_type, current_data)
+        if current_type is None:
+            return None
+        if isinstance(part, str):
+            if not (isinstance(current_type, type) and issubclass(current_type, BaseModel)):
+                return None
+            field = current_type.model_fields.get(part)
+            if field is None:
+                return None
+            current_type = field.annotation
+        else:
+            args = typing.get_args(current_type)
+            current_type = args[0] if args else None
+        current_data = _value_at(current_data, (part,))
+    resolved = _resolve(current_type, current_data)
+    if isinstance(resolved, type) and issubclass(resolved, BaseModel):
+        return resolved
+    return None
+
+
+def _resolve(tp: Any, data: Any) -> Any:
+    """Unwrap Optional/Annotated/unions to the member that fits `data`."""
+    for _ in range(8):
+        origin = typing.get_origin(tp)
+        if origin is Annotated:
+            tp = typing.get_args(tp)[0]
+            continue
+        if origin in (Union, getattr(__import__("types"), "UnionType", None)):
+            members = typing.get_args(tp)
+            tp = _pick_member(members, data)
+            continue
+        return tp
+    return tp
+
+
+def _pick_member(members: tuple[Any, ...], data: Any) -> Any:
+    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+    if isinstance(data, dict) and "type" in data:
+        for member in models:
+            field = member.model_fields.get("type")
+            if field is not None and data["type"] in typing.get_args(field.annotation):
+                return member
+    if isinstance(data, dict) and models:
+        return models[0]
+    if isinstance(data, list):
+        for member in members:
+            if typing.get_origin(member) is list:
+                return member
+    return models[0] if models else (members[0] if members else None)
+
+
+def _log_ignored(spec: Any, path: Path) -> None:
+    """Debug line for each Oxy key that accord accepts and does not use."""
+    if not isinstance(spec, Spec | BaseModel):
+        return
+    for name, info in type(spec).model_fields.items():
+        value = getattr(spec, name, None)
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and extra.get("oxy_ignored") and value is not None:
+            log.get().debug("oxy_key_ignored", file=str(path), key=name)
+        elif isinstance(value, TaskSpec | Spec):
+            _log_ignored(value, path)
+        elif isinstance(value, list):
+            for item in value:
+                _log_ignored(item, path)
+
+
+def require_file(root: Path, relative: str, where: str) -> Path:
+    """`root / relative`, or a `LoadError` naming where it was asked for."""
+    target = (root / relative).resolve()
+    if not target.is_file():
+        raise LoadError(f"{where}: file '{relative}' not found under {root}")
+    return target

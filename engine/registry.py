@@ -1,0 +1,78 @@
+"""Task types register here; the loader builds its discriminated union from this table.
+
+The engine never imports the `tasks` package: built-in and third-party task types arrive
+through the `accord.plugins` entry point group, loaded once on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import AccordError
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
+    from engine.plan import PlannedTask
+    from engine.spec import TaskSpec
+
+TaskRunner = Callable[["PlannedTask", "TaskContext"], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class TaskType:
+    """A registered task type: its spec model and the coroutine that runs it.
+
+    `container` types (loops, sub-workflows, branches) schedule child nodes and hold no
+    concurrency slot of their own while they wait for them.
+    """
+
+    name: str
+    spec: type[TaskSpec]
+    run: TaskRunner
+    container: bool = False
+
+
+_TASK_TYPES: dict[str, TaskType] = {}
+_loaded = False
+
+
+def register_task(
+    name: str, spec: type[TaskSpec], *, container: bool = False
+) -> Callable[[TaskRunner], TaskRunner]:
+    """Decorator: `@register_task("formatter", FormatterSpec)` on the runner coroutine."""
+
+    def decorate(run: TaskRunner) -> TaskRunner:
+        _TASK_TYPES[name] = TaskType(name, spec, run, container)
+        return run
+
+    return decorate
+
+
+def load_plugins() -> None:
+    """Import every `accord.plugins` entry point once."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    found = entry_points(group="accord.plugins")
+    if not found:
+        raise AccordError(
+            "no task types are registered: accord is not installed as a package "
+            "(run 'pip install -e .' in the checkout)"
+        )
+    for entry in found:
+        entry.load()
+
+
+def task_types() -> dict[str, TaskType]:
+    """All registered task types by name."""
+    load_plugins()
+    return _TASK_TYPES
+
+
+def task_type(name: str) -> TaskType:
+    """The registered task type `name`."""
+    return task_types()[name]

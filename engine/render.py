@@ -1,0 +1,273 @@
+"""The sandboxed Jinja environment, its filters, and the views of task outputs in templates.
+
+Templates are compiled once per source text. `referenced_names` reads a template's free names
+from Jinja's AST; the compiler turns those names into the DAG's edges.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from jinja2 import meta, nodes
+from jinja2.sandbox import SandboxedEnvironment
+
+from engine.errors import AccordError
+
+
+class TemplateError(AccordError):
+    """A template failed to parse or render."""
+
+
+def sqlquote(value: Any) -> str:
+    """`O'Brien` -> `'O''Brien'`: a single-quoted SQL string literal."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def to_json(value: Any, indent: int | None = None) -> str:
+    """JSON text of a value; tables become lists of row objects."""
+    return json.dumps(jsonable(value), indent=indent, ensure_ascii=False, default=str)
+
+
+def now(utc: bool = False, fmt: str | None = None) -> str:
+    """The current time, ISO 8601 unless `fmt` (strftime) is given."""
+    moment = dt.datetime.now(dt.UTC if utc else None)
+    return moment.strftime(fmt) if fmt else moment.isoformat(timespec="seconds")
+
+
+class TableView:
+    """A query result as templates see it.
+
+    `t.col` is the list of that column's values, `{% for row in t %}` yields rows as
+    mappings, `t | length` is the row count, and `{{ t }}` renders a Markdown table.
+    """
+
+    __slots__ = ("_columns", "_index", "_rows")
+
+    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+        self._columns = list(columns)
+        self._rows = rows
+        self._index = {name: i for i, name in enumerate(self._columns)}
+
+    @property
+    def columns(self) -> list[str]:
+        return self._columns
+
+    @property
+    def rows(self) -> list[tuple[Any, ...]]:
+        return self._rows
+
+    def column(self, name: str) -> list[Any]:
+        position = self._index[name]
+        return [row[position] for row in self._rows]
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self._columns, row, strict=True)) for row in self._rows]
+
+    def __getattr__(self, name: str) -> list[Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.column(name)
+        except KeyError:
+            raise AttributeError(
+                f"table has no column '{name}' (columns: {', '.join(self._columns)})"
+            ) from None
+
+    def __getitem__(self, key: int | str) -> Any:
+        if isinstance(key, str):
+            return self.column(key)
+        return dict(zip(self._columns, self._rows[key], strict=True))
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for row in self._rows:
+            yield dict(zip(self._columns, row, strict=True))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __bool__(self) -> bool:
+        return bool(self._rows)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, TableView)
+            and other._columns == self._columns
+            and other._rows == self._rows
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return markdown_table(self._columns, self._rows)
+
+    def __repr__(self) -> str:
+        return f"TableView({len(self._rows)} rows x {len(self._columns)} columns)"
+
+
+def format_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(value)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+    head = "| " + " | ".join(columns) + " |"
+    rule = "|" + "|".join("---" for _ in columns) + "|"
+    body = ["| " + " | ".join(format_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join([head, rule, *body])
+
+
+def jsonable(value: Any) -> Any:
+    """Task outputs as JSON-compatible data."""
+    if isinstance(value, TableView):
+        return [{k: jsonable(v) for k, v in r.items()} for r in value.records()]
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if hasattr(value, "__float__") and not isinstance(value, complex):
+        number = float(value)
+        return int(number) if number.is_integer() and "." not in str(value) else number
+    return str(value)
+
+
+class AccordSandbox(SandboxedEnvironment):
+    """Sandbox that names the blocked attribute in its error."""
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
+        raise TemplateError(
+            f"access to '{attribute}' is not allowed in templates (sandboxed environment)"
+        )
+
+
+def _build_env() -> SandboxedEnvironment:
+    env = AccordSandbox(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        extensions=["jinja2.ext.loopcontrols", "jinja2.ext.do"],
+    )
+    env.filters["sqlquote"] = sqlquote
+    env.filters["tojson"] = to_json
+    env.globals["now"] = now
+    return env
+
+
+ENV = _build_env()
+BUILTIN_NAMES = frozenset(ENV.globals) | {"current_date"}
+
+
+@lru_cache(maxsize=4096)
+def _parse(source: str) -> nodes.Template:
+    return ENV.parse(source)
+
+
+@lru_cache(maxsize=4096)
+def compile_template(source: str) -> jinja2.Template:
+    """A compiled template, cached by its source text."""
+    return ENV.from_string(source)
+
+
+def referenced_names(source: str) -> frozenset[str]:
+    """Free names of a template (from Jinja's AST), or raise `TemplateError` on bad syntax."""
+    if "{" not in source:
+        return frozenset()
+    try:
+        ast = _parse(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"template syntax error on its line {exc.lineno}: {exc.message}"
+        ) from None
+    return frozenset(meta.find_undeclared_variables(ast))
+
+
+_SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>.*?)\}\}\s*$", re.DOTALL)
+
+
+def single_expression(source: str) -> str | None:
+    """The expression of a template that is exactly one `{{ ... }}`, else None."""
+    match = _SINGLE_EXPR.match(source)
+    if match is None or "{{" in match.group("expr") or "}}" in match.group("expr"):
+        return None
+    return match.group("expr").strip()
+
+
+@lru_cache(maxsize=1024)
+def _compile_expression(expr: str) -> Any:
+    return ENV.compile_expression(expr, undefined_to_none=False)
+
+
+def evaluate(source: str, context: Mapping[str, Any]) -> Any:
+    """Evaluate a value template keeping its type when it is one `{{ expression }}`.
+
+    `"{{ t.col }}"` yields the list itself; any other template renders to text.
+    """
+    expr = single_expression(source)
+    if expr is None:
+        return render(source, context)
+    try:
+        return _compile_expression(expr)(**context)
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(f"undefined name in '{source.strip()}': {exc.message}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"expression syntax error in '{source.strip()}': {exc.message}"
+        ) from None
+    except jinja2.exceptions.SecurityError as exc:
+        raise TemplateError(f"blocked by the template sandbox: {exc}") from None
+    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
+        raise TemplateError(f"cannot evaluate '{source.strip()}': {exc}") from None
+
+
+def evaluate_condition(source: str, context: Mapping[str, Any]) -> bool:
+    """A conditional's `if:`, written bare (`x > 3`) or wrapped (`{{ x > 3 }}`)."""
+    expr = single_expression(source) or source.strip()
+    try:
+        return bool(_compile_expression(expr)(**context))
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(f"undefined name in condition '{expr}': {exc.message}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(f"condition syntax error in '{expr}': {exc.message}") from None
+    except jinja2.exceptions.SecurityError as exc:
+        raise TemplateError(f"blocked by the template sandbox: {exc}") from None
+    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
+        raise TemplateError(f"cannot evaluate condition '{expr}': {exc}") from None
+
+
+def condition_names(source: str) -> frozenset[str]:
+    """Free names of a condition expression."""
+    expr = single_expression(source) or source.strip()
+    return referenced_names("{{ " + expr + " }}")
+
+
+def render(source: str, context: Mapping[str, Any]) -> str:
+    """Render a template to text; undefined names and sandbox escapes raise `TemplateError`."""
+    if "{" not in source:
+        return source
+    try:
+        return compile_template(source).render(context)
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(f"undefined name: {exc.message}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"template syntax error on its line {exc.lineno}: {exc.message}"
+        ) from None
+    except jinja2.exceptions.SecurityError as exc:
+        raise TemplateError(f"blocked by the template sandbox: {exc}") from None
+    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
+        raise TemplateError(f"cannot render template: {type(exc).__name__}: {exc}") from None

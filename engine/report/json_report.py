@@ -1,0 +1,41 @@
+"""`--format json`: one JSON document on stdout and nothing else there."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.render import jsonable
+from engine.results import RunResult
+
+
+def run_document(result: RunResult) -> dict[str, Any]:
+    """The run as plain data: status, outputs of top-level tasks, every task's result."""
+    return {
+        "run_id": result.run_id,
+        "workflow": result.workflow,
+        "status": result.status.value,
+        "error": None
+        if result.error is None
+        else {"task": result.failed_task, "message": result.error},
+        "outputs": jsonable(result.outputs),
+        "tasks": [
+            {
+                "task": r.key,
+                "type": r.type,
+                "status": r.status.value,
+                "seconds": round(r.duration, 6),
+                "attempts": r.attempts,
+                "error": r.error,
+            }
+            for r in result.results
+        ],
+        "summary": {
+            "seconds": round(result.duration, 6),
+            "tasks": result.counts(),
+        },
+    }
+
+
+def render_run(result: RunResult) -> str:
+    return json.dumps(run_document(result), indent=2, ensure_ascii=False, default=str)

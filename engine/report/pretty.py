@@ -1,0 +1,128 @@
+"""Pretty output with rich: a progress bar while the run goes (stderr), then each top-level
+output (tables as terminal tables) and a summary on stdout."""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from engine.plan import Plan
+from engine.render import TableView, format_cell
+from engine.results import RunResult, Status, TaskResult
+from engine.scheduler import Node
+
+MAX_ROWS = 20
+_MARK = {
+    Status.SUCCEEDED: "[green]✓[/]",
+    Status.FAILED: "[red]✗[/]",
+    Status.SKIPPED: "[yellow]-[/]",
+    Status.CANCELLED: "[yellow]○[/]",
+}
+
+
+class RunDisplay:
+    """Scheduler observer that draws a progress bar on a terminal."""
+
+    def __init__(self, plan: Plan, *, quiet: bool = False) -> None:
+        self.total = plan.count_nodes()
+        self.console = Console(stderr=True)
+        self.enabled = self.console.is_terminal and not quiet
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[current]}"),
+            console=self.console,
+            transient=True,
+        )
+        self._task_id: Any = None
+        self.finished = 0
+
+    def __enter__(self) -> RunDisplay:
+        if self.enabled:
+            self.progress.start()
+            self._task_id = self.progress.add_task("running", total=self.total, current="")
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+    def node_started(self, node: Node) -> None:
+        if self.enabled:
+            self.progress.update(self._task_id, current=node.key)
+
+    def node_finished(self, node: Node, result: TaskResult) -> None:
+        self.finished += 1
+        if self.enabled:
+            if self.finished > self.total:  # loops add nodes as they expand
+                self.total = self.finished
+                self.progress.update(self._task_id, total=self.total)
+            self.progress.update(self._task_id, completed=self.finished)
+            if result.status is Status.FAILED:
+                self.progress.console.print(
+                    f"[red]✗ {escape(result.key)}[/]: {escape(result.error or '')}"
+                )
+
+
+def table_widget(table: TableView, title: str) -> Table:
+    widget = Table(title=title, title_justify="left", show_lines=False)
+    for column in table.columns:
+        widget.add_column(column, overflow="fold")
+    for row in table.rows[:MAX_ROWS]:
+        widget.add_row(*(escape(format_cell(v)) for v in row))
+    if len(table.rows) > MAX_ROWS:
+        widget.caption = f"{len(table.rows) - MAX_ROWS} more rows"
+    return widget
+
+
+def _show_output(console: Console, name: str, output: Any) -> None:
+    if isinstance(output, TableView):
+        console.print(table_widget(output, f"{name} ({len(output)} rows)"))
+    elif isinstance(output, list):
+        console.print(f"[bold]{escape(name)}[/] ({len(output)} iterations)")
+    elif isinstance(output, dict):
+        keys = ", ".join(output) or "no tasks ran"
+        console.print(f"[bold]{escape(name)}[/]: {escape(keys)}")
+    else:
+        console.rule(f"[bold]{escape(name)}", align="left")
+        console.print(escape(str(output).strip()), highlight=False)
+
+
+def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
+    """Top-level outputs in task order, then the summary line."""
+    out = Console(file=sys.stdout)
+    if not quiet:
+        for task in plan.tasks:
+            if task.name in result.outputs:
+                _show_output(out, task.name, result.outputs[task.name])
+    err = Console(stderr=True, soft_wrap=True)
+    for item in result.results:
+        if item.status is Status.FAILED:
+            err.print(
+                f"{_MARK[item.status]} [bold]{escape(item.key)}[/]: {escape(item.error or '')}"
+            )
+    counts = result.counts()
+    parts = [f"{counts['succeeded']} succeeded"]
+    for status in ("failed", "skipped", "cancelled"):
+        if counts[status]:
+            parts.append(f"{counts[status]} {status}")
+    mark = _MARK[result.status]
+    out.print(
+        f"{mark} {escape(result.workflow)}: {len(result.results)} tasks "
+        f"({', '.join(parts)}) in {result.duration:.2f} s  run {result.run_id}",
+        highlight=False,
+        soft_wrap=True,
+    )

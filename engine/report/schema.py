@@ -1,0 +1,16 @@
+"""`accord schema`: JSON Schema of each file kind, for editor completion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.loader import workflow_model
+from engine.spec import ConfigSpec
+
+
+def schemas() -> dict[str, Any]:
+    """JSON Schema documents by file kind."""
+    return {
+        "workflow": workflow_model().model_json_schema(),
+        "config": ConfigSpec.model_json_schema(),
+    }

@@ -1,0 +1,135 @@
+"""The engine's front door: compile a workflow file and run it."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine import log
+from engine import variables as workflow_variables
+from engine.compile import compile_file
+from engine.context import RunContext, Scope
+from engine.errors import AccordError, LoadError
+from engine.loader import is_workflow_file
+from engine.plan import Plan
+from engine.project import Project, load_project
+from engine.results import RunResult, Status
+from engine.scheduler import Observer, Scheduler
+
+DEFAULT_CONCURRENCY = 16
+
+
+@dataclass
+class RunOptions:
+    """How to run: variables from the command line, failure policy, limits."""
+
+    variables: dict[str, Any] = field(default_factory=dict)
+    keep_going: bool = False
+    max_concurrency: int | None = None
+    run_id: str | None = None
+
+
+def new_run_id() -> str:
+    """Sortable and unique: `20261121-230412-3f9a1c`."""
+    return f"{dt.datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def compile_workflow(path: Path) -> tuple[Project, Plan]:
+    """Load the file's project and compile the file, raising every problem found."""
+    if not path.exists():
+        raise LoadError(f"{path}: file not found")
+    if path.is_dir():
+        raise LoadError(f"{path}: is a folder; give a .workflow.yml file")
+    if not is_workflow_file(path):
+        raise LoadError(
+            f"{path}: not a workflow file: expected a name ending in .workflow.yml "
+            "(or Oxy's .procedure.yml / .automation.yml)"
+        )
+    project = load_project(path)
+    plan = compile_file(path, project.root, project=project)
+    return project, plan
+
+
+def concurrency_for(project: Project, plan: Plan, options: RunOptions) -> int:
+    """The global limit: the command line, else the workflow's cap, else config, else 16."""
+    caps = [
+        options.max_concurrency,
+        getattr(plan.workflow, "max_concurrency", None),
+        project.config.max_concurrency,
+    ]
+    given = [c for c in caps if c]
+    if options.max_concurrency:
+        return options.max_concurrency
+    return min(given) if given else DEFAULT_CONCURRENCY
+
+
+async def execute(
+    project: Project,
+    plan: Plan,
+    options: RunOptions,
+    observer: Observer | None = None,
+) -> RunResult:
+    """Run a compiled plan to completion and collect its results."""
+    values = workflow_variables.resolve(plan.variables, options.variables, where=str(plan.path))
+    run_id = options.run_id or new_run_id()
+    databases = project.open_databases()
+    scheduler = Scheduler(
+        max_concurrency=concurrency_for(project, plan, options),
+        limits=databases.limits(),
+        keep_going=options.keep_going,
+        observer=observer,
+    )
+    ctx = RunContext(
+        run_id=run_id,
+        project=project,
+        databases=databases,
+        scheduler=scheduler,
+        output_dir=project.root / ".accord" / "runs" / run_id,
+    )
+    scope = Scope(dict(values))
+    logger = log.get().bind(run_id=run_id, workflow=plan.name)
+    logger.info("run_started", tasks=len(plan.tasks))
+    started = time.perf_counter()
+    try:
+        await ctx.run_plan(plan, scope, top_level=True)
+    finally:
+        databases.close()
+    finished = time.perf_counter()
+    top = {t.name for t in plan.tasks}
+    outputs = {
+        name: scope.values[name] for name in (t.name for t in plan.tasks) if name in scope.values
+    }
+    failed = [r for r in scheduler.results if r.status is Status.FAILED]
+    status = Status.FAILED if failed else Status.SUCCEEDED
+    if not failed and any(
+        r.status is not Status.SUCCEEDED for r in scheduler.results if r.key in top
+    ):
+        status = Status.FAILED
+    first = scheduler.error or (failed[0] if failed else None)
+    result = RunResult(
+        run_id=run_id,
+        workflow=plan.name,
+        status=status,
+        results=scheduler.results,
+        outputs=outputs,
+        started=started,
+        finished=finished,
+        error=first.error if first else None,
+        failed_task=first.key if first else None,
+    )
+    logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
+    return result
+
+
+def run_workflow(path: Path, options: RunOptions, observer: Observer | None = None) -> RunResult:
+    """Compile and run `path` in a fresh event loop."""
+    project, plan = compile_workflow(path)
+    try:
+        return asyncio.run(execute(project, plan, options, observer))
+    except AccordError:
+        raise

@@ -1,0 +1,293 @@
+"""Event-driven asyncio scheduler over a DAG of nodes.
+
+Each node keeps its count of unfinished inputs; a node starts the moment the count reaches
+zero. Ready nodes wait in one heap ordered by (longest remaining path, declaration order), so
+with fewer slots than ready nodes the critical path goes first and `--max-concurrency 1` is
+reproducible. Leaf nodes take a slot of the global limit and of each named resource limit
+(per database, per model, per workflow cap); container nodes (loops, sub-workflows) take none
+while they wait for their children, so nesting can never deadlock the pool.
+
+Failure: fail-fast (default) cancels every running node; keep-going marks the failed node's
+dependants `skipped` and runs everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine import log
+from engine.errors import AccordError
+from engine.results import Status, TaskResult
+
+NodeBody = Callable[[], Awaitable[Any]]
+
+
+class Observer(Protocol):
+    """Receives node events (progress display, run store)."""
+
+    def node_started(self, node: Node) -> None: ...
+
+    def node_finished(self, node: Node, result: TaskResult) -> None: ...
+
+
+@dataclass(eq=False)
+class Node:
+    """One schedulable unit of work."""
+
+    key: str
+    name: str
+    type: str
+    order: tuple[int, ...]
+    priority: int
+    body: NodeBody
+    uses_slot: bool = True
+    resources: tuple[str, ...] = ()
+    attempts: int = 1
+    backoff: float = 0.0
+    timeout: float | None = None
+    top_level: bool = False
+    deps_left: int = 0
+    dependants: list[Node] = field(default_factory=list)
+    graph: Graph | None = None
+    result: TaskResult | None = None
+    task: asyncio.Task[None] | None = None
+    on_success: Callable[[Any], None] | None = None
+
+
+@dataclass(eq=False)
+class Graph:
+    """A set of nodes run together (a workflow scope); done when every node is terminal."""
+
+    nodes: list[Node]
+    future: asyncio.Future[None]
+    remaining: int = 0
+    failures: list[TaskResult] = field(default_factory=list)
+
+
+class Scheduler:
+    """Runs graphs of nodes under one global limit and named resource limits."""
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int = 8,
+        limits: dict[str, int] | None = None,
+        keep_going: bool = False,
+        observer: Observer | None = None,
+    ) -> None:
+        if max_concurrency < 1:
+            raise AccordError("max concurrency must be at least 1")
+        self.max_concurrency = max_concurrency
+        self.limits = dict(limits or {})
+        self.keep_going = keep_going
+        self.observer = observer
+        self.results: list[TaskResult] = []
+        self.error: TaskResult | None = None
+        self._ready: list[tuple[int, tuple[int, ...], int, Node]] = []
+        self._blocked: dict[str, list[tuple[int, tuple[int, ...], int, Node]]] = {}
+        self._used: dict[str, int] = {}
+        self._running = 0
+        self._seq = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._graphs: list[Graph] = []
+        self._aborted = False
+        self._log = log.get()
+
+    # -- building -----------------------------------------------------------------------
+
+    def submit(self, nodes: Sequence[Node], edges: Sequence[tuple[Node, Node]]) -> Graph:
+        """Add a graph; its roots become ready at once. Await `graph.future` for completion."""
+        loop = asyncio.get_running_loop()
+        graph = Graph(list(nodes), loop.create_future(), remaining=len(nodes))
+        self._graphs.append(graph)
+        for before, after in edges:
+            before.dependants.append(after)
+            after.deps_left += 1
+        for node in nodes:
+            node.graph = graph
+        if not nodes:
+            graph.future.set_result(None)
+            return graph
+        if self._aborted:
+            for node in nodes:
+                self._settle(node, Status.CANCELLED, error="run aborted")
+            return graph
+        for node in nodes:
+            if node.deps_left == 0:
+                self._make_ready(node)
+        self._dispatch()
+        return graph
+
+    async def run(self, nodes: Sequence[Node], edges: Sequence[tuple[Node, Node]]) -> Graph:
+        """Submit a graph and wait until it, and everything it started, is finished."""
+        graph = self.submit(nodes, edges)
+        try:
+            await asyncio.shield(graph.future)
+        except asyncio.CancelledError:
+            self.abort()
+            raise
+        finally:
+            if self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+        return graph
+
+    # -- readiness and dispatch ---------------------------------------------------------
+
+    def _make_ready(self, node: Node) -> None:
+        if not node.uses_slot and not node.resources:
+            self._start(node)
+            return
+        self._seq += 1
+        heapq.heappush(self._ready, (-node.priority, node.order, self._seq, node))
+
+    def _saturated(self, node: Node) -> str | None:
+        for name in node.resources:
+            limit = self.limits.get(name)
+            if limit is not None and self._used.get(name, 0) >= limit:
+                return name
+        return None
+
+    def _dispatch(self) -> None:
+        while self._ready and self._running < self.max_concurrency and not self._aborted:
+            entry = heapq.heappop(self._ready)
+            node = entry[3]
+            full = self._saturated(node)
+            if full is not None:
+                heapq.heappush(self._blocked.setdefault(full, []), entry)
+                continue
+            self._start(node)
+
+    def _start(self, node: Node) -> None:
+        if node.uses_slot:
+            self._running += 1
+        for name in node.resources:
+            self._used[name] = self._used.get(name, 0) + 1
+        task = asyncio.get_running_loop().create_task(self._execute(node), name=node.key)
+        node.task = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _release(self, node: Node) -> None:
+        if node.uses_slot:
+            self._running -= 1
+        for name in node.resources:
+            self._used[name] -= 1
+            waiting = self._blocked.get(name)
+            if waiting:
+                heapq.heappush(self._ready, heapq.heappop(waiting))
+
+    # -- execution ----------------------------------------------------------------------
+
+    async def _execute(self, node: Node) -> None:
+        started = time.perf_counter()
+        if self.observer is not None:
+            self.observer.node_started(node)
+        attempt = 0
+        status = Status.FAILED
+        output: Any = None
+        error: str | None = None
+        try:
+            while True:
+                attempt += 1
+                try:
+                    if node.timeout is not None:
+                        async with asyncio.timeout(node.timeout):
+                            output = await node.body()
+                    else:
+                        output = await node.body()
+                    status = Status.SUCCEEDED
+                    break
+                except TimeoutError:
+                    error = f"timed out after {node.timeout:g} s"
+                except AccordError as exc:
+                    error = getattr(exc, "cause_message", exc.message)
+                except Exception as exc:  # a bug in a task type: keep the run, report it
+                    error = f"internal error: {type(exc).__name__}: {exc}"
+                    self._log.exception("task_crashed", task=node.key)
+                if attempt >= node.attempts:
+                    break
+                delay = node.backoff * (2 ** (attempt - 1))
+                self._log.warning(
+                    "task_retrying", task=node.key, attempt=attempt, error=error, delay=delay
+                )
+                await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            status, error = Status.CANCELLED, "cancelled"
+        finally:
+            self._release(node)
+        if status is Status.SUCCEEDED and node.on_success is not None:
+            node.on_success(output)
+        self._settle(node, status, output=output, error=error, started=started, attempts=attempt)
+        self._dispatch()
+
+    def _settle(
+        self,
+        node: Node,
+        status: Status,
+        *,
+        output: Any = None,
+        error: str | None = None,
+        started: float | None = None,
+        attempts: int = 0,
+    ) -> None:
+        if node.result is not None:
+            return
+        result = TaskResult(
+            key=node.key,
+            type=node.type,
+            status=status,
+            output=output if status is Status.SUCCEEDED else None,
+            error=error,
+            started=started,
+            finished=time.perf_counter() if started is not None else None,
+            attempts=attempts,
+            top_level=node.top_level,
+        )
+        node.result = result
+        self.results.append(result)
+        if self.observer is not None:
+            self.observer.node_finished(node, result)
+        graph = node.graph
+        assert graph is not None
+        if status is Status.SUCCEEDED:
+            for child in node.dependants:
+                child.deps_left -= 1
+                if child.deps_left == 0 and child.result is None and not self._aborted:
+                    self._make_ready(child)
+        elif status is Status.FAILED:
+            graph.failures.append(result)
+            if self.keep_going:
+                self._skip_dependants(node)
+            else:
+                if self.error is None:
+                    self.error = result
+                self.abort()
+        elif status is Status.SKIPPED:
+            self._skip_dependants(node)
+        graph.remaining -= 1
+        if graph.remaining == 0 and not graph.future.done():
+            graph.future.set_result(None)
+
+    def _skip_dependants(self, node: Node) -> None:
+        for child in node.dependants:
+            if child.result is None:
+                self._settle(child, Status.SKIPPED, error=f"skipped: '{node.key}' did not succeed")
+
+    def abort(self) -> None:
+        """Fail-fast: cancel running nodes, and settle everything not started as cancelled."""
+        if self._aborted:
+            return
+        self._aborted = True
+        for task in list(self._tasks):
+            task.cancel()
+        self._ready.clear()
+        self._blocked.clear()
+        for graph in self._graphs:
+            for node in graph.nodes:
+                if node.result is None and node.task is None:
+                    self._settle(node, Status.CANCELLED, error="not started: the run stopped")

@@ -1,0 +1,320 @@
+"""Pydantic models of the files: workflow, config, and the base every task spec extends.
+
+Every model forbids unknown keys. Keys that Oxy's files use and accord does not are declared
+with `oxy_ignored()`: accepted, documented in the JSON Schema, and logged at debug level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+TaskName = Annotated[str, Field(pattern=NAME_PATTERN, description="Unique name of the task.")]
+
+
+def oxy_ignored(description: str = "Accepted for Oxy compatibility and ignored.") -> Any:
+    """A field Oxy's files use that accord accepts and ignores."""
+    return Field(default=None, description=description, json_schema_extra={"oxy_ignored": True})
+
+
+class Spec(BaseModel):
+    """Base of every file model: frozen, unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RetrySpec(Spec):
+    """Re-run a failed task: `attempts` in all, waiting `backoff * 2**k` seconds between."""
+
+    attempts: int = Field(1, ge=1, le=100, description="Total attempts, including the first.")
+    backoff: float = Field(1.0, ge=0, description="Seconds before the first retry; doubles.")
+
+
+class CacheSpec(Spec):
+    """Oxy's pinned cache: the task's output is written to `path` and reused while it exists."""
+
+    enabled: bool = Field(False, description="Use the cache file.")
+    path: str | None = Field(None, description="File (relative to the project root).")
+
+
+ExportFormat = Literal["csv", "json", "sql", "txt", "md", "docx"]
+
+
+class ExportSpec(Spec):
+    """Write the task's output to a file after it succeeds; a failed export fails the task."""
+
+    path: str = Field(description="Target file, relative to the project root (Jinja).")
+    format: ExportFormat = Field(description="csv, json, sql (tables); txt, md, docx (text).")
+
+
+@dataclass(frozen=True)
+class ChildScope:
+    """Tasks nested inside a container task, and the extra names visible to them."""
+
+    label: str
+    field: tuple[str | int, ...]
+    tasks: list[TaskSpec]
+    names: frozenset[str]
+
+
+class TaskSpec(Spec):
+    """Fields common to every task. Each task type extends this with its own `type` tag."""
+
+    name: TaskName
+    type: str
+    depends_on: list[TaskName] = Field(
+        default_factory=list, description="Tasks that must finish first (side effects)."
+    )
+    retry: RetrySpec | None = Field(None, description="Retry policy for this task.")
+    timeout: float | None = Field(None, gt=0, description="Seconds before the task is failed.")
+    cache: CacheSpec | None = Field(None, description="Pinned output cache (Oxy).")
+    export: ExportSpec | None = Field(None, description="Write the output to a file.")
+
+    def templates(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+        """(field path, Jinja source) of every template rendered in this task's scope."""
+        if self.export is not None:
+            yield ("export", "path"), self.export.path
+        if self.cache is not None and self.cache.path is not None:
+            yield ("cache", "path"), self.cache.path
+
+    def local_names(self) -> frozenset[str]:
+        """Names defined by the task itself for its own templates (its `variables`)."""
+        return frozenset()
+
+    def references(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+        """Task names referenced outside templates (e.g. visualize `data`)."""
+        return ()
+
+    def child_scopes(self) -> list[ChildScope]:
+        """Nested task lists compiled as sub-plans."""
+        return []
+
+    def sources(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+        """Files the task reads, relative to the root, checked at validate time."""
+        return ()
+
+    def databases(self) -> Iterable[tuple[tuple[str | int, ...], str | None]]:
+        """Databases the task queries (None: the project default)."""
+        return ()
+
+    def template_files(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+        """Files (relative to the root) whose text is a template rendered in this scope."""
+        return ()
+
+    def subworkflows(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+        """Workflow files compiled as children of this task."""
+        return ()
+
+
+JSONType = Literal["string", "integer", "number", "boolean", "array", "object", "null"]
+
+
+class VariableSpec(Spec):
+    """A workflow variable described in JSON Schema (Draft 7 keywords)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    type: JSONType | list[JSONType] | None = None
+    default: Any = None
+    enum: list[Any] | None = None
+    const: Any = None
+    description: str | None = None
+    title: str | None = None
+    examples: list[Any] | None = None
+    items: dict[str, Any] | None = None
+    properties: dict[str, Any] | None = None
+    required: list[str] | None = None
+    additional_properties: Any = Field(None, alias="additionalProperties")
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: float | None = Field(None, alias="exclusiveMinimum")
+    exclusive_maximum: float | None = Field(None, alias="exclusiveMaximum")
+    min_length: int | None = Field(None, alias="minLength")
+    max_length: int | None = Field(None, alias="maxLength")
+    pattern: str | None = None
+    format: str | None = None
+    min_items: int | None = Field(None, alias="minItems")
+    max_items: int | None = Field(None, alias="maxItems")
+    unique_items: bool | None = Field(None, alias="uniqueItems")
+
+    @property
+    def has_default(self) -> bool:
+        return "default" in self.model_fields_set
+
+    def json_schema(self) -> dict[str, Any]:
+        """The schema as a plain JSON-Schema document (without `default`)."""
+        out = self.model_dump(by_alias=True, exclude_none=True, exclude={"default"})
+        return out
+
+
+Variable = VariableSpec | str | int | float | bool | list[Any] | None
+
+
+def variable_spec(value: Variable) -> VariableSpec:
+    """A scalar (or list) given as a variable is its own default."""
+    if isinstance(value, VariableSpec):
+        return value
+    return VariableSpec(default=value)
+
+
+class TestSpecBase(Spec):
+    """A `tests:` entry. Test execution belongs to the test runner; here it is validated."""
+
+    type: Literal["consistency", "custom"]
+    name: str | None = Field(None, description="Display name of the test.")
+    n: int = Field(10, ge=1, description="Number of samples.")
+    task_ref: str | None = Field(None, description="Workflows: the task tested.")
+    task_description: str | None = Field(None, description="The question judged.")
+    prompt: str | None = Field(None, description="Custom judge prompt.")
+    pairs: Literal["all", "circular"] = "all"
+    consistency_prejudge: Literal["off", "identical", "tolerant"] | None = None
+    dataset: str | None = None
+    workflow_variable_name: str | None = None
+    metrics: list[Any] | None = None
+    evaluators: list[Any] | None = None
+
+
+class WorkflowSpecBase(Spec):
+    """Top level of a `.workflow.yml` (also `.procedure.yml`, `.automation.yml`)."""
+
+    name: str | None = Field(None, description="Defaults to the file stem.")
+    description: str | None = None
+    variables: dict[str, Variable] = Field(default_factory=dict)
+    tests: list[TestSpecBase] = Field(default_factory=list)
+    consistency_prompt: str | None = None
+    execution: Literal["dag", "sequential"] = Field(
+        "dag", description="`sequential` runs tasks in YAML order, as Oxy does."
+    )
+    max_concurrency: int | None = Field(None, ge=1, description="Cap for this workflow.")
+    retrieval: Any = oxy_ignored()
+
+
+# --- config.yml ---------------------------------------------------------------------------
+
+
+class DuckDBDatabase(Spec):
+    """DuckDB: an in-memory database over a folder of CSV/Parquet files, or a database file."""
+
+    name: str
+    type: Literal["duckdb"]
+    dataset: str | None = Field(None, description="Folder of .csv/.parquet files, one view each.")
+    path: str | None = Field(None, description="A .duckdb database file.")
+    read_only: bool = Field(True, description="Reject statements that write.")
+    max_concurrency: int | None = Field(None, ge=1, description="Concurrent queries allowed.")
+    key_path: Any = oxy_ignored()
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DuckDBDatabase:
+        if (self.dataset is None) == (self.path is None):
+            raise ValueError("give exactly one of 'dataset' (a folder) or 'path' (a file)")
+        return self
+
+
+class SQLiteDatabase(Spec):
+    """SQLite database file."""
+
+    name: str
+    type: Literal["sqlite"]
+    path: str
+    read_only: bool = True
+    max_concurrency: int | None = Field(None, ge=1)
+
+
+class PostgresDatabase(Spec):
+    """PostgreSQL server (psycopg 3)."""
+
+    name: str
+    type: Literal["postgres"]
+    host: str = "localhost"
+    port: int = 5432
+    user: str | None = None
+    password_var: str | None = Field(None, description="Env var holding the password.")
+    database: str | None = None
+    read_only: bool = True
+    max_concurrency: int | None = Field(None, ge=1)
+
+
+class RemoteDatabase(BaseModel):
+    """A database type Oxy supports and accord cannot reach; using it is an error."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    type: Literal[
+        "bigquery",
+        "snowflake",
+        "clickhouse",
+        "mysql",
+        "domo",
+        "airhouse",
+        "redshift",
+        "databricks",
+        "motherduck",
+        "mssql",
+    ]
+
+
+DatabaseSpec = Annotated[
+    DuckDBDatabase | SQLiteDatabase | PostgresDatabase | RemoteDatabase,
+    Field(discriminator="type"),
+]
+
+
+class ModelSpec(Spec):
+    """A model entry: accord's form (`model`) or Oxy's (`vendor` + `model_ref`)."""
+
+    name: str
+    model: str | None = Field(None, description="litellm model string, e.g. openai/gpt-4o-mini.")
+    vendor: str | None = Field(None, description="Oxy: provider (openai, anthropic, ...).")
+    model_ref: str | None = Field(None, description="Oxy: the provider's model name.")
+    key_var: str | None = Field(None, description="Env var holding the API key.")
+    api_key: str | None = Field(None, description="Literal key (prefer key_var).")
+    api_base: str | None = None
+    api_url: str | None = Field(None, description="Oxy's name for api_base.")
+    headers: dict[str, Any] | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    rpm: int | None = Field(None, ge=1, description="Requests per minute.")
+    tpm: int | None = Field(None, ge=1, description="Tokens per minute.")
+    timeout: float | None = Field(None, gt=0)
+    max_concurrency: int | None = Field(None, ge=1)
+    azure_deployment_id: Any = oxy_ignored()
+    azure_api_version: Any = oxy_ignored()
+
+    @model_validator(mode="after")
+    def _has_model(self) -> ModelSpec:
+        if self.model is None and self.model_ref is None:
+            raise ValueError("give 'model' (a litellm model string) or Oxy's 'model_ref'")
+        return self
+
+
+class DefaultsSpec(Spec):
+    """Project defaults."""
+
+    database: str | None = None
+    model: str | None = None
+    judge_model: str | None = None
+    agent: str | None = Field(None, description="Oxy: default agent file.")
+
+
+class ConfigSpec(Spec):
+    """`config.yml`: databases, models, defaults."""
+
+    databases: list[DatabaseSpec] = Field(default_factory=list)
+    models: list[ModelSpec] = Field(default_factory=list)
+    defaults: DefaultsSpec = Field(default_factory=DefaultsSpec)
+    max_concurrency: int | None = Field(None, ge=1, description="Global concurrency cap.")
+    builder_agent: Any = oxy_ignored()
+    mcp: Any = oxy_ignored()
+    a2a: Any = oxy_ignored()
+    storage: Any = oxy_ignored()
+    protected_branches: Any = oxy_ignored()
+    base_branch: Any = oxy_ignored()
+    integrations: Any = oxy_ignored()
+    slack: Any = oxy_ignored()
+    authentication: Any = oxy_ignored()

@@ -1,0 +1,159 @@
+"""Workflow variables: defaults, command-line values converted to the declared type, and
+validation against the variable's JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from engine.errors import ConfigError
+from engine.spec import VariableSpec
+
+
+def parse_assignments(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """`["month=3", "region=EU"]` -> `{"month": "3", "region": "EU"}`."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"-v expects name=value, got '{pair}'")
+        out[name.strip()] = value
+    return out
+
+
+def _declared_types(spec: VariableSpec) -> list[str]:
+    if spec.type is None:
+        return []
+    return [spec.type] if isinstance(spec.type, str) else list(spec.type)
+
+
+def convert(name: str, raw: Any, spec: VariableSpec) -> Any:
+    """Convert a value given as text (command line) or any type (parent workflow)."""
+    types = _declared_types(spec)
+    if not types or not isinstance(raw, str):
+        return _coerce_structured(name, raw, types)
+    for kind in types:
+        converted = _from_text(raw, kind)
+        if converted is not _FAIL:
+            return converted
+    raise ConfigError(f"variable '{name}': {raw!r} is not of type {' or '.join(types)}")
+
+
+_FAIL = object()
+
+
+def _to_int(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        return _FAIL
+
+
+def _to_number(text: str) -> Any:
+    try:
+        number = float(text)
+    except ValueError:
+        return _FAIL
+    looks_integral = number.is_integer() and not any(c in text.lower() for c in ".e")
+    return int(number) if looks_integral else number
+
+
+_TRUE = ("true", "yes", "1", "on")
+_FALSE = ("false", "no", "0", "off")
+
+
+def _to_bool(text: str) -> Any:
+    lowered = text.lower()
+    return True if lowered in _TRUE else False if lowered in _FALSE else _FAIL
+
+
+def _to_structure(text: str, kind: str) -> Any:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return _FAIL
+    if kind == "array" and isinstance(value, list):
+        return value
+    if kind == "object" and isinstance(value, dict):
+        return value
+    if kind == "array" and isinstance(value, str) and "," in value:
+        return [v.strip() for v in value.split(",")]
+    return _FAIL
+
+
+def _from_text(raw: str, kind: str) -> Any:
+    text = raw.strip()
+    if kind == "string":
+        return raw
+    if kind == "integer":
+        return _to_int(text)
+    if kind == "number":
+        return _to_number(text)
+    if kind == "boolean":
+        return _to_bool(text)
+    if kind in ("array", "object"):
+        return _to_structure(text, kind)
+    if kind == "null":
+        return None if text.lower() in ("", "null", "none") else _FAIL
+    return _FAIL
+
+
+def _coerce_structured(name: str, raw: Any, types: list[str]) -> Any:
+    if not types or not isinstance(raw, str):
+        if "integer" in types and isinstance(raw, float) and raw.is_integer():
+            return int(raw)
+        return raw
+    return raw
+
+
+def validate(name: str, value: Any, spec: VariableSpec) -> None:
+    """Check the value against the variable's JSON Schema (Draft 7)."""
+    schema = spec.json_schema()
+    if not schema or set(schema) <= {"description", "title", "examples"}:
+        return
+    import jsonschema
+
+    try:
+        jsonschema.Draft7Validator(schema).validate(value)
+    except jsonschema.ValidationError as exc:
+        raise ConfigError(f"variable '{name}': {exc.message}") from None
+    except jsonschema.SchemaError as exc:
+        raise ConfigError(f"variable '{name}': its schema is invalid: {exc.message}") from None
+
+
+def resolve(
+    specs: Mapping[str, VariableSpec],
+    given: Mapping[str, Any],
+    *,
+    where: str,
+) -> dict[str, Any]:
+    """The variables' values: given ones converted and validated, else defaults.
+
+    A variable without a default must be given; an unknown given name is an error.
+    """
+    unknown = sorted(set(given) - set(specs))
+    if unknown:
+        declared = ", ".join(sorted(specs)) or "none"
+        raise ConfigError(
+            f"{where}: unknown variable '{unknown[0]}' (declared variables: {declared})"
+        )
+    out: dict[str, Any] = {}
+    for name, spec in specs.items():
+        if name in given:
+            value = convert(name, given[name], spec)
+        elif spec.has_default:
+            value = spec.default
+        else:
+            raise ConfigError(
+                f"{where}: variable '{name}' is required (it has no default): "
+                f"pass it with -v {name}=<value>"
+            )
+        validate(name, value, spec)
+        out[name] = value
+    return out

@@ -1,0 +1,52 @@
+"""`workflow`: run another workflow file with typed variables; its outputs become a map."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import Field
+
+from engine import variables as workflow_variables
+from engine.context import TaskContext
+from engine.errors import ConfigError, TaskError
+from engine.plan import PlannedTask
+from engine.registry import register_task
+from engine.spec import TaskSpec
+
+
+class SubWorkflowSpec(TaskSpec):
+    """Runs `src` (relative to the project root) as a child of this task."""
+
+    type: Literal["workflow"]
+    src: str = Field(description="Path of the child workflow, relative to the root.")
+    variables: dict[str, Any] = Field(
+        default_factory=dict, description="Values for the child's variables (Jinja)."
+    )
+
+    def templates(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+        for name, value in self.variables.items():
+            if isinstance(value, str):
+                yield ("variables", name), value
+        yield from super().templates()
+
+    def subworkflows(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+        yield ("src",), self.src
+
+
+@register_task("workflow", SubWorkflowSpec, container=True)
+async def run_subworkflow(task: PlannedTask, ctx: TaskContext) -> dict[str, Any]:
+    spec = task.spec
+    assert isinstance(spec, SubWorkflowSpec)
+    child = task.children[f"workflow:{spec.src}"]
+    given = {
+        name: ctx.evaluate(value) if isinstance(value, str) else value
+        for name, value in spec.variables.items()
+    }
+    try:
+        values = workflow_variables.resolve(
+            child.variables, given, where=f"sub-workflow {spec.src}"
+        )
+    except ConfigError as exc:
+        raise TaskError(ctx.key, exc.message) from None
+    return await ctx.run_child(child, values, label="", index=0, isolated=True)
