@@ -152,8 +152,6 @@ def exit_code_for(result: Any) -> int:
 
     if result.status is Status.SUCCEEDED:
         return EXIT_OK
-    if not any(r.status is Status.SUCCEEDED for r in result.results):
-        return EXIT_NO_RESULT
     return EXIT_FAILED
 
 

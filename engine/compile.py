@@ -6,6 +6,7 @@ for itself, its nested task lists and the files it reads.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import itertools
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from engine.plan import Plan, PlannedTask
 from engine.project import Project
 from engine.registry import task_type
 from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-from engine.spec import TaskSpec, VariableSpec, variable_spec
+from engine.spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
 from engine.yamlmarks import Loc, Marks, format_path
 
 
@@ -91,7 +92,7 @@ class _FileCompiler:
                 order=index,
                 deps=tuple(sorted(deps_of.get(task.name, ()), key=lambda d: siblings.get(d, 0))),
                 priority=priority.get(task.name, 1),
-                container=task_type(task.type).container,
+                container=not isinstance(task, InvalidTask) and task_type(task.type).container,
                 line=self.marks.find((*loc, index))[0],
                 children=children_of.get(task.name, {}),
             )
@@ -114,6 +115,8 @@ class _FileCompiler:
         """Task name -> position; duplicates and clashes with variables are issues."""
         siblings: dict[str, int] = {}
         for index, task in enumerate(tasks):
+            if isinstance(task, InvalidTask) and (not task.name or task.name in siblings):
+                continue
             if task.name in siblings:
                 first = format_path((*loc, siblings[task.name]))
                 self.issue(
@@ -134,6 +137,8 @@ class _FileCompiler:
     ) -> tuple[set[str], dict[str, Plan]]:
         """The task's dependencies in its scope, and its compiled children."""
         deps: set[str] = set()
+        if isinstance(task, InvalidTask):
+            return deps, {}
         task_loc = (*scope.loc, index)
         for field_loc, source in task.templates():
             names = self.template_names((*task_loc, *field_loc), source)
@@ -323,6 +328,7 @@ def compile_file(
     loaded = load_workflow(path)
     spec = loaded.spec
     compiler = _FileCompiler(loaded, root, (*stack, resolved), cache, project)
+    compiler.issues.extend(loaded.issues)
     variables = {name: variable_spec(v) for name, v in spec.variables.items()}
     for name, var in variables.items():
         if var.default is not None and var.enum is not None and var.default not in var.enum:
@@ -339,6 +345,8 @@ def compile_file(
         variables=variables,
         workflow=spec,
     )
+    lines = {name: compiler.marks.find(("variables", name))[0] or 0 for name in variables}
+    plan = dataclasses.replace(plan, variable_lines=lines)
     names = {t.name for t in plan.tasks}
     for index, test in enumerate(spec.tests):
         if test.task_ref is not None and test.task_ref not in names:
@@ -347,6 +355,7 @@ def compile_file(
                 f"task_ref names unknown task '{test.task_ref}'{_hint(test.task_ref, names)}",
             )
     if compiler.issues:
+        compiler.issues.sort(key=lambda i: (i.line or 0, i.column or 0))
         raise ValidationError(compiler.issues)
     cache[resolved] = plan
     return plan

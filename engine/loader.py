@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, TypeAdapter, create_model
 from engine import log
 from engine.errors import Issue, LoadError, ValidationError
 from engine.registry import task_types
-from engine.spec import ConfigSpec, Spec, TaskSpec, WorkflowSpecBase
+from engine.spec import ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
 from engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 
 WORKFLOW_SUFFIXES = (".workflow.yml", ".workflow.yaml", ".procedure.yml", ".automation.yml")
@@ -40,7 +40,10 @@ def workflow_model() -> type[WorkflowSpecBase]:
     model: type[WorkflowSpecBase] = create_model(
         "WorkflowSpec",
         __base__=WorkflowSpecBase,
-        tasks=(list[union], Field(  # type: ignore[valid-type]min_length=1, description="The tasks, at least one.")),
+        tasks=(
+            list[union],  # type: ignore[valid-type]
+            Field(min_length=1, description="The tasks, at least one."),
+        ),
     )
     return model
 
@@ -57,6 +60,7 @@ class Loaded(typing.NamedTuple):
     marks: Marks
     path: Path
     text: str
+    issues: tuple[Issue, ...] = ()
 
 
 def load_spec(path: Path, model: type[BaseModel] | Any, *, kind: str) -> Loaded:
@@ -78,8 +82,40 @@ def load_spec(path: Path, model: type[BaseModel] | Any, *, kind: str) -> Loaded:
 
 
 def load_workflow(path: Path) -> Loaded:
-    """Load a workflow file."""
-    return load_spec(path, workflow_model(), kind="workflow")
+    """Load a workflow file.
+
+    When only some tasks are invalid, the others are kept (the invalid ones replaced by
+    `InvalidTask`) and the issues travel with the result, so the compiler can add its own
+    findings and the user sees every problem of the file at once.
+    """
+    try:
+        return load_spec(path, workflow_model(), kind="workflow")
+    except ValidationError as exc:
+        partial = _partial_workflow(path, exc.issues)
+        if partial is None:
+            raise
+        return partial
+
+
+def _partial_workflow(path: Path, issues: list[Issue]) -> Loaded | None:
+    text = read_text(path)
+    data, marks = parse_yaml(text, path)
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        return None
+    adapter: TypeAdapter[Any] = TypeAdapter(task_union())
+    tasks: list[Any] = []
+    for item in data["tasks"]:
+        try:
+            tasks.append(adapter.validate_python(item))
+        except pydantic.ValidationError:
+            name = item.get("name") if isinstance(item, dict) else None
+            tasks.append(InvalidTask.model_construct(name=str(name or ""), type="invalid"))
+    probe = {**data, "tasks": [{"name": "probe", "type": "formatter", "template": ""}]}
+    try:
+        top = workflow_model().model_validate(probe)
+    except pydantic.ValidationError:
+        return None
+    return Loaded(top.model_copy(update={"tasks": tasks}), marks, path, text, tuple(issues))
 
 
 def load_config(path: Path) -> Loaded:

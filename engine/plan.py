@@ -49,6 +49,7 @@ class Plan:
     outer_refs: frozenset[str]
     workflow: Any = None
     description: str | None = None
+    variable_lines: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def by_name(self) -> dict[str, PlannedTask]:

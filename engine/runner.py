@@ -75,7 +75,9 @@ async def execute(
     observer: Observer | None = None,
 ) -> RunResult:
     """Run a compiled plan to completion and collect its results."""
-    values = workflow_variables.resolve(plan.variables, options.variables, where=str(plan.path))
+    values = workflow_variables.resolve(
+        plan.variables, options.variables, where=str(plan.path), lines=plan.variable_lines
+    )
     run_id = options.run_id or new_run_id()
     databases = project.open_databases()
     scheduler = Scheduler(

@@ -110,6 +110,13 @@ class TaskSpec(Spec):
         return ()
 
 
+class InvalidTask(TaskSpec):
+    """Stands in for a task that failed validation, so the rest of the file still compiles
+    and every problem of the file is reported at once. Never runs."""
+
+    type: str = "invalid"
+
+
 JSONType = Literal["string", "integer", "number", "boolean", "array", "object", "null"]
 
 

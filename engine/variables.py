@@ -132,6 +132,7 @@ def resolve(
     given: Mapping[str, Any],
     *,
     where: str,
+    lines: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The variables' values: given ones converted and validated, else defaults.
 
@@ -145,15 +146,19 @@ def resolve(
         )
     out: dict[str, Any] = {}
     for name, spec in specs.items():
-        if name in given:
-            value = convert(name, given[name], spec)
-        elif spec.has_default:
-            value = spec.default
-        else:
-            raise ConfigError(
-                f"{where}: variable '{name}' is required (it has no default): "
-                f"pass it with -v {name}=<value>"
-            )
-        validate(name, value, spec)
+        place = f"{where}:{lines[name]}" if lines and name in lines else where
+        try:
+            if name in given:
+                value = convert(name, given[name], spec)
+            elif spec.has_default:
+                value = spec.default
+            else:
+                raise ConfigError(
+                    f"variable '{name}' is required (it has no default): "
+                    f"pass it with -v {name}=<value>"
+                )
+            validate(name, value, spec)
+        except ConfigError as exc:
+            raise ConfigError(f"{place}: {exc.message}") from None
         out[name] = value
     return out

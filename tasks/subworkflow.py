@@ -45,7 +45,7 @@ async def run_subworkflow(task: PlannedTask, ctx: TaskContext) -> dict[str, Any]
     }
     try:
         values = workflow_variables.resolve(
-            child.variables, given, where=f"sub-workflow {spec.src}"
+            child.variables, given, where=spec.src, lines=child.variable_lines
         )
     except ConfigError as exc:
         raise TaskError(ctx.key, exc.message) from None
