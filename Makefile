@@ -10,8 +10,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# llama-cpp-python compiles from source: a portable build (a native one crashes on some CPUs
+# with AMX); pip caches the wheel, so only the first install on a machine pays for it.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[dev,local]'
 	touch $(STAMP)
 
 demo: $(STAMP)

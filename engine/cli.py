@@ -113,6 +113,14 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
     help="Output format on stdout.",
 )
 @click.option("--quiet", is_flag=True, help="Only the summary (pretty) and errors.")
+@click.option(
+    "--cache",
+    "cache_mode",
+    type=click.Choice(["on", "off", "readonly", "replay"]),
+    default="on",
+    show_default=True,
+    help="Model-call cache; replay fails on any call not recorded before.",
+)
 @handle_errors
 def run(
     file: Path,
@@ -121,6 +129,7 @@ def run(
     max_concurrency: int | None,
     fmt: str,
     quiet: bool,
+    cache_mode: str,
 ) -> None:
     """Run a workflow file."""
     import asyncio
@@ -133,6 +142,7 @@ def run(
         variables=parse_assignments(variables),
         keep_going=keep_going,
         max_concurrency=max_concurrency,
+        cache_mode=cache_mode,
     )
     project, plan = compile_workflow(file)
     if fmt == "json":
@@ -152,6 +162,10 @@ def exit_code_for(result: Any) -> int:
 
     if result.status is Status.SUCCEEDED:
         return EXIT_OK
+    usage = result.usage
+    produced = any(r.status is Status.SUCCEEDED for r in result.results)
+    if usage is not None and usage.total.failures and not usage.total.calls and not produced:
+        return EXIT_NO_RESULT  # every model call failed and nothing was produced
     return EXIT_FAILED
 
 

@@ -228,6 +228,8 @@ class _FileCompiler:
     def check_databases(self, task: TaskSpec, task_loc: Loc) -> None:
         if self.project is None:
             return
+        for field_loc, message in task.project_issues(self.project):
+            self.issue((*task_loc, *field_loc), message)
         for field_loc, name in task.databases():
             resolved = name if name is not None else self.project.default_database
             if resolved is None:
@@ -345,7 +347,7 @@ def compile_file(
         variables=variables,
         workflow=spec,
     )
-    lines = {name: compiler.marks.find(("variables", name))[0] or 0 for name in variables}
+    lines = {name: compiler.marks.find(("variables", name), key=True)[0] or 0 for name in variables}
     plan = dataclasses.replace(plan, variable_lines=lines)
     names = {t.name for t in plan.tasks}
     for index, test in enumerate(spec.tests):

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from engine import render as rendering
+from engine.cache import CallCache
 from engine.databases import Database, Databases
 from engine.errors import AccordError, TaskError
+from engine.models import ModelCatalog, ModelClient, UsageLedger
 from engine.plan import Plan, PlannedTask
 from engine.project import Project
 from engine.registry import task_type
@@ -62,10 +64,31 @@ class RunContext:
     output_dir: Path
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now().astimezone())
     settings: dict[str, Any] = field(default_factory=dict)
+    cache_mode: str = "on"
+    _models: ModelClient | None = None
 
     @property
     def root(self) -> Path:
         return self.project.root
+
+    def models(self) -> ModelClient:
+        """The run's model client, created on the first model call."""
+        if self._models is None:
+            cache = None
+            if self.cache_mode != "off":
+                cache = CallCache(self.root / ".accord" / "cache.db")
+            self._models = ModelClient(ModelCatalog(self.project.config), cache, self.cache_mode)
+        return self._models
+
+    @property
+    def usage(self) -> UsageLedger | None:
+        """Model usage of the run so far (None when no model was called)."""
+        return self._models.usage if self._models is not None else None
+
+    def close(self) -> None:
+        self.databases.close()
+        if self._models is not None:
+            self._models.close()
 
     def builtins(self) -> dict[str, Any]:
         return {"current_date": self.started_at.date().isoformat()}

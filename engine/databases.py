@@ -8,6 +8,7 @@ every engine rejects a statement that is not a query before running it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import os
 import sqlite3
@@ -55,6 +56,7 @@ class DuckDB:
         self.root = root
         self._conn: Any = None
         self._lock = threading.Lock()
+        self._active: set[Any] = set()  # cursors running a query, interrupted by close()
 
     def _connect(self) -> Any:
         import duckdb
@@ -92,15 +94,14 @@ class DuckDB:
         import duckdb
 
         cursor = self._connect().cursor()
+        with self._lock:
+            self._active.add(cursor)
         try:
             if self.spec.read_only:
                 for statement in cursor.extract_statements(sql):
                     kind = str(statement.type).rsplit(".", 1)[-1]
                     if kind not in _READ_STATEMENTS:
-                        raise QueryError(
-                            f"database '{self.name}' is read-only: a {kind} statement is not "
-                            "allowed (set read_only: false on the database to allow writes)"
-                        )
+                        raise QueryError(_read_only_message(kind))
             cursor.execute(sql)
             if cursor.description is None:
                 return QueryResult([], [], sql)
@@ -110,6 +111,8 @@ class DuckDB:
         except duckdb.Error as exc:
             raise QueryError(str(exc).strip()) from None
         finally:
+            with self._lock:
+                self._active.discard(cursor)
             cursor.close()
 
     async def query(self, sql: str, limit: int | None = None) -> QueryResult:
@@ -122,10 +125,30 @@ class DuckDB:
         return [str(v) for v in result.column("table_name")]
 
     def close(self) -> None:
+        import duckdb
+
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            # A query whose task was cancelled (fail-fast) still runs in its worker thread:
+            # interrupt it, and leave the connection to the garbage collector if it is busy.
+            for cursor in self._active:
+                cursor.interrupt()
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(duckdb.Error):
+                conn.close()
+
+
+def _read_only_message(kind: str) -> str:
+    if kind == "MULTI":  # DuckDB plans a PIVOT without an IN list as several statements
+        return (
+            "the database is read-only and this statement runs several statements (a PIVOT "
+            "without 'IN (...)' does): list the pivot values with IN (...), or set "
+            "read_only: false on its entry in config.yml"
+        )
+    return (
+        f"the database is read-only: {kind} statements are not allowed "
+        "(set read_only: false on its entry in config.yml to allow writes)"
+    )
 
 
 def _sql_string(value: str) -> str:
@@ -160,11 +183,14 @@ class SQLite:
         if not self.path.is_file():
             raise ConfigError(f"database '{self.name}': file '{self.spec.path}' not found")
         mode = "ro" if self.spec.read_only else "rw"
-        conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True)
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode={mode}", uri=True)
         try:
-            cursor = conn.execute(sql) if ";" not in sql.strip().rstrip(";") else None
-            if cursor is None:
-                conn.executescript(sql)
+            try:
+                cursor = conn.execute(sql)
+            except sqlite3.ProgrammingError as exc:
+                if "one statement at a time" not in str(exc):
+                    raise
+                conn.executescript(sql)  # several statements: run them all, return no rows
                 return QueryResult([], [], sql)
             if cursor.description is None:
                 conn.commit()
@@ -175,7 +201,7 @@ class SQLite:
         except sqlite3.Error as exc:
             message = str(exc)
             if "readonly" in message:
-                message += " (set read_only: false on the database to allow writes)"
+                message += " (set read_only: false on its entry in config.yml to allow writes)"
             raise QueryError(message) from None
         finally:
             conn.close()

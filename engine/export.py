@@ -48,7 +48,21 @@ def _require_table(output: Any, fmt: str) -> TableView:
     table = getattr(output, "table", None)
     if isinstance(table, TableView):
         return table
-    raise ExportError(f"export format '{fmt}' needs a table; this task produced text")
+    advice = "txt, md or docx" if isinstance(output, str) else "json"
+    raise ExportError(
+        f"export format '{fmt}' needs a table; this task produced {_kind(output)} "
+        f"(export it as {advice})"
+    )
+
+
+def _kind(output: Any) -> str:
+    if isinstance(output, str):
+        return "text"
+    if isinstance(output, list | tuple):
+        return "a list"
+    if isinstance(output, dict):
+        return "a map"
+    return type(output).__name__
 
 
 def _write_csv(target: Path, table: TableView) -> None:

@@ -6,6 +6,7 @@ All the problems of one file are collected and raised together as one `Validatio
 from __future__ import annotations
 
 import difflib
+import re
 import typing
 from functools import cache
 from pathlib import Path
@@ -111,6 +112,9 @@ def _partial_workflow(path: Path, issues: list[Issue]) -> Loaded | None:
             name = item.get("name") if isinstance(item, dict) else None
             tasks.append(InvalidTask.model_construct(name=str(name or ""), type="invalid"))
     probe = {**data, "tasks": [{"name": "probe", "type": "formatter", "template": ""}]}
+    # unknown top-level keys are already reported and change nothing the compiler checks
+    known = workflow_model().model_fields
+    probe = {key: value for key, value in probe.items() if key in known}
     try:
         top = workflow_model().model_validate(probe)
     except pydantic.ValidationError:
@@ -129,8 +133,8 @@ def pydantic_issues(
     """Translate pydantic's errors into issues with positions and advice."""
     issues: list[Issue] = []
     seen: set[tuple[Loc, str]] = set()
-    for error in exc.errors(include_url=False):
-        loc = data_loc(data, error["loc"])
+    located = [(data_loc(data, e["loc"], e["type"]), e) for e in exc.errors(include_url=False)]
+    for loc, error in _drop_misspelt_missing(_drop_union_noise(located)):
         message = describe(error, data, loc, model)
         if (loc, message) in seen:
             continue
@@ -142,32 +146,66 @@ def pydantic_issues(
     return issues
 
 
-def data_loc(data: Any, loc: tuple[int | str, ...]) -> Loc:
-    """Keep the parts of pydantic's `loc` that exist in the data (drops union tags)."""
+def data_loc(data: Any, loc: tuple[int | str, ...], kind: str = "missing") -> Loc:
+    """Keep the parts of pydantic's `loc` that exist in the data.
+
+    Other parts are union members' tags (a task type, `VariableSpec`, `str`), except the last
+    part of a `missing` error: the name of the missing field.
+    """
     out: list[str | int] = []
     current = data
-    for part in loc:
+    for index, part in enumerate(loc):
         if (isinstance(current, dict) and part in current) or (
             isinstance(current, list) and isinstance(part, int) and part < len(current)
         ):
             out.append(part)
             current = current[part]  # type: ignore[index]
-        elif isinstance(current, dict) and isinstance(part, str) and _is_field_miss(part):
+        elif isinstance(current, dict) and kind == "missing" and index == len(loc) - 1:
             out.append(part)
             current = None
     return tuple(out)
 
 
-def _is_field_miss(part: str) -> bool:
-    # a tag of a discriminated union looks like a task type; a missing field is a name
-    return not any(part == t for t in _known_tags())
+def _drop_misspelt_missing(errors: list[tuple[Loc, Any]]) -> list[tuple[Loc, Any]]:
+    """`templat: x` gives "unknown key 'templat': did you mean 'template'?"; the "required key
+    'template' is missing" that comes with it says the same thing again, so it is dropped."""
+    unknown: dict[Loc, list[str]] = {}
+    for loc, error in errors:
+        if error["type"] == "extra_forbidden" and loc:
+            unknown.setdefault(loc[:-1], []).append(str(loc[-1]))
+    kept = []
+    for loc, error in errors:
+        if error["type"] == "missing" and loc and unknown.get(loc[:-1]):
+            field = str(loc[-1])
+            if any(_did_you_mean(key, [field]) for key in unknown[loc[:-1]]):
+                continue
+        kept.append((loc, error))
+    return kept
 
 
-@cache
-def _known_tags() -> frozenset[str]:
-    tags = set(task_types())
-    tags.update({"duckdb", "sqlite", "postgres", "function-after", "function-before"})
-    return frozenset(tags)
+def _is_type_error(kind: str) -> bool:
+    return kind.endswith("_type")
+
+
+def _drop_union_noise(errors: list[tuple[Loc, Any]]) -> list[tuple[Loc, Any]]:
+    """A plain union reports one error per member (`VariableSpec`, `str`, `int`, ...).
+
+    Keep the errors of the member that fits the data best: a "should be a valid X" error is
+    dropped when another member got further (an error deeper in the same value) or found a
+    more specific problem at the same place.
+    """
+    kept = []
+    for loc, error in errors:
+        if _is_type_error(error["type"]):
+            shadowed = any(
+                (len(other) > len(loc) and other[: len(loc)] == loc)
+                or (other == loc and not _is_type_error(e["type"]))
+                for other, e in errors
+            )
+            if shadowed:
+                continue
+        kept.append((loc, error))
+    return kept or errors
 
 
 def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
@@ -183,9 +221,10 @@ def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
         return f"required key '{loc[-1] if loc else '?'}' is missing: add it"
     if kind == "union_tag_invalid":
         tag = ctx.get("tag", "?")
-        known = sorted(task_types()) if ctx.get("discriminator") == "'type'" else []
-        expected = ctx.get("expected_tags", "")
-        options = known or [t.strip(" '") for t in str(expected).split(",")]
+        # the tags of the union that failed (task types, or database types in config.yml)
+        expected = str(ctx.get("expected_tags", ""))
+        options = [t.strip(" '") for t in expected.split(",") if t.strip(" '")]
+        options = sorted(options) or sorted(task_types())
         hint = _did_you_mean(str(tag), options)
         if str(tag) == "semantic_query":
             hint = " (Oxy's semantic layer is not supported by accord; use execute_sql)"
@@ -201,6 +240,10 @@ def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
     if text.startswith("Value error, "):
         text = text[len("Value error, ") :]
     value = _value_at(data, loc)
+    if kind == "literal_error" and isinstance(value, str):
+        options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        hint = _did_you_mean(value, options)
+        return f"{text[0].lower()}{text[1:]} (got {value!r}){hint}"
     if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
         return f"{text[0].lower()}{text[1:]} (got {value!r})"
     return text[0].lower() + text[1:]

@@ -50,6 +50,7 @@ class RunResult:
     finished: float = 0.0
     error: str | None = None
     failed_task: str | None = None
+    usage: Any = None
 
     @property
     def duration(self) -> float:

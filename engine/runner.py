@@ -32,6 +32,7 @@ class RunOptions:
     keep_going: bool = False
     max_concurrency: int | None = None
     run_id: str | None = None
+    cache_mode: str = "on"
 
 
 def new_run_id() -> str:
@@ -92,6 +93,7 @@ async def execute(
         databases=databases,
         scheduler=scheduler,
         output_dir=project.root / ".accord" / "runs" / run_id,
+        cache_mode=options.cache_mode,
     )
     scope = Scope(dict(values))
     logger = log.get().bind(run_id=run_id, workflow=plan.name)
@@ -100,7 +102,7 @@ async def execute(
     try:
         await ctx.run_plan(plan, scope, top_level=True)
     finally:
-        databases.close()
+        ctx.close()
     finished = time.perf_counter()
     top = {t.name for t in plan.tasks}
     outputs = {
@@ -123,6 +125,7 @@ async def execute(
         finished=finished,
         error=first.error if first else None,
         failed_task=first.key if first else None,
+        usage=ctx.usage,
     )
     logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
     return result

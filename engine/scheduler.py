@@ -195,15 +195,12 @@ class Scheduler:
             while True:
                 attempt += 1
                 try:
-                    if node.timeout is not None:
-                        async with asyncio.timeout(node.timeout):
-                            output = await node.body()
-                    else:
-                        output = await node.body()
+                    output = await _call(node)
                     status = Status.SUCCEEDED
                     break
-                except TimeoutError:
-                    error = f"timed out after {node.timeout:g} s"
+                except TimeoutError as exc:
+                    # raised inside the body (a network read, say), not by the node's timeout
+                    error = f"timed out: {exc}" if str(exc) else "timed out"
                 except AccordError as exc:
                     error = getattr(exc, "cause_message", exc.message)
                 except Exception as exc:  # a bug in a task type: keep the run, report it
@@ -291,3 +288,17 @@ class Scheduler:
             for node in graph.nodes:
                 if node.result is None and node.task is None:
                     self._settle(node, Status.CANCELLED, error="not started: the run stopped")
+
+
+async def _call(node: Node) -> Any:
+    """Await the node's body under its timeout, if it has one."""
+    if node.timeout is None:
+        return await node.body()
+    deadline = asyncio.timeout(node.timeout)
+    try:
+        async with deadline:
+            return await node.body()
+    except TimeoutError:
+        if deadline.expired():
+            raise AccordError(f"timed out after {node.timeout:g} s") from None
+        raise

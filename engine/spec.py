@@ -105,6 +105,10 @@ class TaskSpec(Spec):
         """Files (relative to the root) whose text is a template rendered in this scope."""
         return ()
 
+    def project_issues(self, project: Any) -> Iterable[tuple[tuple[str | int, ...], str]]:
+        """Problems only the project can reveal (agent files, model names)."""
+        return ()
+
     def subworkflows(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
         """Workflow files compiled as children of this task."""
         return ()
@@ -290,6 +294,7 @@ class ModelSpec(Spec):
     tpm: int | None = Field(None, ge=1, description="Tokens per minute.")
     timeout: float | None = Field(None, gt=0)
     max_concurrency: int | None = Field(None, ge=1)
+    max_retries: int = Field(6, ge=0, le=20, description="Retries on 429, 5xx, timeouts.")
     azure_deployment_id: Any = oxy_ignored()
     azure_api_version: Any = oxy_ignored()
 
@@ -325,3 +330,98 @@ class ConfigSpec(Spec):
     integrations: Any = oxy_ignored()
     slack: Any = oxy_ignored()
     authentication: Any = oxy_ignored()
+
+
+# --- .agent.yml ---------------------------------------------------------------------------
+
+
+class ContextSpec(Spec):
+    """Files whose contents the system instructions can use as `{{ context.<name> }}`."""
+
+    name: str
+    type: Literal["file", "semantic_model"] = "file"
+    src: list[str] | str = Field(description="Glob(s) relative to the project root.")
+
+    @property
+    def globs(self) -> list[str]:
+        return [self.src] if isinstance(self.src, str) else list(self.src)
+
+
+class SqlToolSpec(Spec):
+    """Let the model run SQL (`execute_sql`) or check it (`validate_sql`)."""
+
+    type: Literal["execute_sql", "validate_sql"]
+    name: str | None = Field(None, description="Tool name shown to the model.")
+    description: str | None = None
+    database: str | None = None
+    dry_run_limit: int | None = Field(None, ge=1, description="Rows returned to the model.")
+
+
+class WorkflowToolSpec(Spec):
+    """Let the model run a workflow and read one task's output."""
+
+    type: Literal["workflow"]
+    name: str | None = None
+    description: str | None = None
+    workflow_ref: str
+    variables: dict[str, Any] | None = None
+    output_task_ref: str | None = None
+
+
+class AgentToolSpec(Spec):
+    """Let the model ask another agent."""
+
+    type: Literal["agent"]
+    name: str | None = None
+    description: str | None = None
+    agent_ref: str
+
+
+class OxyToolSpec(BaseModel):
+    """An Oxy tool type accord does not offer (retrieval, visualize, semantic_query, ...).
+
+    Accepted so Oxy agent files load; it is not offered to the model, with a warning.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: Literal[
+        "retrieval",
+        "visualize",
+        "semantic_query",
+        "omni_query",
+        "create_data_app",
+        "retrieval_sql",
+    ]
+    name: str | None = None
+
+
+ToolSpec = Annotated[
+    SqlToolSpec | WorkflowToolSpec | AgentToolSpec | OxyToolSpec, Field(discriminator="type")
+]
+
+
+class AgentSpec(Spec):
+    """An `.agent.yml`: a model, its instructions, context and tools."""
+
+    model: str | None = Field(None, description="Model name from config, or a litellm string.")
+    system_instructions: str = Field("", description="Jinja; sees context and databases.")
+    context: list[ContextSpec] = Field(default_factory=list)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    max_tool_calls: int = Field(10, ge=0, le=200)
+    description: str | None = None
+    variables: dict[str, Variable] = Field(default_factory=dict)
+    tests: list[TestSpecBase] = Field(default_factory=list)
+    name: Any = oxy_ignored()
+    public: Any = oxy_ignored()
+    agent_type: Any = oxy_ignored()
+    type: Any = oxy_ignored(
+        "Oxy's agent kind (e.g. routing); accord runs every agent the same way."
+    )
+    routes: Any = oxy_ignored()
+    route_fallback: Any = oxy_ignored()
+    reasoning: Any = oxy_ignored()
+    max_tool_concurrency: Any = oxy_ignored()
+    output_format: Any = oxy_ignored()
+    anonymize: Any = oxy_ignored()
+    retrieval: Any = oxy_ignored()

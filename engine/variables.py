@@ -38,11 +38,23 @@ def convert(name: str, raw: Any, spec: VariableSpec) -> Any:
     for kind in types:
         converted = _from_text(raw, kind)
         if converted is not _FAIL:
-            return converted
+            return _convert_items(converted, spec) if kind == "array" else converted
     raise ConfigError(f"variable '{name}': {raw!r} is not of type {' or '.join(types)}")
 
 
 _FAIL = object()
+
+
+def _convert_items(values: list[Any], spec: VariableSpec) -> list[Any]:
+    """`-v ids=1,2` with `items: {type: integer}` gives `[1, 2]`, not `["1", "2"]`."""
+    kind = (spec.items or {}).get("type")
+    if not isinstance(kind, str):
+        return values
+    out = []
+    for value in values:
+        converted = _from_text(value, kind) if isinstance(value, str) else _FAIL
+        out.append(value if converted is _FAIL else converted)
+    return out
 
 
 def _to_int(text: str) -> Any:
@@ -82,8 +94,9 @@ def _to_structure(text: str, kind: str) -> Any:
         return value
     if kind == "object" and isinstance(value, dict):
         return value
-    if kind == "array" and isinstance(value, str) and "," in value:
-        return [v.strip() for v in value.split(",")]
+    if kind == "array" and isinstance(value, str | int | float | bool):
+        # `-v regions=EU,US` and `-v regions=EU`: comma-separated items, kept as text
+        return [v.strip() for v in text.split(",")]
     return _FAIL
 
 

@@ -58,6 +58,7 @@ def format_path(loc: Loc) -> str:
 def excerpt(text: str, line: int, column: int | None, around: int = 2) -> str:
     """Numbered lines around `line` (1-based) with a caret under `column`."""
     lines = text.splitlines()
+    line = min(line, max(len(lines), 1))
     start = max(1, line - around)
     end = min(len(lines), line + around)
     width = len(str(end))
@@ -144,19 +145,26 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: Path | None) -> Lo
     where = str(path) if path else "<input>"
     if mark is None:
         return LoadError(f"{where}: YAML syntax error: {problem}")
+    lines = text.splitlines()
+    if mark.line >= len(lines) and exc.context_mark is not None:
+        # the file ended inside an open quote or bracket: point at where it was opened
+        mark = exc.context_mark
     line, column = mark.line + 1, mark.column + 1
     message = f"{where}:{line}:{column}: YAML syntax error: {problem}"
     if exc.context and exc.problem:
         message += f" ({exc.context})"
-    hint = _syntax_hint(problem)
+    at = lines[mark.line][mark.column : mark.column + 2] if mark.line < len(lines) else ""
+    hint = _syntax_hint(problem, exc.context or "", at)
     return LoadError(f"{message}\n{excerpt(text, line, column)}{hint}")
 
 
-def _syntax_hint(problem: str) -> str:
-    if "tab" in problem:
+def _syntax_hint(problem: str, context: str, at: str) -> str:
+    if "tab" in problem or at.startswith("\t"):
         return "\nfix: indent with spaces, YAML does not allow tabs"
     if "mapping values are not allowed" in problem:
         return "\nfix: quote a value that contains ': ', or check the indentation above"
-    if "found character '%'" in problem or "found unexpected end" in problem:
+    if at.startswith(("{{", "{%", "%")) or "unhashable key" in problem:
         return "\nfix: quote a value that starts with '{{' or '{%'"
+    if "quoted scalar" in context:
+        return "\nfix: close the quote opened at the marked place"
     return "\nfix: check the indentation and quoting around the marked place"

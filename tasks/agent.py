@@ -1,21 +1,29 @@
-"""`agent`: a model answers a rendered prompt, optionally with an agent file's tools."""
+"""`agent`: a model answers a rendered prompt, with an agent file's instructions and tools."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from engine.context import TaskContext
-from engine.errors import TaskError
+from engine.errors import AccordError, TaskError, ValidationError
+from engine.loader import load_spec
 from engine.plan import PlannedTask
 from engine.registry import register_task
-from engine.spec import TaskSpec
+from engine.spec import AgentSpec, TaskSpec
+from tasks.agent_tools import AgentAnswer, run_agent_loop
+
+Loc = tuple[str | int, ...]
 
 
 class AgentTaskSpec(TaskSpec):
-    """A prompt answered by `agent_ref` (an `.agent.yml`) or an inline `model`."""
+    """A prompt answered by `agent_ref` (an `.agent.yml`) or an inline `model`.
+
+    Without either, the project's `defaults.agent` (Oxy) or `defaults.model` answers.
+    """
 
     type: Literal["agent"]
     agent_ref: str | None = Field(None, description="Agent file, relative to the root.")
@@ -27,7 +35,7 @@ class AgentTaskSpec(TaskSpec):
     consistency_model: str | None = None
     consistency_prejudge: Literal["off", "identical", "tolerant"] | None = None
 
-    def templates(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+    def templates(self) -> Iterable[tuple[Loc, str]]:
         yield ("prompt",), self.prompt
         for name, value in self.variables.items():
             if isinstance(value, str):
@@ -37,11 +45,76 @@ class AgentTaskSpec(TaskSpec):
     def local_names(self) -> frozenset[str]:
         return frozenset(self.variables)
 
-    def sources(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
+    def sources(self) -> Iterable[tuple[Loc, str]]:
         if self.agent_ref is not None:
             yield ("agent_ref",), self.agent_ref
 
+    def project_issues(self, project: Any) -> Iterable[tuple[Loc, str]]:
+        from engine.models import ModelCatalog
+
+        catalog = ModelCatalog(project.config)
+        if self.model is not None:
+            problem = catalog.problem(self.model)
+            if problem:
+                yield ("model",), problem
+        ref = self.agent_ref or (None if self.model else project.config.defaults.agent)
+        if ref is None or not (project.root / ref).is_file():
+            return
+        try:
+            agent = load_agent(project.root / ref)
+        except ValidationError as exc:
+            yield ("agent_ref",), f"in agent file '{ref}':\n{exc.message}"
+            return
+        except AccordError as exc:
+            yield ("agent_ref",), exc.message
+            return
+        if agent.model is not None and self.model is None:
+            problem = catalog.problem(agent.model)
+            if problem:
+                yield ("agent_ref",), f"agent file '{ref}': {problem}"
+
+
+_AGENTS: dict[tuple[Path, float], AgentSpec] = {}
+
+
+def load_agent(path: Path) -> AgentSpec:
+    """Load and validate an `.agent.yml` (cached by path and modification time)."""
+    resolved = path.resolve()
+    try:
+        key = (resolved, resolved.stat().st_mtime)
+    except OSError:
+        raise AccordError(f"{path}: file not found") from None
+    if key not in _AGENTS:
+        _AGENTS[key] = load_spec(resolved, AgentSpec, kind="agent").spec
+    return _AGENTS[key]
+
+
+def task_agent(spec: AgentTaskSpec, ctx: TaskContext) -> tuple[AgentSpec, Path | None]:
+    """The agent that answers this task: its file, or an inline model with no tools."""
+    ref = spec.agent_ref or (None if spec.model else ctx.run.project.config.defaults.agent)
+    if ref is None:
+        return AgentSpec(model=spec.model), None
+    agent = load_agent(ctx.path(ref))
+    if spec.model is not None:
+        agent = agent.model_copy(update={"model": spec.model})
+    return agent, ctx.path(ref)
+
+
+async def answer(spec: AgentTaskSpec, ctx: TaskContext, *, sample: int = 0) -> AgentAnswer:
+    """One answer to the task's prompt (sample `sample` of the same prompt)."""
+    agent, _path = task_agent(spec, ctx)
+    variables = {
+        name: ctx.evaluate(value) if isinstance(value, str) else value
+        for name, value in spec.variables.items()
+    }
+    prompt = ctx.render(spec.prompt, variables)
+    return await run_agent_loop(agent, prompt, ctx, sample=sample, variables=variables)
+
 
 @register_task("agent", AgentTaskSpec)
-async def run_agent(task: PlannedTask, ctx: TaskContext) -> str:
-    raise TaskError(ctx.key, "agent tasks are not available in this build of accord")
+async def run_agent(task: PlannedTask, ctx: TaskContext) -> Any:
+    spec = task.spec
+    assert isinstance(spec, AgentTaskSpec)
+    if spec.consistency_run > 1:
+        raise TaskError(ctx.key, "consistency_run > 1 is not available in this build of accord")
+    return await answer(spec, ctx)

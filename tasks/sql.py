@@ -96,4 +96,4 @@ async def run_sql(task: PlannedTask, ctx: TaskContext) -> QueryResult:
     try:
         return await database.query(sql, spec.dry_run_limit)
     except QueryError as exc:
-        raise TaskError(ctx.key, f"database '{database.name}' said: {exc.message}") from None
+        raise TaskError(ctx.key, f"database '{database.name}': {exc.message}") from None

@@ -11,6 +11,7 @@ from engine.results import RunResult
 
 def run_document(result: RunResult) -> dict[str, Any]:
     """The run as plain data: status, outputs of top-level tasks, every task's result."""
+    usage = result.usage
     return {
         "run_id": result.run_id,
         "workflow": result.workflow,
@@ -27,12 +28,18 @@ def run_document(result: RunResult) -> dict[str, Any]:
                 "seconds": round(r.duration, 6),
                 "attempts": r.attempts,
                 "error": r.error,
+                **(
+                    {"usage": usage.by_task[r.key].to_json()}
+                    if usage is not None and r.key in usage.by_task
+                    else {}
+                ),
             }
             for r in result.results
         ],
         "summary": {
             "seconds": round(result.duration, 6),
             "tasks": result.counts(),
+            "usage": usage.total.to_json() if usage is not None else None,
         },
     }
 

@@ -119,6 +119,19 @@ def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
     for status in ("failed", "skipped", "cancelled"):
         if counts[status]:
             parts.append(f"{counts[status]} {status}")
+    usage = result.usage
+    if usage is not None and usage.total.calls + usage.total.failures:
+        total = usage.total
+        cost = f"${total.cost:.4f}" if total.cost_known else "cost unknown"
+        line = (
+            f"model calls {total.calls} ({total.cached} cached), tokens "
+            f"{total.input_tokens} in / {total.output_tokens} out, {cost}"
+        )
+        if total.retries:
+            line += f", {total.retries} retries"
+        if total.failures:
+            line += f", {total.failures} failed"
+        out.print(line, highlight=False, soft_wrap=True)
     mark = _MARK[result.status]
     out.print(
         f"{mark} {escape(result.workflow)}: {len(result.results)} tasks "

@@ -1,0 +1,559 @@
+"""The one door to litellm: model resolution, rate limits, retries, usage and the call cache.
+
+litellm is imported lazily, on the first call that is not answered from the cache, with
+`LITELLM_LOCAL_MODEL_COST_MAP=True` set first so it never fetches a price table. Its own
+retries are switched off: the engine owns retries, re-entering the rate limiter each time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import log
+from engine.cache import CallCache, call_key
+from engine.errors import ConfigError, ModelError
+from engine.spec import ConfigSpec, ModelSpec
+
+LOCAL_MODEL = "local"
+LOCAL_LITELLM = "accord-local/smollm2-135m-instruct"
+_VENDOR_PREFIX = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google": "gemini",
+    "gemini": "gemini",
+    "ollama": "ollama_chat",
+    "azure": "azure",
+    "mistral": "mistral",
+    "groq": "groq",
+    "deepseek": "deepseek",
+}
+RETRYABLE = (
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+    "APIConnectionError",
+    "Timeout",
+)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A resolved model: the litellm string and the call parameters."""
+
+    name: str
+    litellm_model: str
+    api_base: str | None = None
+    key_var: str | None = None
+    api_key: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    rpm: int | None = None
+    tpm: int | None = None
+    timeout: float = 120.0
+    max_concurrency: int | None = None
+    max_retries: int = 6
+
+
+def _from_spec(spec: ModelSpec) -> ModelConfig:
+    if spec.model is not None:
+        model = spec.model
+    else:
+        assert spec.model_ref is not None
+        vendor = (spec.vendor or "openai").lower()
+        prefix = _VENDOR_PREFIX.get(vendor, vendor)
+        if spec.api_url and vendor == "ollama":
+            prefix = "openai"  # Oxy points ollama at its OpenAI-compatible /v1 endpoint
+        model = f"{prefix}/{spec.model_ref}"
+    headers: list[tuple[str, str]] = []
+    for key, value in (spec.headers or {}).items():
+        if isinstance(value, dict) and "env_var" in value:
+            headers.append((key, f"env:{value['env_var']}"))
+        else:
+            headers.append((key, str(value)))
+    return ModelConfig(
+        name=spec.name,
+        litellm_model=model,
+        api_base=spec.api_base or spec.api_url,
+        key_var=spec.key_var,
+        api_key=spec.api_key,
+        headers=tuple(headers),
+        temperature=spec.temperature,
+        seed=spec.seed,
+        max_tokens=spec.max_tokens,
+        rpm=spec.rpm,
+        tpm=spec.tpm,
+        timeout=spec.timeout or 120.0,
+        max_concurrency=spec.max_concurrency,
+        max_retries=spec.max_retries,
+    )
+
+
+class ModelCatalog:
+    """Model names from config.yml, plus `local` and plain litellm strings."""
+
+    def __init__(self, config: ConfigSpec) -> None:
+        self.specs = {m.name: m for m in config.models}
+        self.default = config.defaults.model or LOCAL_MODEL
+        self.judge_default = config.defaults.judge_model
+
+    def problem(self, name: str) -> str | None:
+        """None when `name` resolves, else a message saying what to do."""
+        if name in self.specs or name == LOCAL_MODEL or "/" in name:
+            return None
+        match = difflib.get_close_matches(name, [*self.specs, LOCAL_MODEL], n=1)
+        hint = f"did you mean '{match[0]}'? " if match else ""
+        listing = ", ".join(sorted(self.specs)) or "none"
+        return (
+            f"unknown model '{name}': {hint}(models in config.yml: {listing}); a litellm "
+            "model string needs its provider, e.g. openai/gpt-4o-mini"
+        )
+
+    def resolve(self, name: str | None) -> ModelConfig:
+        name = name or self.default
+        problem = self.problem(name)
+        if problem is not None:
+            raise ConfigError(problem)
+        if name in self.specs:
+            return _from_spec(self.specs[name])
+        if name == LOCAL_MODEL:
+            return ModelConfig(
+                name=LOCAL_MODEL,
+                litellm_model=LOCAL_LITELLM,
+                max_concurrency=1,
+                max_tokens=512,
+                timeout=600.0,
+            )
+        return ModelConfig(name=name, litellm_model=name)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the model asked for."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer with its accounting."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    latency: float
+    cached: bool = False
+
+    def message(self) -> dict[str, Any]:
+        """The assistant message to append to the conversation."""
+        out: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in self.tool_calls
+            ]
+        return out
+
+    def to_cache(self) -> str:
+        return json.dumps(
+            {
+                "text": self.text,
+                "tool_calls": [[c.id, c.name, c.arguments] for c in self.tool_calls],
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cost": self.cost,
+                "latency": self.latency,
+            }
+        )
+
+    @classmethod
+    def from_cache(cls, text: str) -> Completion:
+        data = json.loads(text)
+        return cls(
+            text=data["text"],
+            tool_calls=tuple(ToolCall(*c) for c in data["tool_calls"]),
+            input_tokens=data["input_tokens"],
+            output_tokens=data["output_tokens"],
+            cost=data["cost"],
+            latency=data["latency"],
+            cached=True,
+        )
+
+
+@dataclass
+class Usage:
+    """Totals for a task or a run."""
+
+    calls: int = 0
+    cached: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    latency: float = 0.0
+    retries: int = 0
+    failures: int = 0
+    cost_known: bool = True
+
+    def add(self, completion: Completion) -> None:
+        self.calls += 1
+        if completion.cached:
+            self.cached += 1
+            return
+        self.input_tokens += completion.input_tokens
+        self.output_tokens += completion.output_tokens
+        self.latency += completion.latency
+        if completion.cost is None:
+            self.cost_known = False
+        else:
+            self.cost += completion.cost
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cached": self.cached,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": round(self.cost, 6) if self.cost_known else None,
+            "latency": round(self.latency, 3),
+            "retries": self.retries,
+            "failures": self.failures,
+        }
+
+
+@dataclass
+class UsageLedger:
+    """Usage per task key and for the whole run."""
+
+    total: Usage = field(default_factory=Usage)
+    by_task: dict[str, Usage] = field(default_factory=dict)
+
+    def task(self, key: str) -> Usage:
+        if key not in self.by_task:
+            self.by_task[key] = Usage()
+        return self.by_task[key]
+
+    def record(self, key: str, completion: Completion) -> None:
+        self.total.add(completion)
+        self.task(key).add(completion)
+
+    def failed(self, key: str) -> None:
+        self.total.failures += 1
+        self.task(key).failures += 1
+
+    def retried(self, key: str) -> None:
+        self.total.retries += 1
+        self.task(key).retries += 1
+
+
+_litellm: Any = None
+_local_handler: Any = None
+
+
+def load_litellm() -> Any:
+    """Import litellm once, offline price table, its own retries and logging quiet."""
+    global _litellm, _local_handler
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_LOG", "ERROR")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True
+        litellm.num_retries = 0
+        from engine.local_model import LocalModel
+
+        provider = LOCAL_LITELLM.split("/", 1)[0]
+        _local_handler = LocalModel()
+        litellm.custom_provider_map = [
+            *[p for p in litellm.custom_provider_map if p.get("provider") != provider],
+            {"provider": provider, "custom_handler": _local_handler},
+        ]
+        from litellm.utils import custom_llm_setup
+
+        custom_llm_setup()  # type: ignore[no-untyped-call]
+        _litellm = litellm
+    return _litellm
+
+
+class _Limiters:
+    """Per-model rate limiters (aiolimiter leaky buckets) and concurrency gates."""
+
+    def __init__(self) -> None:
+        self._rpm: dict[str, Any] = {}
+        self._tpm: dict[str, Any] = {}
+        self._gates: dict[str, asyncio.Semaphore] = {}
+
+    async def acquire(self, model: ModelConfig, tokens: int) -> None:
+        from aiolimiter import AsyncLimiter
+
+        if model.rpm:
+            if model.name not in self._rpm:
+                # one request per 60/rpm seconds: never a burst the provider could count
+                self._rpm[model.name] = AsyncLimiter(1, 60.0 / model.rpm)
+            await self._rpm[model.name].acquire()
+        if model.tpm:
+            if model.name not in self._tpm:
+                self._tpm[model.name] = AsyncLimiter(model.tpm, 60.0)
+            await self._tpm[model.name].acquire(min(tokens, model.tpm))
+
+    def gate(self, model: ModelConfig) -> asyncio.Semaphore | None:
+        if not model.max_concurrency:
+            return None
+        if model.name not in self._gates:
+            self._gates[model.name] = asyncio.Semaphore(model.max_concurrency)
+        return self._gates[model.name]
+
+
+def _retry_after(exc: Exception) -> float | None:
+    headers: Any = getattr(exc, "litellm_response_headers", None)
+    response = getattr(exc, "response", None)
+    if headers is None and response is not None:
+        headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _provider_message(exc: Exception) -> str:
+    """The provider's words without litellm's repeated `litellm.Kind: Kind:` prefixes."""
+    message = str(getattr(exc, "message", "") or exc).strip()
+    kind = type(exc).__name__
+    changed = True
+    while changed:
+        changed = False
+        for prefix in ("litellm.", f"{kind}:", "OpenAIException -", "OpenAIException:"):
+            if message.startswith(prefix):
+                message = message[len(prefix) :].strip()
+                changed = True
+    return message
+
+
+class ModelClient:
+    """Every model call of a run goes through `complete`."""
+
+    def __init__(
+        self,
+        catalog: ModelCatalog,
+        cache: CallCache | None,
+        mode: str = "on",
+        *,
+        backoff_base: float = 1.0,
+        backoff_cap: float = 30.0,
+    ) -> None:
+        self.catalog = catalog
+        self.cache = cache
+        self.mode = mode
+        self.usage = UsageLedger()
+        self.limiters = _Limiters()
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self._log = log.get()
+
+    def close(self) -> None:
+        """Release the cache and the local model's weights."""
+        if self.cache is not None:
+            self.cache.close()
+        if _local_handler is not None:
+            _local_handler.close()
+
+    def _params(
+        self, model: ModelConfig, temperature: float | None, seed: int | None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        temp = temperature if temperature is not None else model.temperature
+        if temp is not None:
+            params["temperature"] = temp
+        chosen_seed = seed if seed is not None else model.seed
+        if chosen_seed is not None:
+            params["seed"] = chosen_seed
+        if model.max_tokens:
+            params["max_tokens"] = model.max_tokens
+        return params
+
+    def _credentials(self, model: ModelConfig, task: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if model.api_base:
+            out["api_base"] = model.api_base
+        if model.key_var:
+            key = os.environ.get(model.key_var)
+            if not key:
+                raise ModelError(
+                    f"task '{task}': model '{model.name}' needs an API key: set the environment "
+                    f"variable {model.key_var} (key_var in config.yml)"
+                )
+            out["api_key"] = key
+        elif model.api_key:
+            out["api_key"] = model.api_key
+        headers = {}
+        for name, value in model.headers:
+            if value.startswith("env:"):
+                env = value[4:]
+                if env not in os.environ:
+                    raise ModelError(
+                        f"task '{task}': model '{model.name}' header {name} needs "
+                        f"the environment variable {env}"
+                    )
+                headers[name] = os.environ[env]
+            else:
+                headers[name] = value
+        if headers:
+            out["extra_headers"] = headers
+        return out
+
+    async def complete(
+        self,
+        model_name: str | None,
+        messages: list[dict[str, Any]],
+        *,
+        task: str,
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        sample: int = 0,
+    ) -> Completion:
+        """One chat completion, from the cache when allowed, else from the provider."""
+        model = self.catalog.resolve(model_name)
+        params = self._params(model, temperature, seed)
+        key = call_key(model.litellm_model, model.api_base, params, messages, tools, sample)
+        if self.cache is not None and self.mode in ("on", "readonly", "replay"):
+            hit = self.cache.get(key)
+            if hit is not None:
+                completion = Completion.from_cache(hit)
+                self.usage.record(task, completion)
+                return completion
+        if self.mode == "replay":
+            raise ModelError(
+                f"task '{task}': no recorded answer for this call to model '{model.name}' "
+                "(--cache replay allows recorded calls only; run once with --cache on to record)"
+            )
+        completion = await self._call(model, messages, tools, params, task)
+        if self.cache is not None and self.mode == "on":
+            self.cache.put(key, completion.to_cache())
+        self.usage.record(task, completion)
+        return completion
+
+    async def _call(
+        self,
+        model: ModelConfig,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        params: dict[str, Any],
+        task: str,
+    ) -> Completion:
+        litellm = load_litellm()
+        kwargs: dict[str, Any] = {
+            "model": model.litellm_model,
+            "messages": messages,
+            "timeout": model.timeout,
+            "num_retries": 0,
+            "max_retries": 0,
+            **params,
+            **self._credentials(model, task),
+        }
+        if tools:
+            kwargs["tools"] = tools
+        estimate = len(json.dumps(messages)) // 4 + (model.max_tokens or 256)
+        gate = self.limiters.gate(model)
+        attempt = 0
+        while True:
+            attempt += 1
+            await self.limiters.acquire(model, estimate)
+            started = time.perf_counter()
+            try:
+                if gate is not None:
+                    async with gate:
+                        response = await self._guarded(litellm, kwargs, model)
+                else:
+                    response = await self._guarded(litellm, kwargs, model)
+                return self._completion(
+                    litellm, response, time.perf_counter() - started, model, task
+                )
+            except Exception as exc:
+                if isinstance(exc, ModelError):
+                    raise
+                kind = type(exc).__name__
+                retryable = kind in RETRYABLE or isinstance(exc, TimeoutError)
+                if not retryable or attempt > model.max_retries:
+                    self.usage.failed(task)
+                    raise ModelError(self._describe(exc, model, task, attempt)) from None
+                delay = _retry_after(exc)
+                if delay is None:
+                    ceiling = min(self.backoff_cap, self.backoff_base * 2 ** (attempt - 1))
+                    delay = random.uniform(0, ceiling)  # full jitter
+                self.usage.retried(task)
+                self._log.warning(
+                    "model_retry",
+                    task=task,
+                    model=model.name,
+                    attempt=attempt,
+                    error=kind,
+                    delay=round(delay, 3),
+                )
+                await asyncio.sleep(delay)
+
+    async def _guarded(self, litellm: Any, kwargs: dict[str, Any], model: ModelConfig) -> Any:
+        # litellm's own timeout covers the HTTP call; this bound covers everything around it
+        async with asyncio.timeout(model.timeout + 10):
+            return await litellm.acompletion(**kwargs)
+
+    def _describe(self, exc: Exception, model: ModelConfig, task: str, attempt: int) -> str:
+        kind = type(exc).__name__
+        message = _provider_message(exc)
+        if isinstance(exc, TimeoutError) or kind == "Timeout":
+            message = f"no answer within {model.timeout:g} s"
+        tries = f" after {attempt} attempts" if attempt > 1 else ""
+        hint = ""
+        if kind == "AuthenticationError":
+            hint = f" (check the key in {model.key_var or 'the model entry'})"
+        elif model.api_base and (kind == "APIConnectionError" or "Connection error" in message):
+            hint = f" (is {model.api_base} reachable?)"
+        return f"task '{task}': model '{model.name}' failed{tries}: {kind}: {message}{hint}"
+
+    def _completion(
+        self, litellm: Any, response: Any, latency: float, model: ModelConfig, task: str
+    ) -> Completion:
+        try:
+            choice = response.choices[0]
+            message = choice.message
+        except (AttributeError, IndexError, TypeError):
+            raise ModelError(f"task '{task}': model '{model.name}' returned no choices") from None
+        calls = []
+        for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+            function = call.function
+            calls.append(
+                ToolCall(call.id or f"call_{index}", function.name or "", function.arguments or "")
+            )
+        text = message.content or ""
+        if not text and not calls:
+            raise ModelError(f"task '{task}': model '{model.name}' returned no text")
+        usage = getattr(response, "usage", None)
+        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        try:
+            cost: float | None = float(litellm.completion_cost(completion_response=response))
+        except Exception:  # litellm raises for models missing from its price table
+            cost = None
+        if model.litellm_model == LOCAL_LITELLM:
+            cost = 0.0
+        return Completion(text, tuple(calls), tokens_in, tokens_out, cost, latency)

@@ -1,0 +1,303 @@
+"""The agent's tool-calling loop, its tools, and what its system instructions can see.
+
+Tool failures (bad arguments, an unknown tool, an SQL error) go back to the model as the tool's
+result so it can correct itself; they never crash the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from engine import log
+from engine.context import TaskContext
+from engine.databases import QueryError, QueryResult
+from engine.errors import AccordError, TaskError
+from engine.render import BUILTIN_NAMES, TableView, markdown_table, referenced_names
+from engine.spec import (
+    AgentSpec,
+    AgentToolSpec,
+    OxyToolSpec,
+    RemoteDatabase,
+    SqlToolSpec,
+    WorkflowToolSpec,
+)
+
+TOOL_ROWS = 50  # rows of a result shown to the model
+
+
+class AgentAnswer(str):
+    """The agent's text; also carries the last SQL it ran and that query's table."""
+
+    sql: str | None
+    table: TableView | None
+
+    def __new__(
+        cls, text: str, sql: str | None = None, table: TableView | None = None
+    ) -> AgentAnswer:
+        obj = super().__new__(cls, text)
+        obj.sql = sql
+        obj.table = table
+        return obj
+
+
+class ContextFiles(list[str]):
+    """Contents of a context entry's files: iterable, and renders as the joined text."""
+
+    def __str__(self) -> str:
+        return "\n\n".join(self)
+
+
+class DatasetView(Mapping[str, Any]):
+    """Oxy's `databases.<db>.datasets.<name>`: any name gives the database's DDL."""
+
+    def __init__(self, ddl: str) -> None:
+        self._ddl = ddl
+
+    def __getitem__(self, key: str) -> Any:
+        return {"dataset": key, "ddl": self._ddl, "semantic_info": ""}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _ddl(result: QueryResult) -> str:
+    tables: dict[str, list[str]] = {}
+    for table, column, kind in result.rows:
+        tables.setdefault(str(table), []).append(f"  {column} {kind}")
+    return "\n".join(
+        f"CREATE TABLE {name} (\n" + ",\n".join(cols) + "\n);" for name, cols in tables.items()
+    )
+
+
+async def database_views(ctx: TaskContext) -> dict[str, Any]:
+    """`databases.<name>.{dialect, schema, tables, datasets}` for system instructions."""
+    views: dict[str, Any] = {}
+    for name, spec in ctx.run.project.databases.items():
+        if isinstance(spec, RemoteDatabase):
+            note = f"(schema not available: accord cannot connect to {spec.type} databases)"
+            views[name] = {
+                "dialect": spec.type,
+                "schema": note,
+                "tables": [],
+                "datasets": DatasetView(note),
+            }
+            continue
+        db = ctx.run.databases.get(name)
+        columns = await db.query(_COLUMNS_SQL[db.dialect])
+        ddl = _ddl(columns)
+        views[name] = {
+            "dialect": db.dialect,
+            "schema": ddl,
+            "tables": sorted({str(r[0]) for r in columns.rows}),
+            "datasets": DatasetView(ddl),
+        }
+    return views
+
+
+_COLUMNS_SQL = {
+    "duckdb": "SELECT table_name, column_name, data_type FROM information_schema.columns "
+    "ORDER BY table_name, ordinal_position",
+    "postgres": "SELECT table_name, column_name, data_type FROM information_schema.columns "
+    "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') "
+    "ORDER BY table_name, ordinal_position",
+    "sqlite": "SELECT m.name, p.name, p.type FROM sqlite_master m, pragma_table_info(m.name) p "
+    "WHERE m.type IN ('table', 'view') ORDER BY m.name, p.cid",
+}
+
+
+def context_files(agent: AgentSpec, root: Path) -> dict[str, ContextFiles]:
+    out: dict[str, ContextFiles] = {}
+    for entry in agent.context:
+        files = ContextFiles()
+        for pattern in entry.globs:
+            for match in sorted(glob.glob(str(root / pattern), recursive=True)):
+                path = Path(match)
+                if path.is_file():
+                    files.append(path.read_text(encoding="utf-8", errors="replace"))
+        out[entry.name] = files
+    return out
+
+
+async def system_message(agent: AgentSpec, ctx: TaskContext, variables: dict[str, Any]) -> str:
+    source = agent.system_instructions
+    if not source.strip():
+        return ""
+    names = referenced_names(source) - BUILTIN_NAMES
+    extra: dict[str, Any] = dict(variables)
+    if "context" in names:
+        extra["context"] = context_files(agent, ctx.root)
+    if "databases" in names:
+        extra["databases"] = await database_views(ctx)
+    return ctx.render(source, extra)
+
+
+Tool = Callable[[dict[str, Any]], Any]
+
+
+class Toolbox:
+    """The tools an agent offers, as OpenAI function schemas and their runners."""
+
+    def __init__(self, agent: AgentSpec, ctx: TaskContext, depth: int) -> None:
+        self.ctx = ctx
+        self.depth = depth
+        self.schemas: list[dict[str, Any]] = []
+        self.runners: dict[str, Tool] = {}
+        self.last_sql: str | None = None
+        self.last_table: TableView | None = None
+        for spec in agent.tools:
+            if isinstance(spec, SqlToolSpec):
+                self._sql_tool(spec)
+            elif isinstance(spec, WorkflowToolSpec):
+                self._workflow_tool(spec)
+            elif isinstance(spec, AgentToolSpec):
+                self._agent_tool(spec)
+            elif isinstance(spec, OxyToolSpec):
+                log.get().warning(
+                    "agent_tool_unsupported", task=ctx.key, tool=spec.name, type=spec.type
+                )
+
+    def _add(self, name: str, description: str, parameters: dict[str, Any], run: Tool) -> None:
+        self.schemas.append(
+            {
+                "type": "function",
+                "function": {"name": name, "description": description, "parameters": parameters},
+            }
+        )
+        self.runners[name] = run
+
+    def _sql_tool(self, spec: SqlToolSpec) -> None:
+        database = self.ctx.run.databases.resolve_name(spec.database)
+        validate = spec.type == "validate_sql"
+        name = spec.name or spec.type
+        action = "Check that a SQL query is valid" if validate else "Run a SQL query"
+        description = spec.description or f"{action} on the '{database}' database."
+        params = {
+            "type": "object",
+            "properties": {"sql": {"type": "string", "description": "The SQL query."}},
+            "required": ["sql"],
+        }
+
+        async def run(args: dict[str, Any]) -> str:
+            sql = str(args.get("sql", "")).strip()
+            if not sql:
+                return "error: give the query in the 'sql' argument"
+            db = self.ctx.run.databases.get(database)
+            try:
+                if validate:
+                    await db.query(f"EXPLAIN {sql}")
+                    return "valid"
+                result = await db.query(sql, spec.dry_run_limit)
+            except QueryError as exc:
+                return f"error: {exc.message}"
+            self.last_sql, self.last_table = sql, result
+            shown = markdown_table(result.columns, result.rows[:TOOL_ROWS])
+            more = len(result.rows) - TOOL_ROWS
+            return shown + (f"\n({more} more rows not shown)" if more > 0 else "")
+
+        self._add(name, description, params, run)
+
+    def _workflow_tool(self, spec: WorkflowToolSpec) -> None:
+        from engine.compile import compile_file
+
+        plan = compile_file(
+            self.ctx.path(spec.workflow_ref), self.ctx.root, project=self.ctx.run.project
+        )
+        name = spec.name or plan.name
+        properties = {k: v.json_schema() for k, v in plan.variables.items()}
+        required = [k for k, v in plan.variables.items() if not v.has_default]
+        params = {"type": "object", "properties": properties, "required": required}
+
+        async def run(args: dict[str, Any]) -> str:
+            from engine import variables as workflow_variables
+            from engine.render import to_json
+
+            values = workflow_variables.resolve(plan.variables, args, where=spec.workflow_ref)
+            outputs = await self.ctx.run_child(
+                plan, values, label=f".{name}", index=0, isolated=True
+            )
+            if spec.output_task_ref:
+                return str(outputs.get(spec.output_task_ref, ""))
+            return to_json(outputs)
+
+        self._add(name, spec.description or plan.description or f"Run {name}.", params, run)
+
+    def _agent_tool(self, spec: AgentToolSpec) -> None:
+        from tasks.agent import load_agent
+
+        other = load_agent(self.ctx.path(spec.agent_ref))
+        name = spec.name or Path(spec.agent_ref).name.split(".")[0]
+        params = {
+            "type": "object",
+            "properties": {"prompt": {"type": "string"}},
+            "required": ["prompt"],
+        }
+
+        async def run(args: dict[str, Any]) -> str:
+            if self.depth >= 3:
+                return "error: agents may call other agents at most 3 deep"
+            reply = await run_agent_loop(
+                other, str(args.get("prompt", "")), self.ctx, depth=self.depth + 1
+            )
+            return str(reply)
+
+        self._add(name, spec.description or other.description or f"Ask {name}.", params, run)
+
+    async def call(self, name: str, arguments: str) -> str:
+        run = self.runners.get(name)
+        if run is None:
+            return f"error: there is no tool '{name}'; tools: {', '.join(self.runners) or 'none'}"
+        try:
+            args = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            return f"error: the arguments are not valid JSON ({exc.msg}); send a JSON object"
+        if not isinstance(args, dict):
+            return "error: the arguments must be a JSON object"
+        try:
+            return str(await run(args))
+        except AccordError as exc:
+            return f"error: {exc.message}"
+
+
+async def run_agent_loop(
+    agent: AgentSpec,
+    prompt: str,
+    ctx: TaskContext,
+    *,
+    sample: int = 0,
+    variables: dict[str, Any] | None = None,
+    depth: int = 0,
+) -> AgentAnswer:
+    """Ask the model until it answers without a tool call or the tool budget is spent."""
+    client = ctx.run.models()
+    toolbox = Toolbox(agent, ctx, depth)
+    messages: list[dict[str, Any]] = []
+    system = await system_message(agent, ctx, variables or {})
+    if system:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": prompt})
+    calls = 0
+    model = agent.model or ctx.run.project.default_model
+    while True:
+        offer = toolbox.schemas if calls < agent.max_tool_calls else None
+        completion = await client.complete(
+            model, messages, task=ctx.key, tools=offer or None, sample=sample
+        )
+        if not completion.tool_calls or offer is None:
+            if not completion.text.strip():
+                raise TaskError(ctx.key, f"model '{model}' returned no text")
+            return AgentAnswer(completion.text, toolbox.last_sql, toolbox.last_table)
+        messages.append(completion.message())
+        results = await asyncio.gather(
+            *(toolbox.call(call.name, call.arguments) for call in completion.tool_calls)
+        )
+        for call, result in zip(completion.tool_calls, results, strict=True):
+            calls += 1
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})

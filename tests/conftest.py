@@ -1,0 +1,69 @@
+"""Shared fixtures: no test reaches the network; a scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes import FakeOpenAI
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else None
+    if host is not None:
+        try:
+            allowed = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            allowed = host == "localhost"
+        if not allowed:
+            raise OSError(f"tests may not reach the network (tried {host})")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+def fake_model_config(fake: FakeOpenAI, **extra: Any) -> str:
+    """A config.yml `models:` entry named `fake` that points at the fake server."""
+    fields = {"max_retries": 2, **extra}
+    lines = [
+        "  - name: fake",
+        "    model: openai/fake-model",
+        f"    api_base: {fake.url}",
+        "    api_key: test-key",
+    ]
+    lines += [f"    {k}: {v}" for k, v in fields.items()]
+    return "models:\n" + "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Any:
+    """Write a file under tmp_path: `write("a.workflow.yml", text)`."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return _write

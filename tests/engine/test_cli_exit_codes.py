@@ -1,0 +1,404 @@
+"""The command line in-process: exit codes, messages with file and line, output formats."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine.cli import main
+
+WriteFile = Callable[[str, str], Path]
+
+
+def accord(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def assert_user_error(result: Result, path: Path, line: int, *needles: str) -> None:
+    """Exit 2, the file and line on stderr, the message, and no traceback anywhere."""
+    assert result.exit_code == 2, result.output
+    assert f"{path}:{line}" in result.stderr, result.stderr
+    for needle in needles:
+        assert needle in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    assert result.stdout == ""
+
+
+INVALID_WORKFLOWS = {
+    "yaml_syntax": (
+        """
+        tasks:
+          - name: a
+            type: formatter
+            template: {{ x }}
+        """,
+        4,
+        "YAML syntax error",
+    ),
+    "misspelt_key": (
+        """
+        tasks:
+          - name: a
+            type: formatter
+            tempalte: x
+        """,
+        4,
+        "did you mean 'template'",
+    ),
+    "unknown_type": (
+        """
+        tasks:
+          - name: a
+            type: sql
+            sql_query: SELECT 1
+        """,
+        2,
+        "unknown type 'sql'",
+    ),
+    "duplicate_name": (
+        """
+        tasks:
+          - {name: a, type: formatter, template: x}
+          - {name: a, type: formatter, template: y}
+        """,
+        3,
+        "duplicate task name 'a'",
+    ),
+    "unknown_reference": (
+        """
+        tasks:
+          - {name: a, type: formatter, template: x}
+          - name: b
+            type: formatter
+            template: "{{ c }}"
+        """,
+        5,
+        "unknown name 'c'",
+    ),
+    "cycle": (
+        """
+        tasks:
+          - {name: a, type: formatter, template: "{{ b }}"}
+          - {name: b, type: formatter, template: "{{ a }}"}
+        """,
+        2,
+        " -> ",
+    ),
+    "missing_sql_file": (
+        """
+        tasks:
+          - name: q
+            type: execute_sql
+            database: warehouse
+            sql_file: nowhere.sql
+        """,
+        5,
+        "file 'nowhere.sql' not found",
+    ),
+    "missing_subworkflow": (
+        """
+        tasks:
+          - name: child
+            type: workflow
+            src: nowhere.workflow.yml
+        """,
+        4,
+        "file 'nowhere.workflow.yml' not found",
+    ),
+    "unknown_database": (
+        """
+        tasks:
+          - name: q
+            type: execute_sql
+            database: lake
+            sql_query: SELECT 1
+        """,
+        4,
+        "unknown database 'lake'",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+@pytest.mark.parametrize("case", sorted(INVALID_WORKFLOWS))
+def test_invalid_input_exits_2_with_file_and_line(
+    case: str, command: str, write: WriteFile, duckdb_project: Path
+) -> None:
+    text, line, needle = INVALID_WORKFLOWS[case]
+    path = write(f"{case}.workflow.yml", text)
+    assert_user_error(accord(command, path), path, line, needle)
+
+
+def test_cycle_message_shows_the_cycle_with_lines(write: WriteFile) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - {name: a, type: formatter, template: "{{ b }}"}
+          - {name: b, type: formatter, template: "{{ a }}"}
+        """,
+    )
+    result = accord("validate", path)
+    assert result.exit_code == 2
+    assert "a -> b -> a" in result.stderr or "b -> a -> b" in result.stderr
+    assert "a at line 2" in result.stderr and "b at line 3" in result.stderr
+
+
+VARIABLES = """
+    variables:
+      month:
+        type: integer
+      region:
+        type: string
+        enum: [EU, US]
+        default: EU
+    tasks:
+      - {name: a, type: formatter, template: "{{ month }} {{ region }}"}
+    """
+
+
+def test_missing_required_variable_exits_2_naming_it(write: WriteFile) -> None:
+    path = write("v.workflow.yml", VARIABLES)
+    assert_user_error(accord("run", path), path, 2, "variable 'month' is required")
+
+
+def test_variable_of_the_wrong_type_exits_2(write: WriteFile) -> None:
+    path = write("v.workflow.yml", VARIABLES)
+    result = accord("run", path, "-v", "month=March")
+    assert_user_error(result, path, 2, "variable 'month'", "'March'", "integer")
+
+
+def test_variable_outside_enum_exits_2(write: WriteFile) -> None:
+    path = write("v.workflow.yml", VARIABLES)
+    result = accord("run", path, "-v", "month=3", "-v", "region=XX")
+    assert_user_error(result, path, 4, "variable 'region'", "'XX' is not one of")
+
+
+def test_variables_from_the_command_line_are_typed(write: WriteFile) -> None:
+    path = write("v.workflow.yml", VARIABLES)
+    result = accord("run", path, "-v", "month=3", "-v", "region=US", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["outputs"] == {"a": "3 US"}
+
+
+def test_sql_error_exits_1_naming_task_and_database_message(
+    write: WriteFile, duckdb_project: Path
+) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - name: totals
+            type: execute_sql
+            database: warehouse
+            sql_query: SELECT no_such_column FROM sales
+        """,
+    )
+    result = accord("run", path)
+    assert result.exit_code == 1, result.output
+    output = result.stdout + result.stderr
+    assert "totals" in output
+    assert "no_such_column" in output and "Binder Error" in output
+    assert "Traceback" not in output
+
+
+def test_sql_error_in_json_format(write: WriteFile, duckdb_project: Path) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - name: ok
+            type: formatter
+            template: fine
+          - name: totals
+            type: execute_sql
+            database: warehouse
+            sql_query: SELEC 1
+        """,
+    )
+    result = accord("run", path, "--format", "json")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["status"] == "failed"
+    assert document["error"]["task"] == "totals"
+    assert "syntax error" in document["error"]["message"].lower()
+    assert "totals" in result.stderr
+
+
+def test_json_run_prints_exactly_one_document(write: WriteFile, duckdb_project: Path) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - name: sales_by_region
+            type: execute_sql
+            database: warehouse
+            sql_query: SELECT region, amount FROM sales ORDER BY amount DESC
+          - name: top
+            type: formatter
+            template: "Top: {{ sales_by_region.region[0] }} of {{ sales_by_region | length }}"
+        """,
+    )
+    result = accord("--log-level", "debug", "run", path, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["status"] == "succeeded"
+    assert document["outputs"]["top"] == "Top: US of 3"
+    assert document["outputs"]["sales_by_region"][0] == {"region": "US", "amount": 20}
+    assert {t["task"] for t in document["tasks"]} == {"sales_by_region", "top"}
+
+
+def test_pretty_run_shows_outputs(write: WriteFile, duckdb_project: Path) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - name: total
+            type: execute_sql
+            database: warehouse
+            sql_query: SELECT sum(amount) AS total FROM sales
+        """,
+    )
+    result = accord("run", path)
+    assert result.exit_code == 0, result.output
+    assert "35" in result.stdout
+
+
+def test_keep_going_runs_independent_tasks(write: WriteFile, duckdb_project: Path) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - {name: bad, type: execute_sql, database: warehouse, sql_query: SELECT nope}
+          - {name: after_bad, type: formatter, template: "{{ bad }}"}
+          - {name: good, type: formatter, template: fine}
+        """,
+    )
+    result = accord("run", path, "--keep-going", "--format", "json")
+    assert result.exit_code == 1
+    tasks = {t["task"]: t["status"] for t in json.loads(result.stdout)["tasks"]}
+    assert tasks == {"bad": "failed", "after_bad": "skipped", "good": "succeeded"}
+
+
+def test_validate_good_file_exits_0(write: WriteFile, duckdb_project: Path) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - {name: q, type: execute_sql, database: warehouse, sql_query: SELECT 1}
+          - {name: f, type: formatter, template: "{{ q }}"}
+        """,
+    )
+    result = accord("validate", path)
+    assert result.exit_code == 0, result.stderr
+    assert "ok:" in result.stdout and "2 tasks" in result.stdout
+
+
+def test_validate_reports_every_file(write: WriteFile) -> None:
+    good = write("good.workflow.yml", "tasks:\n  - {name: a, type: formatter, template: x}\n")
+    bad = write("bad.workflow.yml", "tasks:\n  - {name: a, type: formatter}\n")
+    result = accord("validate", bad, good)
+    assert result.exit_code == 2
+    assert f"ok: {good}" in result.stdout
+    assert f"{bad}:2" in result.stderr
+
+
+GRAPH = """
+    tasks:
+      - {name: extract, type: formatter, template: x}
+      - {name: report, type: formatter, template: "{{ extract }}"}
+    """
+
+
+def test_graph_text(write: WriteFile) -> None:
+    path = write("g.workflow.yml", GRAPH)
+    result = accord("graph", path)
+    assert result.exit_code == 0
+    assert "- report [formatter]  <- extract" in result.stdout
+
+
+def test_graph_dot(write: WriteFile) -> None:
+    path = write("g.workflow.yml", GRAPH)
+    result = accord("graph", path, "--format", "dot")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("digraph")
+    assert re.search(r"\b\w*extract -> \w*report;", result.stdout)
+    assert re.search(r'label="extract', result.stdout)
+
+
+def test_graph_mermaid(write: WriteFile) -> None:
+    path = write("g.workflow.yml", GRAPH)
+    result = accord("graph", path, "--format", "mermaid")
+    assert result.exit_code == 0
+    assert result.stdout.split()[0] in {"flowchart", "graph"}
+    assert "extract" in result.stdout and "-->" in result.stdout
+
+
+def test_graph_of_invalid_file_exits_2(write: WriteFile) -> None:
+    path = write("g.workflow.yml", "tasks:\n  - {name: a, type: formatter, template: '{{ b }}'}\n")
+    assert_user_error(accord("graph", path), path, 2, "unknown name 'b'")
+
+
+def test_schema_workflow_is_json_with_task_types() -> None:
+    result = accord("schema", "workflow")
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    text = json.dumps(schema)
+    for task_type in ("execute_sql", "formatter", "loop_sequential", "workflow", "agent"):
+        assert f'"{task_type}"' in text
+    assert "tasks" in schema["properties"]
+
+
+def test_schema_all_kinds() -> None:
+    result = accord("schema")
+    assert result.exit_code == 0
+    assert {"workflow", "config"} <= set(json.loads(result.stdout))
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    result = accord("run", tmp_path / "nothing.workflow.yml")
+    assert result.exit_code == 2
+    assert "file not found" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_assignment_exits_2(write: WriteFile) -> None:
+    path = write("w.workflow.yml", "tasks:\n  - {name: a, type: formatter, template: x}\n")
+    result = accord("run", path, "-v", "oops")
+    assert result.exit_code == 2
+    assert "name=value" in result.stderr
+
+
+def test_json_format_errors_leave_stdout_empty(write: WriteFile) -> None:
+    path = write("v.workflow.yml", VARIABLES)
+    result = accord("run", path, "--format", "json")
+    assert_user_error(result, path, 2, "variable 'month' is required")
+
+
+def test_validate_does_not_import_litellm(write: WriteFile) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - {name: ask, type: agent, model: openai/gpt-4o-mini, prompt: "Hi"}
+          - {name: show, type: formatter, template: "{{ ask }}"}
+        """,
+    )
+    script = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from engine.cli import main\n"
+        f"result = CliRunner().invoke(main, ['validate', {str(path)!r}])\n"
+        "print(result.exit_code, 'litellm' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.split() == ["0", "False"], done.stderr

@@ -1,0 +1,149 @@
+"""An OpenAI-compatible HTTP server on 127.0.0.1 with scripted replies.
+
+Tests point a model at it (`openai/<anything>` with `api_base`), so the real litellm path runs:
+HTTP, JSON, retries, timeouts. Replies come from a queue or a function of the request.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer."""
+
+    text: str | None = None
+    tool_calls: list[tuple[str, Any]] = field(default_factory=list)
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    delay: float = 0.0
+    drop: bool = False
+
+    @classmethod
+    def tool(cls, name: str, arguments: Any) -> Reply:
+        return cls(tool_calls=[(name, arguments)])
+
+    @classmethod
+    def error(cls, status: int, message: str = "scripted error", **headers: str) -> Reply:
+        body = json.dumps({"error": {"message": message, "type": "scripted", "code": status}})
+        return cls(status=status, raw=body.encode(), headers=dict(headers))
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+class FakeOpenAI:
+    """The server; `requests` records every request body it received."""
+
+    def __init__(self) -> None:
+        self.queue: deque[Reply] = deque()
+        self.responder: Responder | None = None
+        self.requests: list[dict[str, Any]] = []
+        self.latency = 0.0
+        self._lock = threading.Lock()
+        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        server.daemon_threads = True
+        self.server = server
+        self.thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def script(self, *replies: Reply | str) -> None:
+        """Queue replies, answered in order (a string is a text reply)."""
+        for reply in replies:
+            self.queue.append(Reply(text=reply) if isinstance(reply, str) else reply)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if self.queue:
+                return self.queue.popleft()
+        if self.responder is not None:
+            return self.responder(body)
+        last = body["messages"][-1].get("content") or ""
+        return Reply(text=f"echo: {last}")
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                reply = fake.next_reply(body)
+                if fake.latency or reply.delay:
+                    time.sleep(fake.latency + reply.delay)
+                if reply.drop:
+                    self.wfile.write(b'HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{"id":')
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                payload = reply.raw if reply.raw is not None else _completion(body, reply)
+                self.send_response(reply.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> bytes:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+            for i, (name, args) in enumerate(reply.tool_calls)
+        ]
+    prompt_tokens = sum(len(str(m.get("content") or "")) // 4 + 1 for m in body["messages"])
+    completion_tokens = len(reply.text or "") // 4 + 1
+    return json.dumps(
+        {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    ).encode()
