@@ -92,7 +92,8 @@ class _FileCompiler:
                 order=index,
                 deps=tuple(sorted(deps_of.get(task.name, ()), key=lambda d: siblings.get(d, 0))),
                 priority=priority.get(task.name, 1),
-                container=not isinstance(task, InvalidTask) and task_type(task.type).container,
+                container=not isinstance(task, InvalidTask)
+                and (task_type(task.type).container or bool(children_of.get(task.name))),
                 line=self.marks.find((*loc, index))[0],
                 children=children_of.get(task.name, {}),
             )
@@ -107,6 +108,7 @@ class _FileCompiler:
             outer_refs=frozenset(scope.outer_refs),
             workflow=workflow,
             description=getattr(workflow, "description", None),
+            consistency_prompt=getattr(self.loaded.spec, "consistency_prompt", None),
         )
 
     def sibling_index(

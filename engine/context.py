@@ -7,7 +7,7 @@ workflow, a loop iteration, a branch and a sub-workflow all run on the same sche
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,7 @@ class RunContext:
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now().astimezone())
     settings: dict[str, Any] = field(default_factory=dict)
     cache_mode: str = "on"
+    stats: dict[str, int] = field(default_factory=dict)
     _models: ModelClient | None = None
 
     @property
@@ -79,6 +80,10 @@ class RunContext:
                 cache = CallCache(self.root / ".accord" / "cache.db")
             self._models = ModelClient(ModelCatalog(self.project.config), cache, self.cache_mode)
         return self._models
+
+    def count(self, name: str, amount: int = 1) -> None:
+        """Add to a run counter (judge calls made and saved, ...)."""
+        self.stats[name] = self.stats.get(name, 0) + amount
 
     @property
     def usage(self) -> UsageLedger | None:
@@ -213,6 +218,33 @@ class TaskContext:
             raise
         except AccordError as exc:
             raise TaskError(self.key, exc.message) from None
+
+    async def run_leaves(
+        self, items: list[tuple[str, Callable[[], Awaitable[Any]]]], *, type: str
+    ) -> list[Any]:
+        """Run bodies as leaf nodes of this task (each takes a slot); results in order.
+
+        The bodies report their own failures in their results: a body that raises fails
+        the run like any node.
+        """
+        nodes = [
+            Node(
+                key=f"{self.key}.{label}",
+                name=label,
+                type=type,
+                order=(*self.order, index),
+                priority=self.priority,
+                body=body,
+                resources=self.inherited_resources,
+            )
+            for index, (label, body) in enumerate(items)
+        ]
+        graph = self.run.scheduler.submit(nodes, [])
+        await graph.future
+        failed = [n.result for n in nodes if n.result and n.result.status is not Status.SUCCEEDED]
+        if failed:
+            raise TaskError(self.key, f"{failed[0].key}: {failed[0].error}")
+        return [n.result.output if n.result else None for n in nodes]
 
     async def run_child(
         self,

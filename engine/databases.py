@@ -75,6 +75,8 @@ class DuckDB:
                     conn = duckdb.connect(str(target), read_only=self.spec.read_only)
                 except duckdb.Error as exc:
                     raise ConfigError(f"database '{self.name}': cannot open: {exc}") from None
+                # `FROM 'data/x.csv'` is relative to the project root, like every other path
+                conn.execute(f"SET GLOBAL file_search_path = {_sql_string(str(self.root))}")
             else:
                 assert self.spec.dataset is not None
                 folder = (self.root / self.spec.dataset).resolve()

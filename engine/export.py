@@ -124,8 +124,14 @@ def _is_rule(line: str) -> bool:
     return bool(re.fullmatch(r"\s*\|?(\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*\|?\s*", line))
 
 
+_CELL_BORDER = re.compile(r"(?<!\\)\|")  # a pipe not escaped as `\|` (see format_cell)
+
+
 def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    text = line.strip()
+    text = text[1:] if text.startswith("|") else text
+    text = text[:-1] if text.endswith("|") and not text.endswith("\\|") else text
+    return [c.strip().replace("\\|", "|") for c in _CELL_BORDER.split(text)]
 
 
 def _docx_table(document: Any, header: list[str], body: list[list[str]]) -> None:

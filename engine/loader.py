@@ -27,7 +27,7 @@ WORKFLOW_SUFFIXES = (".workflow.yml", ".workflow.yaml", ".procedure.yml", ".auto
 @cache
 def task_union() -> Any:
     """The discriminated union of every registered task spec, nested task lists resolved."""
-    specs = [t.spec for t in task_types().values()]
+    specs = [t.spec for t in task_types().values() if not t.internal]
     union: Any = Annotated[Union[tuple(specs)], Field(discriminator="type")]  # noqa: UP007
     for spec in specs:
         spec.model_rebuild(force=True, _types_namespace={"AnyTask": union})

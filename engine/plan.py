@@ -50,6 +50,7 @@ class Plan:
     workflow: Any = None
     description: str | None = None
     variable_lines: Mapping[str, int] = field(default_factory=dict)
+    consistency_prompt: str | None = None
 
     @property
     def by_name(self) -> dict[str, PlannedTask]:

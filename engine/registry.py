@@ -33,6 +33,7 @@ class TaskType:
     spec: type[TaskSpec]
     run: TaskRunner
     container: bool = False
+    internal: bool = False
 
 
 _TASK_TYPES: dict[str, TaskType] = {}
@@ -40,12 +41,16 @@ _loaded = False
 
 
 def register_task(
-    name: str, spec: type[TaskSpec], *, container: bool = False
+    name: str, spec: type[TaskSpec], *, container: bool = False, internal: bool = False
 ) -> Callable[[TaskRunner], TaskRunner]:
-    """Decorator: `@register_task("formatter", FormatterSpec)` on the runner coroutine."""
+    """Decorator: `@register_task("formatter", FormatterSpec)` on the runner coroutine.
+
+    `internal` types are compiled from other tasks (consistency runs, their selection) and
+    cannot be written in a file.
+    """
 
     def decorate(run: TaskRunner) -> TaskRunner:
-        _TASK_TYPES[name] = TaskType(name, spec, run, container)
+        _TASK_TYPES[name] = TaskType(name, spec, run, container, internal)
         return run
 
     return decorate

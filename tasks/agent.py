@@ -9,11 +9,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from engine.context import TaskContext
-from engine.errors import AccordError, TaskError, ValidationError
+from engine.errors import AccordError, ValidationError
 from engine.loader import load_spec
 from engine.plan import PlannedTask
 from engine.registry import register_task
-from engine.spec import AgentSpec, TaskSpec
+from engine.spec import AgentSpec, ChildScope, TaskSpec
 from tasks.agent_tools import AgentAnswer, run_agent_loop
 
 Loc = tuple[str | int, ...]
@@ -48,6 +48,15 @@ class AgentTaskSpec(TaskSpec):
     def sources(self) -> Iterable[tuple[Loc, str]]:
         if self.agent_ref is not None:
             yield ("agent_ref",), self.agent_ref
+
+    def child_scopes(self) -> list[ChildScope]:
+        if self.consistency_run < 2:
+            return []
+        from tasks.consistency import consistency_children
+
+        return [
+            ChildScope("consistency", ("consistency_run",), consistency_children(self), frozenset())
+        ]
 
     def project_issues(self, project: Any) -> Iterable[tuple[Loc, str]]:
         from engine.models import ModelCatalog
@@ -116,5 +125,6 @@ async def run_agent(task: PlannedTask, ctx: TaskContext) -> Any:
     spec = task.spec
     assert isinstance(spec, AgentTaskSpec)
     if spec.consistency_run > 1:
-        raise TaskError(ctx.key, "consistency_run > 1 is not available in this build of accord")
+        outputs = await ctx.run_child(task.children["consistency"], {}, label="", index=0)
+        return outputs["select"]
     return await answer(spec, ctx)

@@ -76,9 +76,14 @@ def draw(table: TableView, spec: VisualizeSpec, title: str | None, target: Path,
         figure, axes = plt.subplots(figsize=(8, 4.5))
         try:
             if spec.chart == "pie":
-                axes.pie(
-                    _numbers(table.column(ys[0]), ys[0], key), labels=labels, autopct="%1.1f%%"
-                )
+                sizes = _numbers(table.column(ys[0]), ys[0], key)
+                if any(size < 0 for size in sizes):
+                    raise TaskError(
+                        key,
+                        f"a pie chart needs values of 0 or more; column '{ys[0]}' has "
+                        f"{min(sizes):g} (use a bar chart for signed values)",
+                    )
+                axes.pie(sizes, labels=labels, autopct="%1.1f%%")
                 axes.axis("equal")
             else:
                 width = 0.8 / len(ys)
@@ -103,6 +108,8 @@ def draw(table: TableView, spec: VisualizeSpec, title: str | None, target: Path,
             figure.tight_layout()
             target.parent.mkdir(parents=True, exist_ok=True)
             figure.savefig(str(target), format=spec.format)
+        except ValueError as exc:  # matplotlib refuses the data
+            raise TaskError(key, f"cannot draw the {spec.chart} chart: {exc}") from None
         finally:
             plt.close(figure)
 

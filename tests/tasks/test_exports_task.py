@@ -238,3 +238,28 @@ def test_csv_export_of_a_loop_says_what_it_got(project: Project) -> None:
     assert run.exit_code == 1
     assert "export format 'csv' needs a table; this task produced a list" in run.stderr
     assert "(export it as json)" in run.stderr
+
+
+def test_docx_table_keeps_a_pipe_inside_a_cell(project: Project) -> None:
+    run = project.run(
+        """
+        tasks:
+          - name: choices
+            type: execute_sql
+            sql_query: SELECT 'yes|no' AS answer, 2 AS n
+          - name: page
+            type: formatter
+            template: |
+              # Choices
+              {{ choices }}
+            export:
+              path: out/choices.docx
+              format: docx
+        """
+    )
+    assert run.exit_code == 0, run.stderr
+    [table] = docx.Document(str(project.root / "out/choices.docx")).tables
+    assert [[c.text for c in row.cells] for row in table.rows] == [
+        ["answer", "n"],
+        ["yes|no", "2"],
+    ]

@@ -395,3 +395,18 @@ def test_pivot_without_in_list_explains_the_read_only_refusal(project: Project) 
     assert run.exit_code == 1
     assert "list the pivot values with IN (...)" in run.stderr
     assert run.status("listed") == "succeeded"
+
+
+def test_duckdb_file_reads_files_relative_to_the_project_root(files_project: Project) -> None:
+    files_project.write("data/extra.csv", "item,qty\nwasher,3\n")
+    run = files_project.run(
+        """
+        tasks:
+          - name: joined
+            type: execute_sql
+            sql_query: |
+              SELECT item, qty FROM stock UNION ALL SELECT item, qty FROM 'data/extra.csv'
+              ORDER BY item
+        """
+    )
+    assert [row["item"] for row in run.outputs["joined"]] == ["bolt", "nut", "washer"]

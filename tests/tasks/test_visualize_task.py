@@ -123,3 +123,23 @@ def test_data_must_name_a_task(project: Project) -> None:
     )
     assert run.exit_code == 2
     assert "tasks[0].data: unknown name 'totls'" in run.stderr
+
+
+def test_pie_of_negative_values_is_a_clear_error(project: Project) -> None:
+    run = project.run(
+        """
+        tasks:
+          - name: change
+            type: execute_sql
+            sql_query: SELECT * FROM (VALUES ('up', 3), ('down', -2)) AS t(move, amount)
+          - name: chart
+            type: visualize
+            data: change
+            chart: pie
+            x: move
+            y: amount
+        """
+    )
+    assert run.exit_code == 1
+    assert "a pie chart needs values of 0 or more; column 'amount' has -2" in run.stderr
+    assert "internal error" not in run.stderr

@@ -1,0 +1,440 @@
+"""Consistency selection: n answers to one prompt, reduced by pairwise judging.
+
+`consistency_run: n` on an agent task compiles into n `agent_sample` nodes and one
+`consistency_select` node in the same DAG. The select node clusters identical answers, lets
+the deterministic pre-judge settle what it can, and schedules one judge node per remaining
+distinct pair. Every pair judged consistent gives +1 to both answers; score = wins / (k - 1);
+the highest score wins and ties go to the lowest run index.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
+
+from engine import log
+from engine.context import TaskContext
+from engine.errors import AccordError, TaskError
+from engine.plan import PlannedTask
+from engine.registry import register_task
+from engine.render import render
+from engine.spec import TaskSpec
+
+Loc = tuple[str | int, ...]
+Verdict = Literal["A", "B"]
+JUDGE_SEED = 20240115
+
+DEFAULT_PROMPT = """\
+You compare two answers that a data-analysis assistant gave to the same question, and decide
+whether they agree on the facts.
+
+Question:
+{{ task_description }}
+
+Answer 1:
+{{ submission_1 }}
+
+Answer 2:
+{{ submission_2 }}
+
+Treat these as CONSISTENT (they agree):
+- Numbers that differ only by rounding: less than 0.1% apart, or less than $1 apart
+  ("$1,081,396" and "$1,081,395.67"; "42.67%" and "42.7%").
+- Different formatting of the same value: "1000" and "1,000", "2024-01-15" and
+  "January 15, 2024", extra spaces or line breaks, Markdown versus plain text.
+- Different wording of the same statement: grammar, contractions, synonyms ("fell" and
+  "decreased"), a different order of the same facts.
+- One answer giving more detail than the other, as long as nothing in it contradicts the other.
+
+Treat these as a DISAGREEMENT:
+- A different categorical fact: another top product, region, customer, category or name.
+- Opposite directions: increased versus decreased, higher versus lower, positive versus
+  negative.
+- Conclusions that cannot both be true.
+- A material numeric difference: more than 10% apart and, for money, more than $10 apart.
+
+First explain your reasoning in a few sentences, comparing the facts one by one.
+Then write the verdict alone on the last line: A if the answers are consistent, B if they
+disagree.
+"""
+
+
+@dataclass
+class ConsistencyResult:
+    """The selected answer and how it was chosen. Renders as the selected answer."""
+
+    value: Any
+    score: float
+    selected: int
+    runs: list[dict[str, Any]]
+    judge_calls: int
+    pairs_prejudged: int
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    failed_runs: list[dict[str, Any]] = field(default_factory=list)
+    judge_errors: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    @property
+    def sql(self) -> str | None:
+        return getattr(self.value, "sql", None)
+
+    @property
+    def table(self) -> Any:
+        return getattr(self.value, "table", None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "value": str(self.value),
+            "score": round(self.score, 6),
+            "selected": self.selected,
+            "runs": self.runs,
+            "judge_calls": self.judge_calls,
+            "pairs_prejudged": self.pairs_prejudged,
+            "pairs": self.pairs,
+            "failed_runs": self.failed_runs,
+            "judge_errors": self.judge_errors,
+        }
+
+
+@dataclass(frozen=True)
+class SampleFailure:
+    """A consistency run that failed; it is dropped from the selection and reported."""
+
+    index: int
+    error: str
+
+
+# --- verdicts ----------------------------------------------------------------------------
+
+_LABELLED = re.compile(
+    r"(?:final\s+)?(?:answer|verdict)\s*[:=]\s*[*_]*\s*\(?([AB])\)?\s*[*_]*\.?", re.IGNORECASE
+)
+
+
+def _json_verdict(text: str) -> Verdict | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(data, dict):
+        value = str(data.get("verdict", "")).strip().upper()
+        if value in ("A", "B"):
+            return "A" if value == "A" else "B"
+    return None
+
+
+def parse_verdict(reply: str) -> Verdict | None:
+    """The verdict of a judge reply, scanning from the last line up.
+
+    Accepts a line that is exactly `A` or `B`, `Answer: A`, `**A**`, or JSON
+    `{"verdict": "A"}`; a reply with none of these has no verdict.
+    """
+    whole = reply.strip()
+    if whole.startswith("{"):
+        found = _json_verdict(whole)
+        if found is not None:
+            return found
+    for line in reversed(whole.splitlines()):
+        text = line.strip().strip("`").strip()
+        if not text:
+            continue
+        if text.startswith("{"):
+            found = _json_verdict(text)
+            if found is not None:
+                return found
+        bare = text.strip("*_ ").rstrip(".").strip("()")
+        if bare in ("A", "B"):
+            return "A" if bare == "A" else "B"
+        labelled = _LABELLED.fullmatch(text.strip("*_ "))
+        if labelled:
+            return "A" if labelled.group(1).upper() == "A" else "B"
+    return None
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """A judged pair: its verdict (None when the judge gave none) and the reasoning."""
+
+    verdict: Verdict | None
+    reasoning: str
+    error: str | None = None
+
+
+async def judge_pair(
+    ctx: TaskContext,
+    first: str,
+    second: str,
+    *,
+    task_description: str,
+    prompt: str,
+    model: str | None,
+) -> JudgeOutcome:
+    """Ask the judge once (and once more if its reply has no verdict)."""
+    context = {"submission_1": first, "submission_2": second, "task_description": task_description}
+    text = render(prompt, context)
+    messages = [{"role": "user", "content": text}]
+    client = ctx.run.models()
+    reply = ""
+    for attempt in range(2):
+        try:
+            completion = await client.complete(
+                model, messages, task=ctx.key, temperature=0, seed=JUDGE_SEED, sample=attempt
+            )
+        except AccordError as exc:
+            return JudgeOutcome(None, "", f"judge call failed: {exc.message}")
+        reply = completion.text
+        verdict = parse_verdict(reply)
+        if verdict is not None:
+            return JudgeOutcome(verdict, reply.strip())
+    return JudgeOutcome(None, reply.strip(), f"no verdict in the judge's reply: {reply[-200:]!r}")
+
+
+# --- selection ---------------------------------------------------------------------------
+
+
+@dataclass
+class Selection:
+    """Inputs of one pairwise reduction."""
+
+    outputs: Sequence[Any]
+    task_description: str
+    prompt: str
+    model: str | None
+    prejudge_mode: Literal["off", "identical", "tolerant"]
+    pairs: Literal["all", "circular"] = "all"
+
+
+def pair_plan(count: int, pairs: str) -> list[tuple[int, int]]:
+    """All unordered pairs i<j, or Oxy's circular n pairs (i, i+1 mod n)."""
+    if pairs == "circular" and count > 2:
+        return sorted({tuple(sorted((i, (i + 1) % count))) for i in range(count)})  # type: ignore[misc]
+    return list(itertools.combinations(range(count), 2))
+
+
+async def select_consistent(ctx: TaskContext, selection: Selection) -> ConsistencyResult:
+    """Cluster, pre-judge, judge the rest as nodes of the run, score and select."""
+    texts = [str(o) for o in selection.outputs]
+    count = len(texts)
+    if count == 1:
+        runs = [{"index": 0, "output": texts[0], "score": 1.0}]
+        return ConsistencyResult(selection.outputs[0], 1.0, 0, runs, 0, 0)
+    from tasks.prejudge import normalise, prejudge
+
+    keyer = normalise if selection.prejudge_mode != "off" else (lambda t: t)
+    cluster_of: dict[str, int] = {}
+    cluster = [cluster_of.setdefault(keyer(t), len(cluster_of)) for t in texts]
+    decided: dict[tuple[int, int], tuple[Verdict | None, str, str]] = {}
+    to_judge: list[tuple[int, int]] = []
+    representative = {c: cluster.index(c) for c in set(cluster)}
+    for i, j in pair_plan(count, selection.pairs):
+        ci, cj = sorted((cluster[i], cluster[j]))
+        if ci == cj:
+            continue
+        key = (ci, cj)
+        if key in decided or key in to_judge:
+            continue
+        a, b = texts[representative[ci]], texts[representative[cj]]
+        early = (
+            prejudge(a, b, selection.prejudge_mode) if selection.prejudge_mode != "off" else None
+        )
+        if early is not None:
+            decided[key] = (early, "settled by the pre-judge", "prejudge")
+        else:
+            to_judge.append(key)
+    bodies = [
+        (
+            f"judge[{representative[ci]},{representative[cj]}]",
+            _judge_body(ctx, texts[representative[ci]], texts[representative[cj]], selection),
+        )
+        for ci, cj in to_judge
+    ]
+    outcomes: list[JudgeOutcome] = await ctx.run_leaves(bodies, type="judge") if bodies else []
+    errors: list[str] = []
+    for key, outcome in zip(to_judge, outcomes, strict=True):
+        decided[key] = (outcome.verdict, outcome.reasoning, "judge")
+        if outcome.error:
+            errors.append(
+                f"runs {representative[key[0]]} and {representative[key[1]]}: {outcome.error}"
+            )
+    return _score(selection, texts, cluster, decided, len(to_judge), errors)
+
+
+def _judge_body(ctx: TaskContext, first: str, second: str, selection: Selection) -> Any:
+    async def body() -> JudgeOutcome:
+        return await judge_pair(
+            ctx,
+            first,
+            second,
+            task_description=selection.task_description,
+            prompt=selection.prompt,
+            model=selection.model,
+        )
+
+    return body
+
+
+def _score(
+    selection: Selection,
+    texts: list[str],
+    cluster: list[int],
+    decided: dict[tuple[int, int], tuple[Verdict | None, str, str]],
+    judge_calls: int,
+    errors: list[str],
+) -> ConsistencyResult:
+    count = len(texts)
+    wins = [0] * count
+    judged = [0] * count
+    pairs: list[dict[str, Any]] = []
+    prejudged = 0
+    for i, j in pair_plan(count, selection.pairs):
+        ci, cj = sorted((cluster[i], cluster[j]))
+        if ci == cj:
+            verdict, reasoning, source = "A", "identical answers", "identical"
+        else:
+            verdict, reasoning, source = decided[(ci, cj)]
+        if source != "judge":
+            prejudged += 1
+        pairs.append({"runs": [i, j], "verdict": verdict, "source": source, "reasoning": reasoning})
+        if verdict is None:
+            continue
+        judged[i] += 1
+        judged[j] += 1
+        if verdict == "A":
+            wins[i] += 1
+            wins[j] += 1
+    scores = [wins[i] / judged[i] if judged[i] else 0.0 for i in range(count)]
+    best = max(range(count), key=lambda i: (scores[i], -i))
+    runs = [{"index": i, "output": texts[i], "score": round(scores[i], 6)} for i in range(count)]
+    return ConsistencyResult(
+        selection.outputs[best],
+        scores[best],
+        best,
+        runs,
+        judge_calls,
+        prejudged,
+        pairs,
+        judge_errors=errors,
+    )
+
+
+# --- the compiled nodes ------------------------------------------------------------------
+
+
+class AgentSampleSpec(TaskSpec):
+    """One of the n runs of a consistency task (compiled, never written in a file)."""
+
+    type: Literal["agent_sample"] = "agent_sample"
+    sample: int
+    task: Any = Field(description="The agent task being sampled.")
+
+    def templates(self) -> Iterable[tuple[Loc, str]]:
+        return self.task.templates()  # type: ignore[no-any-return]
+
+    def local_names(self) -> frozenset[str]:
+        return self.task.local_names()  # type: ignore[no-any-return]
+
+
+class ConsistencySelectSpec(TaskSpec):
+    """The reduction of a consistency task's runs (compiled, never written in a file)."""
+
+    type: Literal["consistency_select"] = "consistency_select"
+    runs: list[str]
+    task: Any
+
+    def templates(self) -> Iterable[tuple[Loc, str]]:
+        for run in self.runs:
+            yield ("runs",), "{{ " + run + " }}"
+
+
+def consistency_children(task: Any) -> list[TaskSpec]:
+    """The n sample specs and the select spec of an agent task with consistency_run > 1."""
+    base = task.model_copy(update={"consistency_run": 1, "export": None, "cache": None})
+    samples: list[TaskSpec] = [
+        AgentSampleSpec(name=f"run_{i}", sample=i, task=base) for i in range(task.consistency_run)
+    ]
+    select = ConsistencySelectSpec(name="select", runs=[s.name for s in samples], task=task)
+    return [*samples, select]
+
+
+@register_task("agent_sample", AgentSampleSpec, internal=True)
+async def run_sample(task: PlannedTask, ctx: TaskContext) -> Any:
+    """One run; a failure (after the task's retries) is returned, not raised, so the
+    selection can drop it."""
+    import asyncio
+
+    from tasks.agent import answer
+
+    spec = task.spec
+    assert isinstance(spec, AgentSampleSpec)
+    agent = spec.task
+    attempts = agent.retry.attempts if agent.retry else 1
+    message = ""
+    for _attempt in range(attempts):
+        try:
+            if agent.timeout:
+                async with asyncio.timeout(agent.timeout):
+                    return await answer(agent, ctx, sample=spec.sample)
+            return await answer(agent, ctx, sample=spec.sample)
+        except TimeoutError:
+            message = f"timed out after {agent.timeout:g} s"
+        except AccordError as exc:
+            message = getattr(exc, "cause_message", exc.message)
+    log.get().warning("consistency_run_failed", task=ctx.key, error=message)
+    return SampleFailure(spec.sample, message)
+
+
+@register_task("consistency_select", ConsistencySelectSpec, internal=True, container=True)
+async def run_select(task: PlannedTask, ctx: TaskContext) -> ConsistencyResult:
+    spec = task.spec
+    assert isinstance(spec, ConsistencySelectSpec)
+    agent = spec.task
+    results = [ctx.scope.get(name) for name in spec.runs]
+    failures = [r for r in results if isinstance(r, SampleFailure)]
+    answers = [r for r in results if not isinstance(r, SampleFailure)]
+    indexes = [i for i, r in enumerate(results) if not isinstance(r, SampleFailure)]
+    if not answers:
+        raise TaskError(
+            ctx.key, f"all {len(results)} consistency runs failed; first: {failures[0].error}"
+        )
+    custom = agent.consistency_prompt or ctx.plan.consistency_prompt
+    mode = agent.consistency_prejudge or ("identical" if custom else "tolerant")
+    from tasks.agent import task_agent
+
+    model = agent.consistency_model or ctx.run.project.config.defaults.judge_model
+    if model is None:
+        model = task_agent(agent, ctx)[0].model or ctx.run.project.default_model
+    selection = Selection(
+        answers,
+        ctx.render(agent.prompt, _variables(agent, ctx)),
+        custom or DEFAULT_PROMPT,
+        model,
+        mode,
+    )
+    result = await select_consistent(ctx, selection)
+    result.selected = indexes[result.selected]
+    for run in result.runs:
+        run["index"] = indexes[run["index"]]
+    result.failed_runs = [{"index": f.index, "error": f.error} for f in failures]
+    total_pairs = len(pair_plan(len(answers), "all"))
+    ctx.run.count("judge_calls", result.judge_calls)
+    ctx.run.count("judge_calls_saved", total_pairs - result.judge_calls)
+    if result.score < 0.25:
+        log.get().warning("consistency_low", task=ctx.key, score=round(result.score, 3))
+    for error in result.judge_errors:
+        log.get().warning("judge_error", task=ctx.key, error=error)
+    return result
+
+
+def _variables(agent: Any, ctx: TaskContext) -> dict[str, Any]:
+    return {
+        name: ctx.evaluate(value) if isinstance(value, str) else value
+        for name, value in agent.variables.items()
+    }
