@@ -182,6 +182,7 @@ class _FileCompiler:
             plan = self.compile_child_file((*task_loc, *field_loc), src)
             if plan is not None:
                 children[f"workflow:{src}"] = plan
+                self.check_child_variables(task, task_loc, src, plan)
         deps.discard(task.name)
         return deps, children
 
@@ -277,6 +278,26 @@ class _FileCompiler:
         except (ValidationError, LoadError) as exc:
             self.issue(loc, f"in sub-workflow '{src}':\n{exc}")
             return None
+
+    def check_child_variables(self, task: TaskSpec, task_loc: Loc, src: str, plan: Plan) -> None:
+        """The variables a task passes to its sub-workflow match what the child declares."""
+        given = task.child_variables()
+        if given is None:
+            return
+        for name, spec in plan.variables.items():
+            if name not in given and not spec.has_default:
+                self.issue(
+                    task_loc,
+                    f"sub-workflow '{src}' requires variable '{name}' (it has no default): "
+                    "add it under this task's variables:",
+                )
+        declared = frozenset(plan.variables)
+        for name in sorted(given - declared):
+            self.issue(
+                (*task_loc, "variables", name),
+                f"sub-workflow '{src}' declares no variable '{name}'{_hint(name, declared)} "
+                f"(declared: {', '.join(sorted(declared)) or 'none'})",
+            )
 
     def check_cycles(self, graph: nx.DiGraph, tasks: list[TaskSpec], loc: Loc) -> None:
         if nx.is_directed_acyclic_graph(graph):

@@ -109,6 +109,10 @@ class TaskSpec(Spec):
         """Problems only the project can reveal (agent files, model names)."""
         return ()
 
+    def child_variables(self) -> frozenset[str] | None:
+        """Names of the variables passed to the sub-workflow (None: no sub-workflow)."""
+        return None
+
     def subworkflows(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
         """Workflow files compiled as children of this task."""
         return ()
@@ -140,10 +144,10 @@ class VariableSpec(Spec):
     properties: dict[str, Any] | None = None
     required: list[str] | None = None
     additional_properties: Any = Field(None, alias="additionalProperties")
-    minimum: float | None = None
-    maximum: float | None = None
-    exclusive_minimum: float | None = Field(None, alias="exclusiveMinimum")
-    exclusive_maximum: float | None = Field(None, alias="exclusiveMaximum")
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    exclusive_minimum: int | float | None = Field(None, alias="exclusiveMinimum")
+    exclusive_maximum: int | float | None = Field(None, alias="exclusiveMaximum")
     min_length: int | None = Field(None, alias="minLength")
     max_length: int | None = Field(None, alias="maxLength")
     pattern: str | None = None
@@ -187,6 +191,7 @@ class TestSpecBase(Spec):
     workflow_variable_name: str | None = None
     metrics: list[Any] | None = None
     evaluators: list[Any] | None = None
+    is_context_id: Any = oxy_ignored()
 
 
 class WorkflowSpecBase(Spec):

@@ -24,10 +24,23 @@ def parse_assignments(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
     return out
 
 
+_INFERRED = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
 def _declared_types(spec: VariableSpec) -> list[str]:
-    if spec.type is None:
-        return []
-    return [spec.type] if isinstance(spec.type, str) else list(spec.type)
+    """The declared JSON types; a bare default (`n: 3`) declares its own type."""
+    if spec.type is not None:
+        return [spec.type] if isinstance(spec.type, str) else list(spec.type)
+    for python_type, json_type in _INFERRED:
+        if isinstance(spec.default, python_type):
+            return [json_type]
+    return []
 
 
 def convert(name: str, raw: Any, spec: VariableSpec) -> Any:

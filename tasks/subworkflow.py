@@ -30,6 +30,9 @@ class SubWorkflowSpec(TaskSpec):
                 yield ("variables", name), value
         yield from super().templates()
 
+    def child_variables(self) -> frozenset[str] | None:
+        return frozenset(self.variables)
+
     def subworkflows(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
         yield ("src",), self.src
 

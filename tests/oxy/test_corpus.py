@@ -289,26 +289,8 @@ def examples_with_oxy_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_writable(CORPUS / "examples", tmp_path_factory.mktemp("oxy") / "examples")
 
 
-# Known bugs outside the test: the file is valid Oxy and must validate.
-KNOWN_BUGS = {
-    "consistency.procedure.yml": (
-        "engine/spec.py: TestSpecBase rejects Oxy's `is_context_id` key, used by a test in "
-        "agents/default.agent.yml"
-    ),
-}
-
-
 def _validation_cases() -> list[Any]:
-    return [
-        pytest.param(
-            p,
-            id=p.name,
-            marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[p.name])]
-            if p.name in KNOWN_BUGS
-            else [],
-        )
-        for p in procedures()
-    ]
+    return [pytest.param(p, id=p.name) for p in procedures()]
 
 
 @pytest.mark.parametrize("procedure", _validation_cases())

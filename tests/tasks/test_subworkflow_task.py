@@ -152,9 +152,9 @@ def test_missing_required_child_variable_is_a_clear_error(project: Project) -> N
             src: flows/needs.workflow.yml
         """
     )
-    assert run.exit_code != 0
-    assert "variable 'customer' is required" in run.stderr
-    assert "flows/needs.workflow.yml" in run.stderr
+    assert run.exit_code == 2  # caught when the file is compiled, before anything runs
+    assert "requires variable 'customer' (it has no default)" in run.stderr
+    assert "flows/needs.workflow.yml" in run.stderr and "main.workflow.yml:2:5" in run.stderr
     given = project.run(
         """
         tasks:
@@ -180,7 +180,7 @@ def test_unknown_child_variable_is_an_error(child: Project) -> None:
         """
     )
     assert run.exit_code != 0
-    assert "unknown variable 'regoin'" in run.stderr
+    assert "declares no variable 'regoin'; did you mean 'region'?" in run.stderr
 
 
 def test_child_does_not_see_the_parent_scope(child: Project) -> None:

@@ -1,0 +1,216 @@
+"""B10: CPU per model call: litellm's own, the engine's on top of it, and a cache hit.
+
+Sequential calls (one at a time) with distinct prompts to tests.fakes.FakeOpenAI with zero
+latency, CPU measured with time.process_time (every thread of this process: litellm runs its
+success callbacks on executor threads, and they are part of what a call costs):
+(a) litellm.acompletion directly, with the very arguments the engine passes;
+(b) engine.models.ModelClient.complete, cache off (the engine's whole path around (a): model
+    resolution, parameters, the cache key, limiter check, timeout guard, the Completion with
+    its cost, usage accounting);
+(c) ModelClient.complete answered from a warmed call cache (mode "on", SQLite in a temp dir).
+The fake runs in a child process so that its own CPU (parsing, threads, JSON) is not counted.
+(a) and (b) alternate in rounds so that drift on a shared machine hits both alike.
+Target: engine overhead (b) - (a) <= 0.5 ms of CPU per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import gc
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from _synthetic import machine_note, verdict  # noqa: E402
+
+from engine.cache import CallCache  # noqa: E402
+from engine.models import ModelCatalog, ModelClient, load_litellm  # noqa: E402
+from engine.spec import ConfigSpec, ModelSpec  # noqa: E402
+
+CALLS = 500
+ROUNDS = 5
+WARMUP = 30
+TARGET_MS = 0.5
+
+# The fake in its own process; its handler sends headers and body in two writes, so Nagle's
+# algorithm plus the client's delayed ACK would add ~40 ms to every answer: switch Nagle off.
+_SERVER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from tests.fakes import FakeOpenAI
+fake = FakeOpenAI()
+fake.server.RequestHandlerClass.disable_nagle_algorithm = True
+print(fake.url, flush=True)
+sys.stdin.read()
+"""
+
+Call = Callable[[int], Awaitable[Any]]
+
+
+@contextmanager
+def fake_server() -> Iterator[str]:
+    """Start FakeOpenAI in a child process; yield its URL; stop it when stdin closes."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, str(ROOT)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http"):
+            raise SystemExit("the fake server did not start")
+        yield url
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def catalog(url: str) -> ModelCatalog:
+    spec = ModelSpec(name="fake", model="openai/fake-model", api_base=url, api_key="test")
+    return ModelCatalog(ConfigSpec(models=[spec]))
+
+
+def messages(i: int) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": f"question number {i}: how many orders last week?"}]
+
+
+async def measure(call: Call, start: int, count: int) -> tuple[float, float]:
+    """CPU and wall seconds of `count` sequential calls."""
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    for i in range(start, start + count):
+        await call(i)
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+async def run_profiled(label: str, call: Call, start: int, count: int, top: int = 15) -> None:
+    """Profile `count` calls; print own-time hotspots and the engine's own functions."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for i in range(start, start + count):
+        await call(i)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    total = sum(entry[2] for entry in raw.values())
+    rows = sorted(raw.items(), key=lambda item: item[1][2], reverse=True)
+    print(f"profile of {label}, {count} calls: own time by function (share of {total:.2f} s)")
+    for (path, line, name), entry in rows[:top]:
+        print(f"  {entry[2] / total:6.1%}  {name}  {_short(path)}:{line}")
+    print("  engine/ functions, cumulative:")
+    for (path, line, name), entry in sorted(raw.items(), key=lambda item: -item[1][3]):
+        if f"{os.sep}engine{os.sep}" in path:
+            print(f"  {entry[3] / total:6.1%}  {name}  {_short(path)}:{line}")
+
+
+def _short(path: str) -> str:
+    for marker in ("site-packages/", "/work/main/", "lib/python3"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path
+
+
+async def main_async(url: str, cache_dir: Path) -> tuple[float, float, float]:
+    litellm = load_litellm()  # the engine's settings (quiet, no retries) apply to (a) too
+    plain = ModelClient(catalog(url), cache=None, mode="off")
+    cached = ModelClient(catalog(url), cache=CallCache(cache_dir / "cache.db"), mode="on")
+    model = plain.catalog.resolve("fake")
+
+    async def raw(i: int) -> Any:
+        return await litellm.acompletion(
+            model=model.litellm_model,
+            messages=messages(i),
+            timeout=model.timeout,
+            num_retries=0,
+            max_retries=0,
+            api_base=model.api_base,
+            api_key=model.api_key,
+        )
+
+    async def engine(i: int) -> Any:
+        return await plain.complete("fake", messages(i), task="b10")
+
+    async def hit(i: int) -> Any:
+        completion = await cached.complete("fake", messages(i), task="b10")
+        if not completion.cached:
+            raise SystemExit(f"call {i} missed the warmed cache")
+        return completion
+
+    for i in range(WARMUP):
+        await raw(-1 - i)
+        await engine(-1 - i)
+    per_round = CALLS // ROUNDS
+    cpu_a: list[float] = []
+    cpu_b: list[float] = []
+    wall_a: list[float] = []
+    wall_b: list[float] = []
+    for r in range(ROUNDS):
+        first, second = (raw, engine) if r % 2 == 0 else (engine, raw)
+        for call in (first, second):
+            cpu, wall = await measure(call, r * per_round, per_round)
+            (cpu_a if call is raw else cpu_b).append(cpu)
+            (wall_a if call is raw else wall_b).append(wall)
+
+    for i in range(CALLS):  # warm the cache: these go to the fake once
+        await cached.complete("fake", messages(i), task="b10")
+    cpu_c, wall_c = await measure(hit, 0, CALLS)
+    cached.close()
+
+    a = sum(cpu_a) / CALLS * 1e3
+    b = sum(cpu_b) / CALLS * 1e3
+    c = cpu_c / CALLS * 1e3
+    print(f"(a) litellm.acompletion directly:     {a:.3f} ms CPU per call", end="")
+    print(f"  (wall {sum(wall_a) / CALLS * 1e3:.3f} ms)")
+    print(f"(b) ModelClient.complete, cache off:  {b:.3f} ms CPU per call", end="")
+    print(f"  (wall {sum(wall_b) / CALLS * 1e3:.3f} ms)")
+    print(f"(c) ModelClient.complete, cache hit:  {c:.3f} ms CPU per call", end="")
+    print(f"  (wall {wall_c / CALLS * 1e3:.3f} ms)")
+    rounds = [(y - x) / per_round * 1e3 for x, y in zip(cpu_a, cpu_b, strict=True)]
+    print(
+        "    (b) - (a) per round of "
+        f"{per_round}: " + ", ".join(f"{d:.3f}" for d in rounds) + " ms"
+        f" (median {statistics.median(rounds):.3f} ms)"
+    )
+    if b - a > TARGET_MS:
+        await run_profiled("(b) ModelClient.complete", engine, 10_000, 300)
+        await run_profiled("(a) litellm.acompletion", raw, 20_000, 300)
+    return a, b, c
+
+
+def main() -> int:
+    print(
+        f"B10 model-call CPU overhead: {CALLS} sequential calls each, zero-latency fake "
+        f"(tests.fakes.FakeOpenAI in a child process), {ROUNDS} alternating rounds of (a)/(b)"
+    )
+    print(f"machine: {machine_note()}")
+    with fake_server() as url, tempfile.TemporaryDirectory(prefix="accord-b10-") as tmp:
+        a, b, c = asyncio.run(main_async(url, Path(tmp)))
+    overhead = b - a
+    print(f"engine overhead (b) - (a): {overhead:.3f} ms CPU per call")
+    print(f"litellm's own CPU (a): {a:.3f} ms per call; a cache hit (c) costs {c:.3f} ms")
+    print(f"target: engine overhead <= {TARGET_MS} ms per call: {verdict(overhead, TARGET_MS)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
