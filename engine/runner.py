@@ -69,6 +69,31 @@ def concurrency_for(project: Project, plan: Plan, options: RunOptions) -> int:
     return min(given) if given else DEFAULT_CONCURRENCY
 
 
+def create_run_context(
+    project: Project, plan: Plan, options: RunOptions, observer: Observer | None = None
+) -> RunContext:
+    """A run's context: its id, open databases, and one scheduler under the run's limits.
+
+    The test runner uses it too, so every test of a file shares one scheduler.
+    """
+    run_id = options.run_id or new_run_id()
+    databases = project.open_databases()
+    scheduler = Scheduler(
+        max_concurrency=concurrency_for(project, plan, options),
+        limits=databases.limits(),
+        keep_going=options.keep_going,
+        observer=observer,
+    )
+    return RunContext(
+        run_id=run_id,
+        project=project,
+        databases=databases,
+        scheduler=scheduler,
+        output_dir=project.root / ".accord" / "runs" / run_id,
+        cache_mode=options.cache_mode,
+    )
+
+
 async def execute(
     project: Project,
     plan: Plan,
@@ -79,22 +104,8 @@ async def execute(
     values = workflow_variables.resolve(
         plan.variables, options.variables, where=str(plan.path), lines=plan.variable_lines
     )
-    run_id = options.run_id or new_run_id()
-    databases = project.open_databases()
-    scheduler = Scheduler(
-        max_concurrency=concurrency_for(project, plan, options),
-        limits=databases.limits(),
-        keep_going=options.keep_going,
-        observer=observer,
-    )
-    ctx = RunContext(
-        run_id=run_id,
-        project=project,
-        databases=databases,
-        scheduler=scheduler,
-        output_dir=project.root / ".accord" / "runs" / run_id,
-        cache_mode=options.cache_mode,
-    )
+    ctx = create_run_context(project, plan, options, observer)
+    run_id, scheduler = ctx.run_id, ctx.scheduler
     scope = Scope(dict(values))
     logger = log.get().bind(run_id=run_id, workflow=plan.name)
     logger.info("run_started", tasks=len(plan.tasks))

@@ -11,6 +11,7 @@ import runpy
 import shutil
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,11 @@ import docx
 import duckdb
 import jinja2
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from engine.cli import main
+from tests.fakes import FakeOpenAI, Reply
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / "workflows"
@@ -54,11 +57,31 @@ def project_root(workflow: Path) -> Path:
     raise AssertionError(f"{workflow} has no config.yml above it")
 
 
-def copy_project(workflow: Path, target: Path) -> Path:
-    """Copy the example's project folder under `target`; return the copied workflow."""
+@pytest.fixture(scope="module")
+def fake_model() -> Iterator[FakeOpenAI]:
+    """A scripted model for the examples' agent tasks (the real local model is slow)."""
+    server = FakeOpenAI()
+    server.responder = lambda body: Reply(text="Revenue is up; the South leads.")
+    yield server
+    server.close()
+
+
+def copy_project(workflow: Path, target: Path, model: FakeOpenAI | None = None) -> Path:
+    """Copy the example's project folder under `target`; return the copied workflow.
+
+    With `model`, the copy's config.yml makes that fake server the default model.
+    """
     root = project_root(workflow)
     copy = target / root.name
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns("output", ".accord", "__pycache__"))
+    if model is not None:
+        config_path = copy / "config.yml"
+        config = yaml.safe_load(config_path.read_text()) or {}
+        config["models"] = [
+            {"name": "fake", "model": "openai/fake", "api_base": model.url, "api_key": "test"}
+        ]
+        config.setdefault("defaults", {})["model"] = "fake"
+        config_path.write_text(yaml.safe_dump(config))
     return copy / workflow.relative_to(root)
 
 
@@ -106,8 +129,12 @@ def sales_connection(data: Path) -> duckdb.DuckDBPyConnection:
 
 
 @pytest.fixture(scope="module")
-def sales_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    workflow = copy_project(SALES / "sales_review.workflow.yml", tmp_path_factory.mktemp("sr"))
+def sales_run(
+    tmp_path_factory: pytest.TempPathFactory, fake_model: FakeOpenAI
+) -> tuple[Path, dict[str, Any]]:
+    workflow = copy_project(
+        SALES / "sales_review.workflow.yml", tmp_path_factory.mktemp("sr"), fake_model
+    )
     run = accord("run", workflow, "--format", "json")
     return workflow.parent, run.outputs
 
@@ -191,7 +218,8 @@ def test_sales_charts_and_word_report(sales_run: tuple[Path, dict[str, Any]]) ->
     }
     document = docx.Document(str(root / "output" / "sales_review.docx"))
     headings = [p.text for p in document.paragraphs if p.style.name.startswith("Heading")]
-    assert headings[:3] == ["Sales review 2024", "Headline figures", "Regions"]
+    assert headings[:4] == ["Sales review 2024", "Commentary", "Headline figures", "Regions"]
+    assert "Revenue is up; the South leads." in "\n".join(p.text for p in document.paragraphs)
     assert set(headings) >= {f"{row['region']}" for row in outputs["by_region"]}
     text = "\n".join(p.text for p in document.paragraphs)
     assert outputs["growth_check"]["verdict"] in text
@@ -200,8 +228,8 @@ def test_sales_charts_and_word_report(sales_run: tuple[Path, dict[str, Any]]) ->
     assert len(region_table.rows) == 1 + len(outputs["by_region"])
 
 
-def test_sales_variables_from_the_command_line(tmp_path: Path) -> None:
-    workflow = copy_project(SALES / "sales_review.workflow.yml", tmp_path)
+def test_sales_variables_from_the_command_line(tmp_path: Path, fake_model: FakeOpenAI) -> None:
+    workflow = copy_project(SALES / "sales_review.workflow.yml", tmp_path, fake_model)
     earlier = accord("run", workflow, "--format", "json", "-v", "year=2023", "-v", "top_n=2")
     outputs = earlier.outputs
     assert outputs["growth_check"] == {"verdict": "No orders in 2022 to compare with."}

@@ -1,0 +1,193 @@
+"""B3: makespan of 1,000 independent model calls, 200 ms each, at concurrency 50.
+
+engine.scheduler.Scheduler(max_concurrency=50) runs one Node per call; each body awaits
+engine.models.ModelClient.complete (cache off) with a distinct prompt, so the real litellm
+path runs (HTTP, JSON, response objects, cost) against tests.fakes.FakeOpenAI answering after
+200 ms. Ideal makespan: 1,000 / 50 * 200 ms = 4.0 s.              target: ratio <= 1.05
+
+Runs:
+(1) the fake in this process, as the tests use it (its threads share the GIL with the loop);
+(2) the same fake in a child process, so only the engine's own CPU is in this process;
+controls, each once, with the fake in a child process:
+(3) litellm.acompletion with the engine's arguments under an asyncio.Semaphore(50): no
+    scheduler, no ModelClient;
+(4) a plain aiohttp client: what the fake itself can serve at concurrency 50.
+The fake's handler writes headers and body separately; with Nagle's algorithm on, the client's
+delayed ACK adds ~40 ms to every answer, so the benchmark switches Nagle off on the fake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import aiohttp  # noqa: E402
+from _synthetic import machine_note, verdict  # noqa: E402
+from b10_model_overhead import fake_server, print_profile, profiler  # noqa: E402
+
+from engine.models import ModelCatalog, ModelClient, load_litellm  # noqa: E402
+from engine.results import Status  # noqa: E402
+from engine.scheduler import Node, Scheduler  # noqa: E402
+from engine.spec import ConfigSpec, ModelSpec  # noqa: E402
+from tests.fakes import FakeOpenAI  # noqa: E402
+
+N = 1_000
+SLOTS = 50
+LATENCY = 0.2
+IDEAL = N / SLOTS * LATENCY
+TARGET_RATIO = 1.05
+RUNS = 3
+
+
+def make_client(url: str) -> ModelClient:
+    spec = ModelSpec(name="fake", model="openai/fake-model", api_base=url, api_key="test")
+    return ModelClient(ModelCatalog(ConfigSpec(models=[spec])), cache=None, mode="off")
+
+
+def prompt(run: int, i: int) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": f"run {run}, question {i}: how many orders last week?"}]
+
+
+async def engine_run(client: ModelClient, run: int) -> tuple[float, float]:
+    """Makespan and CPU seconds of N calls through the Scheduler and ModelClient."""
+
+    def node(i: int) -> Node:
+        key = f"call_{i:04d}"
+
+        async def body() -> Any:
+            return await client.complete("fake", prompt(run, i), task=key)
+
+        return Node(key=key, name=key, type="agent", order=(i,), priority=1, body=body)
+
+    nodes = [node(i) for i in range(N)]
+    scheduler = Scheduler(max_concurrency=SLOTS)
+    gc.collect()
+    cpu, start = time.process_time(), time.perf_counter()
+    await scheduler.run(nodes, [])
+    makespan, cpu = time.perf_counter() - start, time.process_time() - cpu
+    failed = [r for r in scheduler.results if r.status is not Status.SUCCEEDED]
+    if failed:
+        raise SystemExit(f"{len(failed)} calls failed, e.g. {failed[0].key}: {failed[0].error}")
+    return makespan, cpu
+
+
+async def bounded(call: Callable[[int], Awaitable[Any]]) -> tuple[float, float]:
+    """Makespan and CPU seconds of N calls of `call` under a semaphore of SLOTS."""
+    gate = asyncio.Semaphore(SLOTS)
+
+    async def one(i: int) -> Any:
+        async with gate:
+            return await call(i)
+
+    gc.collect()
+    cpu, start = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(N)))
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+async def raw_litellm(client: ModelClient) -> tuple[float, float]:
+    litellm = load_litellm()
+    model = client.catalog.resolve("fake")
+
+    async def call(i: int) -> Any:
+        return await litellm.acompletion(
+            model=model.litellm_model,
+            messages=prompt(-1, i),
+            timeout=model.timeout,
+            num_retries=0,
+            max_retries=0,
+            api_base=model.api_base,
+            api_key=model.api_key,
+        )
+
+    return await bounded(call)
+
+
+async def plain_aiohttp(url: str) -> tuple[float, float]:
+    async with aiohttp.ClientSession() as session:
+
+        async def call(i: int) -> Any:
+            body = {"model": "fake-model", "messages": prompt(-2, i)}
+            async with session.post(f"{url}/chat/completions", json=body) as response:
+                return await response.json()
+
+        return await bounded(call)
+
+
+async def engine_runs(url: str, label: str) -> list[float]:
+    client = make_client(url)
+    await client.complete("fake", prompt(-3, 0), task="warm-up")  # import litellm first
+    spans = []
+    for run in range(RUNS):
+        makespan, cpu = await engine_run(client, run)
+        spans.append(makespan)
+        print(
+            f"{label} run {run + 1}: makespan {makespan:.2f} s, ratio {makespan / IDEAL:.3f}, "
+            f"CPU in this process {cpu:.2f} s ({cpu / N * 1e3:.2f} ms per call)"
+        )
+    return spans
+
+
+async def profiled_run(url: str) -> None:
+    client = make_client(url)
+    await client.complete("fake", prompt(-4, 0), task="warm-up")
+    prof = profiler()
+    prof.enable()
+    await engine_run(client, 99)
+    prof.disable()
+    print_profile(prof, f"one engine run of {N} calls (fake in a child process)")
+
+
+def main() -> int:
+    print(
+        f"B3 model calls: {N} independent calls, fake latency {LATENCY * 1e3:.0f} ms, "
+        f"concurrency {SLOTS}, ideal makespan {IDEAL:.1f} s, {RUNS} runs of each engine variant"
+    )
+    print(f"machine: {machine_note()}")
+    fake = FakeOpenAI()
+    fake.latency = LATENCY
+    fake.server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
+    try:
+        in_process = asyncio.run(engine_runs(fake.url, "(1) fake in-process"))
+    finally:
+        fake.close()
+    with fake_server(LATENCY) as url:
+        child = asyncio.run(engine_runs(url, "(2) fake in a child process"))
+        raw = asyncio.run(raw_litellm(make_client(url)))
+        print(
+            f"(3) litellm.acompletion under a semaphore, no engine: makespan {raw[0]:.2f} s, "
+            f"ratio {raw[0] / IDEAL:.3f}, CPU {raw[1]:.2f} s ({raw[1] / N * 1e3:.2f} ms per call)"
+        )
+        floor = asyncio.run(plain_aiohttp(url))
+        print(
+            f"(4) plain aiohttp client, no litellm: makespan {floor[0]:.2f} s, "
+            f"ratio {floor[0] / IDEAL:.3f}, CPU {floor[1]:.2f} s"
+        )
+        ratio_1 = statistics.median(in_process) / IDEAL
+        ratio_2 = statistics.median(child) / IDEAL
+        print(f"target: makespan <= {TARGET_RATIO} x {IDEAL:.1f} s = {TARGET_RATIO * IDEAL:.2f} s")
+        print(
+            f"(1) fake in-process: median makespan {statistics.median(in_process):.2f} s, "
+            f"ratio {ratio_1:.3f}: {verdict(ratio_1, TARGET_RATIO)}"
+        )
+        print(
+            f"(2) fake in a child process: median makespan {statistics.median(child):.2f} s, "
+            f"ratio {ratio_2:.3f}: {verdict(ratio_2, TARGET_RATIO)}"
+        )
+        if max(ratio_1, ratio_2) > TARGET_RATIO:
+            asyncio.run(profiled_run(url))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

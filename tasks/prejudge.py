@@ -1,0 +1,590 @@
+"""The deterministic pre-judge: settles pairs of agent answers before any LLM judge call (SPEC §5).
+
+`prejudge(first, second, mode)` returns "A" (consistent), "B" (disagreement) or None (abstain,
+the pair goes to the LLM judge). It is built to make no wrong decision: whenever it is not
+certain it abstains.
+
+`identical` mode: "A" when `normalise` makes both answers equal (whitespace collapsed, case
+folded, trailing sentence punctuation trimmed); otherwise None. `normalise` is also the key that
+clusters identical outputs.
+
+`tolerant` mode (the built-in prompt's rules) reads each answer as a sequence of content tokens:
+
+- facts: numbers (`1,000`, `1.5`, `-3`, `1.2k`, `1.2 million`), currency (`$1,081,395.67`,
+  `$1.2M`, `500 USD`), percentages (`42.67%`, `5 percent`), percentage points, ordinals
+  (`2nd`), identifiers (`Store 12`, `#1043`) and dates (`2024-01-15`, `January 15, 2024`,
+  `15 Jan 2024`, `01/15/2024` when only one reading is a valid date, `January 2024`), each
+  normalised to a value and its displayed precision;
+- direction words, mapped to a class, a polarity and a synonym group (increased = rose = grew =
+  up; decreased = fell = declined = dropped = down; higher/lower; more/less; highest/lowest;
+  positive/negative; profit/loss; improved/worsened);
+- negations (`not`, `no`, `never`, ...), kept as tokens;
+- the other words, lower-cased, with contractions expanded (`there're` -> `there are`), a final
+  plural/verb `s` removed, a few synonyms merged (mean = average) and stopwords dropped (articles,
+  forms of be/have/do, pronouns, `in`, `of`, `by`, `and`, `approximately`, ...). Markdown
+  (bullets, numbering, headings, bold, table pipes) is ignored.
+
+The two sequences are aligned position by position: either they have the same length, or one is
+the other plus a small extension (whole extra sentences of at most 12 content tokens with no
+fact, direction word, negation, hedge or contrast word, and no word of the shorter answer), or
+the shorter is a bare answer (facts only) and the longer restates the same facts in a sentence.
+Each aligned pair is then a match, a grey difference, a material difference or an unrelated
+difference:
+
+- numbers match when equal, within 0.1 % relative, percentages equal after rounding to the
+  coarser precision of the two (42.67 % = 42.7 %, never rounding to 0 % or 100 %), currency off
+  by under $1 that is a rounding of the coarser figure ($12 = $12.40); dates match when equal;
+- a material difference: a number off by at least 10 % relative (and over $10 for currency) that
+  no rounding explains, a different date or year (a year in a year context: `in 2024`), a
+  different identifier, a reversed direction word of the same class (increased vs decreased), or
+  a different proper name in the same slot (`Apple` vs `Pear`, a Title-case word inside a
+  sentence, not a generic data word, not a spelling variant, not named by the other answer);
+- anything else is grey (a gap between the two thresholds, a sign flip, a year-like number
+  out of context) or unrelated (other words differ, a fact faces a word, kinds differ).
+
+Verdict: any unrelated difference, or no alignment, abstains. A material difference gives "B"
+unless its sentence holds a negation, a hedge (`if`, `or`, `may`, ...) or a negative number.
+Otherwise any grey difference abstains, and all matches give "A".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date
+from decimal import Decimal
+from difflib import SequenceMatcher
+from typing import Literal
+
+Verdict = Literal["A", "B"]
+Mode = Literal["identical", "tolerant"]
+Outcome = Literal["match", "grey", "material", "other"]
+TokenKind = Literal["word", "dir", "neg", "fact"]
+
+__all__ = ["Verdict", "normalise", "prejudge"]
+
+# ------------------------------------------------------------------------------------------------
+# identical mode
+
+
+_TRAILING = ".!,;:… \t"
+
+
+def normalise(text: str) -> str:
+    """Collapse whitespace, fold case and trim trailing sentence punctuation (not `?`)."""
+    return " ".join(text.split()).casefold().rstrip(_TRAILING)
+
+
+def prejudge(first: str, second: str, mode: Mode) -> Verdict | None:
+    """Settle a pair when certain: "A" consistent, "B" disagreement, None to ask the judge."""
+    if mode not in ("identical", "tolerant"):
+        raise ValueError(f"unknown pre-judge mode {mode!r}")
+    if normalise(first) == normalise(second):
+        return "A"
+    if mode == "identical":
+        return None
+    return _tolerant(_read(first), _read(second))
+
+
+# ------------------------------------------------------------------------------------------------
+# vocabulary
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOPWORDS = _words(
+    "a an the is are was were be been being am has have had having do does did done "
+    "it its this that these those there here which who whom whose we our us i my me you your "
+    "they their them in on at of by for with as and into within "
+    "approximately approx about around roughly circa "
+    "go goes went gone"
+)
+_NEGATIONS = _words("not no never none nothing neither nor without cannot")
+_HEDGES = _words(
+    "if unless whether or either may might could possibly perhaps maybe probably likely "
+    "unlikely estimate estimated assuming assume expected projected forecast"
+)
+_CONTRAST = (
+    _NEGATIONS
+    | _HEDGES
+    | _words(
+        "but however although though whereas while yet despite except excluding exclude excluded "
+        "only instead rather actually correction corrected incorrect wrong error mistake unclear "
+        "unknown uncertain also tie tied same different previously revised"
+    )
+)
+_SYNONYMS = {"mean": "average", "avg": "average", "sum": "total", "percentage": "percent"}
+_GENERIC = _words(
+    "revenue sale total average median count number profit margin cost price order customer "
+    "user unit quantity amount growth rate region product category month year quarter week day "
+    "date store summary overview analysis result answer insight finding note conclusion table "
+    "data value share percent change trend top item key metric report"
+)
+_CONTRACTIONS = {"n't": ["not"], "'re": ["are"], "'ve": ["have"], "'ll": ["will"], "'d": ["would"]}
+_CONTRACTIONS |= {"'m": ["am"], "'s": []}
+_IRREGULAR = {"won't": ["will", "not"], "can't": ["can", "not"], "cannot": ["can", "not"]}
+
+_DIRECTIONS: dict[str, str] = {}
+
+
+def _direction(cls: str, polarity: str, group: str, words: str) -> None:
+    for word in words.split():
+        _DIRECTIONS[word] = f"{cls}:{polarity}:{group}"
+
+
+_direction(
+    "trend",
+    "+",
+    "up",
+    "increase increases increased increasing rise rises rose risen rising grow grows grew "
+    "grown growing growth climb climbs climbed climbing jump jumps jumped surge surges surged "
+    "surging soar soars soared gain gains gained gaining up upward upwards uptick spike spiked",
+)
+_direction(
+    "trend",
+    "-",
+    "down",
+    "decrease decreases decreased decreasing decline declines declined declining fall falls "
+    "fell fallen falling drop drops dropped dropping dip dips dipped shrink shrinks shrank "
+    "shrunk shrinking plunge plunged plummet plummeted slump slumped down downward downwards "
+    "downturn reduce reduced reduces reduction lose loses lost losing",
+)
+_direction("compare", "+", "more", "higher more greater larger bigger above over")
+_direction("compare", "-", "less", "lower less fewer smaller below under")
+_direction("extreme", "+", "top", "highest largest biggest greatest top maximum max")
+_direction("extreme", "+", "most", "most")
+_direction("extreme", "+", "best", "best")
+_direction("extreme", "-", "bottom", "lowest smallest bottom minimum min")
+_direction("extreme", "-", "least", "least fewest")
+_direction("extreme", "-", "worst", "worst")
+_direction("sign", "+", "positive", "positive")
+_direction("sign", "-", "negative", "negative")
+_direction("outcome", "+", "profit", "profit profits profitable surplus")
+_direction("outcome", "-", "loss", "loss losses unprofitable deficit")
+_direction("quality", "+", "better", "improve improves improved improving improvement better")
+_direction("quality", "-", "worse", "worsen worsens worsened worsening deteriorated worse")
+
+# ------------------------------------------------------------------------------------------------
+# facts
+
+_MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_NUM = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?!\d|,\d)"
+_SIGN = r"(?:(?<![\w.,)%])[-−+])?(?<![\w.,])"
+_SCALE = r"(?:(?:[kKmMbBT]|bn|Bn|BN|mn|MM|tn)(?!\w)|\s(?i:thousand|million|billion|trillion)\b)"
+_AMOUNT = rf"{_NUM}{_SCALE}?"
+_ORD = r"(?:st|nd|rd|th)"
+_PATTERNS = {
+    "date_iso": r"(?<![\w/.-])\d{4}(?:-\d{1,2}-\d{1,2}|/\d{1,2}/\d{1,2})(?![\w/-])",
+    "date_mdy": rf"\b{_MONTH}\s+\d{{1,2}}{_ORD}?,?\s+\d{{4}}(?!\d)",
+    "date_dmy": rf"(?<![\w.,])\d{{1,2}}{_ORD}?\s+(?:of\s+)?{_MONTH},?\s+\d{{4}}(?!\d)",
+    "date_num": r"(?<![\w/.-])\d{1,2}(?:/\d{1,2}/|-\d{1,2}-)\d{4}(?![\w/-])",
+    "date_my": rf"\b{_MONTH},?\s+\d{{4}}(?!\d)",
+    "date_md": rf"\b{_MONTH}\s+\d{{1,2}}{_ORD}?(?![\w%]|[.,]\d)",
+    "date_ym": r"(?<![\w/.-])\d{4}-\d{2}(?![\w/-])",
+    "money": rf"{_SIGN}[$€£¥]\s?[-−]?{_AMOUNT}(?!\w)"
+    rf"|{_SIGN}{_AMOUNT}\s?(?:USD|EUR|GBP|(?i:dollars?|euros?))(?!\w)",
+    "pp": rf"{_SIGN}{_NUM}\s?(?i:percentage[- ]points?|pp|p\.p\.)(?!\w)",
+    "percent": rf"{_SIGN}{_NUM}\s?(?:%|(?i:percent|per cent|pct)(?!\w))",
+    "ordinal": rf"(?<![\w.,])\d+{_ORD}(?!\w)",
+    "number": rf"{_SIGN}{_AMOUNT}(?![\w%])",
+    "word": r"[^\W\d_](?:[\w'’-]*\w)?|\d(?:[\w'’-]*\w)?",
+    "stop": r"[.!?;]+(?=\s|$)",
+    "colon": r":(?=\s|$)",
+}
+_MASTER = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _PATTERNS.items()))
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
+_SCALES = {"k": 3, "thousand": 3, "m": 6, "mm": 6, "mn": 6, "million": 6, "b": 9, "bn": 9}
+_SCALES |= {"billion": 9, "t": 12, "tn": 12, "trillion": 12}
+_CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "dollars": "$", "€": "€", "eur": "€"}
+_CURRENCIES |= {"euro": "€", "euros": "€", "£": "£", "gbp": "£", "¥": "¥"}
+_MONTH_BEFORE = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_YEAR_CONTEXT = re.compile(
+    r"(?i)(?:\b(?:in|since|during|year|fy|from|to|between|until|through|before|after|of|vs"
+    rf"|versus|q[1-4]|h[12]|{_MONTH_BEFORE}))\W*$"
+)
+_ID_CONTEXT = re.compile(
+    r"(?i)(?:#|\b(?:id|sku|code|zip|invoice|store|customer|order|product|item|account|employee"
+    r"|user|region|branch|warehouse|ticket)\s*(?:#|no\.?|id)?)\s*:?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One normalised fact: its kind, value and displayed precision (`unit`), or its dates."""
+
+    kind: str
+    value: Decimal = Decimal(0)
+    unit: Decimal = Decimal(1)
+    year_like: bool = False
+    year_context: bool = False
+    dates: frozenset[tuple[int, int, int]] = frozenset()
+
+
+def _amount(text: str) -> tuple[Decimal, Decimal]:
+    """The value and the displayed precision of the first number in `text` (with its scale)."""
+    found = _DIGITS.search(text)
+    assert found is not None
+    digits = found.group(0).replace(",", "")
+    scale = re.match(r"\s?([a-zA-Z]+)", text[found.end() :])
+    exponent = _SCALES.get(scale.group(1).lower(), 0) if scale else 0
+    decimals = len(digits.partition(".")[2])
+    value = Decimal(digits).scaleb(exponent)
+    if re.search(r"[-−]", text[: found.start()]):
+        value = -value
+    return value, Decimal(1).scaleb(exponent - decimals)
+
+
+def _currency(text: str) -> str:
+    symbol = re.search(r"[$€£¥]", text)
+    if symbol:
+        return _CURRENCIES[symbol.group(0)]
+    unit = re.search(r"[A-Za-z]+$", text)
+    return _CURRENCIES.get(unit.group(0).lower(), "?") if unit else "?"
+
+
+def _valid(year: int, month: int, day: int) -> bool:
+    try:
+        date(year or 2000, month, day or 1)
+    except ValueError:
+        return False
+    return True
+
+
+def _month(text: str) -> int:
+    name = re.search(r"[A-Za-z]{3,}", text)
+    return _MONTH_NAMES.index(name.group(0)[:3].lower()) + 1 if name else 0
+
+
+def _date_options(kind: str, text: str) -> set[tuple[int, int, int]]:
+    """Every valid (year, month, day) reading of a date; 0 stands for a missing part."""
+    nums = [int(n) for n in re.findall(r"\d+", text)]
+    month = _month(text)
+    if kind == "date_num":
+        readings = [(nums[2], nums[0], nums[1]), (nums[2], nums[1], nums[0])]
+    elif kind in ("date_mdy", "date_dmy"):
+        readings = [(nums[-1], month, nums[0])]
+    elif kind == "date_my":
+        readings = [(nums[0], month, 0)]
+    elif kind == "date_md":
+        readings = [(0, month, nums[0])]
+    else:  # date_iso (year, month, day), date_ym (year, month)
+        readings = [(nums[0], nums[1], nums[2] if len(nums) > 2 else 0)]
+    return {r for r in readings if _valid(*r)}
+
+
+def _fact(kind: str, text: str, before: str) -> Fact | None:
+    """Parse one matched fact; `before` is the text preceding it on its line."""
+    if kind.startswith("date"):
+        options = _date_options(kind, text)
+        return Fact("date", dates=frozenset(options)) if options else None
+    value, unit = _amount(text)
+    if kind == "money":
+        return Fact(f"money{_currency(text)}", value, unit)
+    if kind != "number":
+        return Fact(kind, value, unit)
+    plain = re.fullmatch(r"\d+", text) is not None
+    if plain and _ID_CONTEXT.search(before):
+        return Fact("id", value, unit)
+    year_like = plain and len(text) == 4 and 1800 <= value <= 2100
+    year_context = year_like and _YEAR_CONTEXT.search(before) is not None
+    return Fact("number", value, unit, year_like, year_context)
+
+
+# ------------------------------------------------------------------------------------------------
+# reading an answer
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: TokenKind
+    key: str
+    sent: int
+    cap: bool = False
+    fact: Fact | None = None
+
+
+@dataclass
+class _Answer:
+    """An answer read as content tokens, with the sentences where a difference is not trusted."""
+
+    tokens: list[_Token] = field(default_factory=list)
+    blocked: set[int] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+    sent: int = 0
+    initial: bool = True
+    prev_title: bool = False
+    prev_token: int | None = None
+
+    def end_sentence(self, initial: bool = True) -> None:
+        if self.tokens and self.tokens[-1].sent == self.sent:
+            self.sent += 1
+        self.initial = initial
+        self.forget()
+
+    def forget(self) -> None:
+        """The next word has no previous word next to it."""
+        self.prev_title = False
+        self.prev_token = None
+
+    def add(self, token: _Token) -> None:
+        self.tokens.append(token)
+        if token.kind == "word":
+            self.keys.add(token.key)
+
+    def block(self) -> None:
+        self.blocked.add(self.sent)
+
+
+_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*")
+_MARKER = re.compile(r"^\s*(?:>\s*)*(?:#+\s*|[-*+•]\s+|\d{1,2}[.)]\s+)?")
+_BOLD_LINE = re.compile(r"\s*(?:\*\*|__)[^*_]+(?:\*\*|__):?\s*")
+
+
+def _read(text: str) -> _Answer:
+    answer = _Answer()
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if _TABLE_RULE.fullmatch(line):
+            continue
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        heading = (
+            line.lstrip().startswith("#")
+            or _BOLD_LINE.fullmatch(line) is not None
+            or _TABLE_RULE.fullmatch(following) is not None
+        )
+        answer.initial = not line.lstrip().startswith("|")
+        marker = _MARKER.match(line)
+        _read_line(answer, line[marker.end() if marker else 0 :], heading)
+        answer.end_sentence()
+    return answer
+
+
+def _read_line(answer: _Answer, line: str, heading: bool) -> None:
+    for match in _MASTER.finditer(line):
+        kind = match.lastgroup or ""
+        text = match.group(0)
+        if kind in ("stop", "colon"):
+            answer.end_sentence(initial=kind == "stop")
+        elif kind == "word":
+            label = line[match.end() : match.end() + 1] == ":"
+            _read_word(answer, text, heading or label)
+        else:
+            _read_fact(answer, kind, text, line[: match.start()])
+
+
+def _read_fact(answer: _Answer, kind: str, text: str, before: str) -> None:
+    fact = _fact(kind, text, before)
+    if fact is None:
+        _read_word(answer, text, True)
+        return
+    if fact.kind != "date" and fact.value < 0:
+        answer.block()
+    answer.add(_Token("fact", "", answer.sent, fact=fact))
+    answer.initial = False
+    answer.forget()
+
+
+def _expand(word: str) -> list[str]:
+    """Lower-case a word and expand its contraction (`there're` -> `there`, `are`)."""
+    lower = word.lower().replace("’", "'")
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    for suffix, parts in _CONTRACTIONS.items():
+        if lower.endswith(suffix) and len(lower) > len(suffix):
+            return [lower[: -len(suffix)], *parts]
+    return [lower.replace("'", "")]
+
+
+def _stem(word: str) -> str:
+    word = _SYNONYMS.get(word, word)
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return _SYNONYMS.get(word[:-1], word[:-1])
+    return word
+
+
+def _read_word(answer: _Answer, raw: str, plain: bool) -> None:
+    """Read one word; a Title-case word inside a sentence, alone, may be a proper name."""
+    title = raw[:1].isupper() and not raw.isupper()
+    cap = title and not (plain or answer.initial or answer.prev_title)
+    if title and answer.prev_token is not None:
+        previous = answer.tokens[answer.prev_token]
+        answer.tokens[answer.prev_token] = replace(previous, cap=False)
+    count = len(answer.tokens)
+    for part in _expand(raw):
+        _read_part(answer, part, cap)
+        cap = False
+    answer.initial = False
+    answer.prev_title = title
+    answer.prev_token = count if len(answer.tokens) > count else None
+
+
+def _read_part(answer: _Answer, part: str, cap: bool) -> None:
+    if part in _NEGATIONS or part in _HEDGES:
+        answer.block()
+    if part in _NEGATIONS:
+        answer.add(_Token("neg", part, answer.sent))
+    elif part in _DIRECTIONS:
+        answer.add(_Token("dir", _DIRECTIONS[part], answer.sent))
+    elif part and part not in _STOPWORDS:
+        answer.add(_Token("word", _stem(part), answer.sent, cap=cap))
+
+
+# ------------------------------------------------------------------------------------------------
+# comparing facts
+
+
+def _rounds_to(a: Fact, b: Fact) -> bool:
+    """True when the finer figure rounds to the coarser one at the coarser precision."""
+    return abs(a.value - b.value) * 2 <= max(a.unit, b.unit)
+
+
+def _compare_numbers(a: Fact, b: Fact) -> Outcome:
+    if a.year_like or b.year_like:
+        return "material" if a.year_context and b.year_context else "grey"
+    if (a.value < 0) != (b.value < 0):
+        return "grey" if abs(abs(a.value) - abs(b.value)) * 10 < abs(a.value) else "material"
+    diff = abs(a.value - b.value)
+    low, high = sorted((abs(a.value), abs(b.value)))
+    money = a.kind.startswith("money")
+    if low > 0 and (diff * 1000 < low or _rounding_match(a, b, money)):
+        return "match"
+    if not _rounds_to(a, b) and diff * 10 >= high and (not money or diff > 10):
+        return "material"
+    return "grey"
+
+
+def _rounding_match(a: Fact, b: Fact, money: bool) -> bool:
+    """Percentages equal after rounding (not to 0 or 100), currency under $1 off by rounding."""
+    if not _rounds_to(a, b):
+        return False
+    if a.kind == "percent":
+        coarser = a if a.unit >= b.unit else b
+        return coarser.value not in (0, 100)
+    return money and abs(a.value - b.value) < 1
+
+
+def _compare_dates(a: Fact, b: Fact) -> Outcome:
+    if a.dates == b.dates and len(a.dates) == 1:
+        return "match"
+    shape = {tuple(part == 0 for part in d) for d in a.dates | b.dates}
+    if not a.dates & b.dates and len(shape) == 1:
+        return "material"
+    return "grey"
+
+
+def _compare_facts(a: Fact, b: Fact) -> Outcome:
+    if a.kind != b.kind:
+        return "other"
+    if a.kind == "date":
+        return _compare_dates(a, b)
+    if a.value == b.value:
+        return "match"
+    if a.kind == "id":
+        return "material"
+    return _compare_numbers(a, b)
+
+
+# ------------------------------------------------------------------------------------------------
+# comparing tokens and deciding
+
+
+def _categorical(a: _Token, b: _Token, first: _Answer, second: _Answer) -> bool:
+    """Two different proper names in the same slot: a different categorical fact."""
+    if not (a.cap and b.cap) or a.key in _GENERIC or b.key in _GENERIC:
+        return False
+    if a.key in second.keys or b.key in first.keys:
+        return False
+    return SequenceMatcher(None, a.key, b.key).ratio() < 0.75
+
+
+def _compare(a: _Token, b: _Token, first: _Answer, second: _Answer) -> Outcome:
+    if a.kind != b.kind:
+        return "other"
+    if a.fact is not None and b.fact is not None:
+        return _compare_facts(a.fact, b.fact)
+    if a.key == b.key:
+        return "match"
+    if a.kind == "dir" and a.key.split(":")[0] == b.key.split(":")[0]:
+        same_polarity = a.key.split(":")[1] == b.key.split(":")[1]
+        return "other" if same_polarity else "material"
+    if a.kind == "word" and _categorical(a, b, first, second):
+        return "material"
+    return "other"
+
+
+Pairs = list[tuple[int, int]]
+
+
+def _extra_ok(extra: list[_Token], base: _Answer) -> bool:
+    """A small extension: at most 12 plain words, none contrasting or repeating the base."""
+    if len(extra) > 12:
+        return False
+    return all(
+        t.kind == "word" and t.key not in _CONTRAST and t.key not in base.keys for t in extra
+    )
+
+
+def _sentence_edges(tokens: list[_Token], start: int, end: int) -> bool:
+    starts = start == 0 or tokens[start - 1].sent != tokens[start].sent
+    ends = end == len(tokens) or tokens[end].sent != tokens[end - 1].sent
+    return starts and ends
+
+
+def _alignments(short: _Answer, long: _Answer) -> list[tuple[Pairs, list[_Token]]]:
+    """Candidate alignments of the shorter answer inside the longer, with the extra tokens."""
+    size, tokens = len(short.tokens), long.tokens
+    if all(t.kind == "fact" for t in short.tokens):
+        facts = [i for i, t in enumerate(tokens) if t.kind == "fact"]
+        if len(facts) != size:
+            return []
+        return [(list(zip(range(size), facts, strict=True)), [t for t in tokens if not t.fact])]
+    found = []
+    for start in range(len(tokens) - size + 1):
+        if _sentence_edges(tokens, start, start + size):
+            pairs = [(i, start + i) for i in range(size)]
+            found.append((pairs, tokens[:start] + tokens[start + size :]))
+    return found
+
+
+def _align(first: _Answer, second: _Answer) -> Pairs | None:
+    """Position pairs (first, second) of the single acceptable alignment, else None."""
+    if len(first.tokens) == len(second.tokens):
+        return [(i, i) for i in range(len(first.tokens))]
+    swap = len(first.tokens) > len(second.tokens)
+    short, long = (second, first) if swap else (first, second)
+    usable = []
+    for pairs, extra in _alignments(short, long):
+        outcomes = {_compare(short.tokens[i], long.tokens[j], short, long) for i, j in pairs}
+        if "other" not in outcomes and _extra_ok(extra, short):
+            usable.append([(j, i) for i, j in pairs] if swap else pairs)
+    return usable[0] if len(usable) == 1 else None
+
+
+def _tolerant(first: _Answer, second: _Answer) -> Verdict | None:
+    if not first.tokens or not second.tokens:
+        return None
+    pairs = _align(first, second)
+    if pairs is None:
+        return None
+    material = False
+    grey = False
+    for i, j in pairs:
+        a, b = first.tokens[i], second.tokens[j]
+        outcome = _compare(a, b, first, second)
+        if outcome == "other":
+            return None
+        if outcome == "material" and (a.sent in first.blocked or b.sent in second.blocked):
+            return None
+        material = material or outcome == "material"
+        grey = grey or outcome == "grey"
+    if material:
+        return "B"
+    return None if grey else "A"

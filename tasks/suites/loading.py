@@ -1,0 +1,214 @@
+"""`accord test FILE`: load a workflow, an agent or a `.test.yml` into a `PreparedSuite`.
+
+Every problem (a `task_ref` to an unknown task, an agent test without `task_description`,
+a missing or malformed dataset, ...) is an issue with file and line, raised together with
+the file's other problems as one `ValidationError` (exit 2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.errors import AccordError, Issue, LoadError, ValidationError
+from engine.loader import Loaded, is_workflow_file, load_spec, load_workflow
+from engine.models import ModelCatalog
+from engine.project import Project, load_project
+from engine.runner import compile_workflow
+from engine.spec import AgentSpec
+from engine.yamlmarks import Loc, format_path, parse_yaml, read_text
+from tasks.suites.checks import TestChecker
+from tasks.suites.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
+from tasks.suites.specs import TestSuiteSpec
+
+AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
+SUITE_SUFFIXES = (".test.yml", ".test.yaml")
+
+
+def prepare(path: Path) -> PreparedSuite:
+    """Load and validate `path` (a workflow, an agent or a `.test.yml`)."""
+    if not path.exists():
+        raise LoadError(f"{path}: file not found")
+    if path.is_dir():
+        raise LoadError(f"{path}: is a folder; give a .workflow.yml, .agent.yml or .test.yml")
+    if is_workflow_file(path):
+        return _prepare_workflow(path)
+    if path.name.endswith(AGENT_SUFFIXES):
+        return _prepare_agent(path)
+    if path.name.endswith(SUITE_SUFFIXES):
+        return _prepare_suite(path)
+    raise LoadError(
+        f"{path}: accord test takes a .workflow.yml (or .procedure.yml / .automation.yml), "
+        "an .agent.yml or a .test.yml file"
+    )
+
+
+def _no_tests(path: Path) -> LoadError:
+    return LoadError(
+        f"{path}: has no tests: add a 'tests:' list (type: consistency or custom); "
+        "see docs/testing.md"
+    )
+
+
+def _prepare_workflow(path: Path) -> PreparedSuite:
+    issues: list[Issue] = []
+    plan = None
+    try:
+        _project, plan = compile_workflow(path)
+    except ValidationError as exc:
+        issues.extend(exc.issues)
+    project = load_project(path)
+    try:
+        loaded = load_workflow(path)
+    except ValidationError:
+        _raise_all(path, issues)  # the compiler's issues already say why
+        raise
+    checker = TestChecker(loaded, project, "workflow", plan=plan)
+    tests = checker.workflow_tests()
+    _raise_all(path, [*issues, *checker.issues])
+    assert plan is not None
+    if not tests:
+        raise _no_tests(path)
+    return PreparedSuite(
+        path=path,
+        project=project,
+        kind="workflow",
+        name=plan.name,
+        tests=tuple(tests),
+        plan=plan,
+    )
+
+
+def _prepare_agent(path: Path) -> PreparedSuite:
+    project = load_project(path)
+    loaded = load_spec(path, AgentSpec, kind="agent")
+    agent: AgentSpec = loaded.spec
+    checker = TestChecker(loaded, project, "agent", agent=agent)
+    tests = checker.agent_tests()
+    _raise_all(path, checker.issues)
+    if not tests:
+        raise _no_tests(path)
+    return PreparedSuite(
+        path=path,
+        project=project,
+        kind="agent",
+        name=_stem(path, AGENT_SUFFIXES),
+        tests=tuple(tests),
+        agent=agent,
+        agent_path=path,
+    )
+
+
+def _prepare_suite(path: Path) -> PreparedSuite:
+    data, _marks = parse_yaml(read_text(path), path)
+    if isinstance(data, list):
+        raise LoadError(
+            f"{path}: this file is a list of rows, i.e. a dataset for a custom test "
+            "(Oxy's {query, response, relevant_contexts}), not a test suite. Reference it "
+            "from an agent or workflow test ('type: custom', 'dataset: <path>') and run "
+            "accord test on that file; a .test.yml suite is a mapping with 'target' and 'cases'."
+        )
+    project = load_project(path)
+    loaded = load_spec(path, TestSuiteSpec, kind="test")
+    suite: TestSuiteSpec = loaded.spec
+    issues: list[Issue] = []
+    agent, agent_path = _suite_target(loaded, project, issues)
+    _check_case_names(loaded, issues)
+    settings = suite.settings
+    judge = settings.judge_model or project.config.defaults.judge_model
+    judge = judge or (agent.model if agent else None) or project.default_model
+    _check_model(loaded, project, judge, ("settings", "judge_model"), issues)
+    _raise_all(path, issues)
+    assert agent is not None and agent_path is not None
+    cases = tuple(CaseInput(c.name, c.prompt, c.expected, (), tuple(c.tags)) for c in suite.cases)
+    name = suite.name or _stem(path, SUITE_SUFFIXES)
+    test = PreparedTest(
+        index=1,
+        name=name,
+        kind="cases",
+        n=settings.runs,
+        judging=Judging(model=judge, prompt="", correctness_prompt=settings.judge_prompt),
+        cases=cases,
+        metrics=("correctness",),
+    )
+    return PreparedSuite(
+        path=path,
+        project=project,
+        kind="suite",
+        name=name,
+        tests=(test,),
+        agent=agent,
+        agent_path=agent_path,
+        max_concurrency=settings.concurrency,
+    )
+
+
+def _suite_target(
+    loaded: Loaded, project: Project, issues: list[Issue]
+) -> tuple[AgentSpec | None, Path | None]:
+    suite: TestSuiteSpec = loaded.spec
+    target = project.root / suite.target
+    if not suite.target.endswith(AGENT_SUFFIXES):
+        _issue(loaded, ("target",), f"the target must be an .agent.yml file (got '{suite.target}')", issues)
+        return None, None
+    if not target.is_file():
+        _issue(loaded, ("target",), f"file '{suite.target}' not found under {project.root}", issues)
+        return None, None
+    try:
+        agent: AgentSpec = load_spec(target, AgentSpec, kind="agent").spec
+    except ValidationError as exc:
+        issues.extend(exc.issues)
+        return None, None
+    except AccordError as exc:
+        _issue(loaded, ("target",), exc.message, issues)
+        return None, None
+    if agent.model is not None:
+        _check_model(loaded, project, agent.model, ("target",), issues)
+    return agent, target
+
+
+def _check_case_names(loaded: Loaded, issues: list[Issue]) -> None:
+    seen: dict[str, int] = {}
+    for index, case in enumerate(loaded.spec.cases):
+        if case.name in seen:
+            _issue(
+                loaded,
+                ("cases", index, "name"),
+                f"duplicate case name '{case.name}' (first used by cases[{seen[case.name]}])",
+                issues,
+            )
+        seen.setdefault(case.name, index)
+
+
+def _check_model(
+    loaded: Loaded, project: Project, name: str | None, loc: Loc, issues: list[Issue]
+) -> None:
+    if name is None:
+        return
+    problem = ModelCatalog(project.config).problem(name)
+    if problem is not None:
+        _issue(loaded, loc, problem, issues)
+
+
+def _issue(loaded: Loaded, loc: Loc, message: str, issues: list[Issue]) -> None:
+    line, column = loaded.marks.find(loc)
+    issues.append(Issue(loaded.path, line, column, format_path(loc), message))
+
+
+def _raise_all(path: Path, issues: list[Issue]) -> None:
+    if not issues:
+        return
+    unique: dict[tuple[Any, ...], Issue] = {}
+    for issue in issues:
+        unique.setdefault((str(issue.file), issue.line, issue.column, issue.message), issue)
+    ordered = sorted(
+        unique.values(), key=lambda i: (str(i.file) != str(path), str(i.file), i.line or 0)
+    )
+    raise ValidationError(ordered)
+
+
+def _stem(path: Path, suffixes: tuple[str, ...]) -> str:
+    for suffix in suffixes:
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)]
+    return path.stem

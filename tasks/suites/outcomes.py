@@ -1,0 +1,121 @@
+"""What a test produced: its runs, judged pairs or cases, metrics, and errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tasks.suites.metrics import Metric
+
+TestKind = Literal["consistency", "custom", "cases"]
+
+
+@dataclass
+class RunRecord:
+    """One run of the tested sub-DAG (or agent): its output text, or why it failed."""
+
+    index: int
+    output: str | None = None
+    error: str | None = None
+    score: float | None = None
+
+
+@dataclass
+class PairRecord:
+    """A judged pair of runs (run indexes as in the file's `n`)."""
+
+    runs: tuple[int, int]
+    verdict: str | None
+    source: str
+    reasoning: str
+
+    @property
+    def consistent(self) -> bool:
+        return self.verdict == "A"
+
+
+@dataclass
+class CaseRecord:
+    """One case of a custom test or a `.test.yml`, for one run."""
+
+    name: str
+    prompt: str
+    expected: str | None
+    run: int = 0
+    output: str | None = None
+    passed: bool | None = None
+    reasoning: str = ""
+    recall: float | None = None
+    error: str | None = None
+    tags: list[str] = field(default_factory=list)
+    checks: dict[str, bool | None] = field(default_factory=dict)
+    judge_errors: list[str] = field(default_factory=list)
+    judge_calls: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return self.passed is False
+
+    @property
+    def label(self) -> str:
+        return self.name if self.run == 0 else f"{self.name} (run {self.run})"
+
+
+@dataclass
+class TestOutcome:
+    """The result of one test: metrics when it produced any, else `error` (its cause)."""
+
+    __test__ = False  # not a pytest test class
+
+    index: int
+    name: str
+    kind: TestKind
+    target: str
+    n: int
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+    pairs: list[PairRecord] = field(default_factory=list)
+    cases: list[CaseRecord] = field(default_factory=list)
+    judge_calls: int = 0
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    task_description: str = ""
+
+    @property
+    def label(self) -> str:
+        """`Test 3` (the position in the file), as threshold messages name tests."""
+        return f"Test {self.index}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.label}: {self.name}"
+
+    @property
+    def accuracy(self) -> Metric | None:
+        return self.metrics.get("accuracy")
+
+    @property
+    def failed_runs(self) -> list[RunRecord]:
+        return [r for r in self.runs if r.error is not None]
+
+
+@dataclass
+class SuiteResult:
+    """Every test of one file, in file order, and the run's totals."""
+
+    file: Path
+    name: str
+    tests: list[TestOutcome]
+    seconds: float = 0.0
+    usage: Any = None
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def produced(self) -> list[TestOutcome]:
+        """Tests that produced a result (not an error)."""
+        return [t for t in self.tests if t.error is None]
+
+    @property
+    def model_calls(self) -> int:
+        return int(self.usage.total.calls) if self.usage is not None else 0

@@ -1,0 +1,80 @@
+"""Pydantic models of what `accord test` reads besides workflows and agents.
+
+- `.test.yml` case files (`TestSuiteSpec`): a target agent, settings, and cases with expected
+  answers, judged PASS/FAIL by the correctness judge.
+- The metrics a `type: custom` test lists (`MetricSpec`).
+- One row of a custom test's dataset (`DatasetRow`): Oxy's `{query, response,
+  relevant_contexts}`, plus an optional `name` and `tags` for `--case` and `--tag`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from engine.spec import Spec
+
+MetricName = Literal["similarity", "context_recall", "correctness"]
+
+
+class MetricSpec(Spec):
+    """A metric of a custom test: `{type: similarity}` (or just `similarity`)."""
+
+    type: MetricName = Field(description="similarity, context_recall or correctness.")
+    prompt: str | None = Field(None, description="Judge prompt (similarity, correctness).")
+    model: str | None = Field(None, description="Judge model (default: the test's judge).")
+    model_ref: str | None = Field(None, description="Oxy's name for `model`.")
+    distance: str | None = Field(None, description="Oxy: accepted; Levenshtein is used.")
+    threshold: float | None = Field(None, description="Oxy: accepted and ignored.")
+
+
+class DatasetRow(Spec):
+    """One case of a custom test's dataset."""
+
+    query: str = Field(description="The question sent to the agent or workflow.")
+    response: str | None = Field(None, description="The expected answer.")
+    relevant_contexts: list[str] = Field(
+        default_factory=list, description="What should be retrieved (SQL, documents)."
+    )
+    name: str | None = Field(None, description="Case name, for `--case`.")
+    tags: list[str] = Field(default_factory=list, description="Tags, for `--tag`.")
+
+    @field_validator("relevant_contexts", mode="before")
+    @classmethod
+    def _one_context(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+
+class SuiteSettings(Spec):
+    """How a `.test.yml` runs."""
+
+    runs: int = Field(1, ge=1, le=1000, description="Answers per case (each judged).")
+    concurrency: int | None = Field(None, ge=1, description="Cap on work running at once.")
+    judge_model: str | None = Field(None, description="Model of the correctness judge.")
+    judge_prompt: str | None = Field(
+        None,
+        description="Custom correctness prompt: sees {{ question }}, {{ expected }}, "
+        "{{ answer }}; must end with PASS or FAIL.",
+    )
+
+
+class CaseSpec(Spec):
+    """One case: a prompt for the target and the answer expected."""
+
+    name: str = Field(description="Unique case name (for `--case`).")
+    prompt: str = Field(description="Sent to the target as is.")
+    expected: str = Field(description="The expected answer, given to the correctness judge.")
+    tags: list[str] = Field(default_factory=list, description="Tags (for `--tag`).")
+
+
+class TestSuiteSpec(Spec):
+    """A `.test.yml`: cases run against one agent and judged for correctness."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str | None = Field(None, description="Suite name (defaults to the file stem).")
+    description: str | None = None
+    target: str = Field(description="The agent file under test, relative to the project root.")
+    settings: SuiteSettings = Field(default_factory=SuiteSettings)
+    cases: list[CaseSpec] = Field(min_length=1, description="The cases, at least one.")

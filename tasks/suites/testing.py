@@ -1,0 +1,238 @@
+"""Running tests as nodes of one DAG on one scheduler.
+
+Each test of a file is a container node of a test plan. A workflow test of `task_ref: X`
+runs the minimal sub-DAG of X (`subdag.sub_plan`) n times as isolated children of its node,
+then judges the answers with `select_consistent`, whose judge calls are leaf nodes of the
+same scheduler. Agent tests run the agent's tool loop as leaf nodes. Every test of the file
+shares the scheduler, so the global limit and the per-model and per-database limits hold
+across tests, and one test's failure never stops the others (keep-going).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field
+
+from engine import variables as workflow_variables
+from engine.context import Scope, TaskContext
+from engine.errors import AccordError
+from engine.plan import Plan, PlannedTask
+from engine.registry import register_task
+from engine.render import render
+from engine.results import Status, TaskResult
+from engine.runner import RunOptions, create_run_context
+from engine.scheduler import Observer
+from engine.spec import TaskSpec, variable_spec
+from tasks.agent_tools import run_agent_loop
+from tasks.suites import scoring
+from tasks.suites.outcomes import SuiteResult, TestOutcome
+from tasks.suites.prepared import PreparedSuite, PreparedTest
+from tasks.suites.subdag import contexts_of, output_text, sampled, sub_plan
+
+
+@dataclass
+class Produced:
+    """One answer of the tested subject: its text and the SQL behind it, or an error."""
+
+    text: str = ""
+    contexts: tuple[str, ...] = ()
+    error: str | None = None
+    description: str | None = None
+
+
+class TestNodeSpec(TaskSpec):
+    """A test of the file as a node of the test plan (compiled, never written in a file)."""
+
+    __test__ = False  # not a pytest test class
+
+    type: Literal["accord_test"] = "accord_test"
+    test: Any = Field(description="The PreparedTest.")
+    suite: Any = Field(description="The PreparedSuite the test belongs to.")
+
+
+class Subject:
+    """What a test runs: the sub-DAG of a workflow task, or an agent, once per call."""
+
+    def __init__(self, ctx: TaskContext, suite: PreparedSuite, test: PreparedTest) -> None:
+        self.ctx = ctx
+        self.suite = suite
+        self.test = test
+        self.plan: Plan | None = ctx.task.children.get("subject")
+
+    async def answer(self, prompt: str | None, run: int, index: int, label: str) -> Produced:
+        """Run the subject once (sample `run`); failures are returned, never raised."""
+        try:
+            if self.plan is not None:
+                return await self._workflow(prompt, run, index, label)
+            return await self._agent(prompt or "", run, label)
+        except AccordError as exc:
+            return Produced(error=getattr(exc, "cause_message", exc.message))
+
+    async def _workflow(self, prompt: str | None, run: int, index: int, label: str) -> Produced:
+        assert self.plan is not None and self.test.task_ref is not None
+        given = {self.test.variable: prompt} if self.test.variable else {}
+        values = workflow_variables.resolve(
+            self.plan.variables, given, where=str(self.plan.path), lines=self.plan.variable_lines
+        )
+        outputs = await self.ctx.run_child(
+            sampled(self.plan, run), dict(values), label=label, index=index, isolated=True
+        )
+        task_ref = self.test.task_ref
+        text = output_text(self.plan, task_ref, outputs[task_ref])
+        description = self._description({**values, **outputs})
+        return Produced(text, tuple(contexts_of(outputs)), None, description)
+
+    def _description(self, context: dict[str, Any]) -> str | None:
+        """The tested task's prompt as it was rendered in this run (the judge's question)."""
+        assert self.plan is not None and self.test.task_ref is not None
+        spec = self.plan.by_name[self.test.task_ref].spec
+        prompt = getattr(spec, "prompt", None)
+        if not isinstance(prompt, str):
+            return None
+        scope = {**self.ctx.run.builtins(), **context}
+        try:
+            local = {
+                k: render(v, scope) if isinstance(v, str) else v
+                for k, v in getattr(spec, "variables", {}).items()
+            }
+            return render(prompt, {**scope, **local})
+        except AccordError:
+            return prompt
+
+    async def _agent(self, prompt: str, run: int, label: str) -> Produced:
+        agent = self.suite.agent
+        assert agent is not None
+        defaults = {k: variable_spec(v).default for k, v in agent.variables.items()}
+
+        async def body() -> Produced:
+            try:
+                reply = await run_agent_loop(
+                    agent, prompt, self.ctx, sample=run, variables=defaults
+                )
+            except AccordError as exc:
+                return Produced(error=getattr(exc, "cause_message", exc.message))
+            return Produced(str(reply), tuple(contexts_of(reply)))
+
+        (produced,) = await self.ctx.run_leaves([(label.lstrip("."), body)], type="test_run")
+        assert isinstance(produced, Produced)
+        return produced
+
+
+@register_task("accord_test", TestNodeSpec, internal=True, container=True)
+async def run_test_node(task: PlannedTask, ctx: TaskContext) -> TestOutcome:
+    """Run one test; its errors end up in the outcome, so the other tests go on."""
+    spec = task.spec
+    assert isinstance(spec, TestNodeSpec)
+    test: PreparedTest = spec.test
+    outcome = new_outcome(spec.suite, test)
+    subject = Subject(ctx, spec.suite, test)
+    try:
+        if test.kind == "consistency":
+            await scoring.consistency(ctx, subject, test, outcome)
+        else:
+            await scoring.cases(ctx, subject, test, outcome)
+    except AccordError as exc:
+        outcome.error = getattr(exc, "cause_message", exc.message)
+    return outcome
+
+
+def new_outcome(suite: PreparedSuite, test: PreparedTest) -> TestOutcome:
+    if test.task_ref is not None:
+        target = f"task '{test.task_ref}' of {suite.path.name}"
+    elif suite.agent_path is not None:
+        target = f"agent {suite.agent_path.name}"
+    else:
+        target = suite.path.name
+    return TestOutcome(
+        index=test.index,
+        name=test.name,
+        kind=test.kind,
+        target=target,
+        n=test.n,
+        task_description=test.task_description or "",
+    )
+
+
+# --- the test plan and the run ---------------------------------------------------------------
+
+
+def build_test_plan(suite: PreparedSuite) -> Plan:
+    """One container node per test; workflow tests carry their sub-DAG as a child plan."""
+    tasks: list[PlannedTask] = []
+    for position, test in enumerate(suite.tests):
+        children: dict[str, Plan] = {}
+        if suite.plan is not None and test.task_ref is not None:
+            children["subject"] = sub_plan(suite.plan, test.task_ref)
+        depth = max((t.priority for t in children["subject"].tasks), default=0) if children else 1
+        tasks.append(
+            PlannedTask(
+                name=f"test_{test.index}",
+                spec=TestNodeSpec(name=f"test_{test.index}", test=test, suite=suite),
+                order=position,
+                deps=(),
+                priority=depth + 1,
+                container=True,
+                line=None,
+                children=children,
+            )
+        )
+    base = suite.plan
+    return Plan(
+        name=f"{suite.name} tests",
+        path=suite.path,
+        root=suite.project.root,
+        tasks=tuple(tasks),
+        variables=base.variables if base is not None else {},
+        outer_refs=frozenset(),
+        workflow=base.workflow if base is not None else None,
+    )
+
+
+async def run_suite(
+    suite: PreparedSuite, options: RunOptions, observer: Observer | None = None
+) -> SuiteResult:
+    """Run every test of `suite` on one scheduler; outcomes in file order."""
+    plan = build_test_plan(suite)
+    options = dataclasses.replace(
+        options,
+        keep_going=True,
+        max_concurrency=options.max_concurrency or suite.max_concurrency,
+    )
+    ctx = create_run_context(suite.project, plan, options, observer)
+    started = time.perf_counter()
+    try:
+        results = await ctx.run_plan(plan, Scope({}), top_level=True)
+    finally:
+        ctx.close()
+    outcomes = [_outcome(suite, task, results.get(task.name)) for task in plan.tasks]
+    return SuiteResult(
+        file=suite.path,
+        name=suite.name,
+        tests=outcomes,
+        seconds=time.perf_counter() - started,
+        usage=ctx.usage,
+        stats=dict(ctx.stats),
+    )
+
+
+def _outcome(suite: PreparedSuite, task: PlannedTask, result: TaskResult | None) -> TestOutcome:
+    spec = task.spec
+    assert isinstance(spec, TestNodeSpec)
+    if result is not None and result.status is Status.SUCCEEDED:
+        outcome = result.output
+        assert isinstance(outcome, TestOutcome)
+        return outcome
+    outcome = new_outcome(suite, spec.test)
+    outcome.error = (result.error if result else None) or "the test did not run"
+    return outcome
+
+
+def run_tests(suite: PreparedSuite, options: RunOptions, observer: Observer | None = None) -> Any:
+    """`run_suite` in a fresh event loop."""
+    return asyncio.run(run_suite(suite, options, observer))
+
