@@ -121,6 +121,12 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
     show_default=True,
     help="Model-call cache; replay fails on any call not recorded before.",
 )
+@click.option(
+    "--resume",
+    "resume",
+    metavar="RUN",
+    help="Reuse the finished tasks of an earlier run (its id, or 'last').",
+)
 @handle_errors
 def run(
     file: Path,
@@ -130,6 +136,7 @@ def run(
     fmt: str,
     quiet: bool,
     cache_mode: str,
+    resume: str | None,
 ) -> None:
     """Run a workflow file."""
     import asyncio
@@ -143,6 +150,7 @@ def run(
         keep_going=keep_going,
         max_concurrency=max_concurrency,
         cache_mode=cache_mode,
+        resume=resume,
     )
     project, plan = compile_workflow(file)
     if fmt == "json":
@@ -220,6 +228,155 @@ def schema(kind: str | None) -> None:
 
     documents = schemas()
     click.echo(json.dumps(documents[kind] if kind else documents, indent=2))
+
+
+@main.group()
+def runs() -> None:
+    """The run store: past runs and their task results."""
+
+
+@runs.command("list")
+@click.option(
+    "--format", "fmt", type=click.Choice(["pretty", "json"]), default="pretty", show_default=True
+)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--project",
+    "folder",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="A file or folder of the project.",
+)
+@handle_errors
+def runs_list(fmt: str, limit: int, folder: Path) -> None:
+    """The newest runs first."""
+    from engine.project import find_root
+    from engine.report import store_report
+    from engine.store import list_runs
+
+    root, _config = find_root(folder)
+    found = list_runs(root / ".accord" / "runs.db", limit)
+    click.echo(store_report.render_runs(found, fmt))
+
+
+@runs.command("show")
+@click.argument("run_id", metavar="RUN")
+@click.option(
+    "--format", "fmt", type=click.Choice(["pretty", "json"]), default="pretty", show_default=True
+)
+@click.option(
+    "--project",
+    "folder",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="A file or folder of the project.",
+)
+@handle_errors
+def runs_show(run_id: str, fmt: str, folder: Path) -> None:
+    """One run's task results (RUN is an id, a unique prefix, or 'last')."""
+    from engine.project import find_root
+    from engine.report import store_report
+    from engine.store import find_run, run_results
+
+    root, _config = find_root(folder)
+    path = root / ".accord" / "runs.db"
+    stored = find_run(path, run_id)
+    click.echo(store_report.render_run(stored, run_results(path, stored.run_id), fmt))
+
+
+@main.command("test")
+@_files_arg()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["pretty", "json", "junit"]),
+    default="pretty",
+    show_default=True,
+    help="Output format (stdout, or --output).",
+)
+@click.option(
+    "--min-accuracy",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Exit 1 when accuracy is below this (0..1).",
+)
+@click.option(
+    "--threshold-mode",
+    type=click.Choice(["average", "all"]),
+    default="average",
+    show_default=True,
+    help="average: the mean of the tests' accuracies; all: every test.",
+)
+@click.option(
+    "--gate",
+    type=click.Choice(["mean", "lower-bound"]),
+    default="mean",
+    show_default=True,
+    help="Compare the accuracy, or the lower bound of its 95% Wilson interval.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Only the metrics: no failures, no progress.")
+@click.option(
+    "--output", type=click.Path(path_type=Path), default=None, help="Write the result here."
+)
+@click.option(
+    "--report",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write a self-contained HTML report.",
+)
+@click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
+@click.option("--case", "cases", multiple=True, help="Only this case or test (repeatable).")
+@click.option(
+    "--max-concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Work running at once, across all tests (default: config, else 16).",
+)
+@click.option(
+    "--cache",
+    "cache_mode",
+    type=click.Choice(["on", "off", "readonly", "replay"]),
+    default="on",
+    show_default=True,
+    help="Model-call cache; replay fails on any call not recorded before.",
+)
+@handle_errors
+def test_command(
+    file: Path,
+    fmt: str,
+    min_accuracy: float | None,
+    threshold_mode: str,
+    gate: str,
+    quiet: bool,
+    output: Path | None,
+    report: Path | None,
+    tags: tuple[str, ...],
+    cases: tuple[str, ...],
+    max_concurrency: int | None,
+    cache_mode: str,
+) -> None:
+    """Run the tests of a workflow, an agent or a .test.yml file."""
+    # The test runner lives with the task types it runs (tasks/suites); the CLI is the
+    # composition root and imports it only when this command runs.
+    from tasks.suites.command import TestCommand, run_test_command
+
+    command = TestCommand(
+        file=file,
+        fmt=fmt,
+        min_accuracy=min_accuracy,
+        threshold_mode="all" if threshold_mode == "all" else "average",
+        gate="lower-bound" if gate == "lower-bound" else "mean",
+        quiet=quiet,
+        output=output,
+        report=report,
+        tags=tags,
+        cases=cases,
+        max_concurrency=max_concurrency,
+        cache_mode=cache_mode,
+    )
+    sys.exit(run_test_command(command))
 
 
 if __name__ == "__main__":  # pragma: no cover

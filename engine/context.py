@@ -7,6 +7,8 @@ workflow, a loop iteration, a branch and a sub-workflow all run on the same sche
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from engine.project import Project
 from engine.registry import task_type
 from engine.results import Status, TaskResult
 from engine.scheduler import Node, Scheduler
+from engine.store import ResumeIndex, RunStore
 
 
 class Scope:
@@ -66,6 +69,8 @@ class RunContext:
     settings: dict[str, Any] = field(default_factory=dict)
     cache_mode: str = "on"
     stats: dict[str, int] = field(default_factory=dict)
+    store: RunStore | None = None
+    resume: ResumeIndex | None = None
     _models: ModelClient | None = None
 
     @property
@@ -202,11 +207,43 @@ class TaskContext:
     def path(self, relative: str) -> Path:
         return self.root / relative
 
+    def input_hash(self) -> str:
+        """Hash of what decides this task's output: its spec, the files it reads, and the
+        values of the names its templates use."""
+        spec = self.task.spec
+        names: set[str] = set()
+        for _loc, source in spec.templates():
+            names |= rendering.referenced_names(source)
+        values = self.context()
+        digest = hashlib.sha256(spec.model_dump_json().encode())
+        digest.update(
+            json.dumps(
+                {n: rendering.jsonable(values[n]) for n in sorted(names) if n in values},
+                sort_keys=True,
+                default=str,
+            ).encode()
+        )
+        for _loc, relative in spec.sources():
+            path = self.root / relative
+            if "{" not in relative and path.is_file():
+                digest.update(path.read_bytes())
+        return digest.hexdigest()
+
     async def execute(self) -> Any:
-        """Run the task type's coroutine, then its export; errors name the task."""
+        """Run the task type's coroutine (or reuse a resumed run's output), then its export;
+        errors name the task."""
         runner = task_type(self.task.type).run
+        run = self.run
         try:
-            output = await runner(self.task, self)
+            reused, output = False, None
+            if not self.task.container and (run.store is not None or run.resume is not None):
+                digest = self.input_hash()
+                if run.store is not None:
+                    run.store.input_hashes[self.key] = digest
+                if run.resume is not None:
+                    reused, output = run.resume.lookup(self.key, digest)
+            if not reused:
+                output = await runner(self.task, self)
             export = self.task.spec.export
             if export is not None:
                 from engine.export import write_export

@@ -51,6 +51,8 @@ class RunResult:
     error: str | None = None
     failed_task: str | None = None
     usage: Any = None
+    stats: dict[str, int] = field(default_factory=dict)
+    resumed_from: str | None = None
 
     @property
     def duration(self) -> float:

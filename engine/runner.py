@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import secrets
 import time
@@ -18,8 +19,9 @@ from engine.errors import AccordError, LoadError
 from engine.loader import is_workflow_file
 from engine.plan import Plan
 from engine.project import Project, load_project
-from engine.results import RunResult, Status
-from engine.scheduler import Observer, Scheduler
+from engine.results import RunResult, Status, TaskResult
+from engine.scheduler import Node, Observer, Scheduler
+from engine.store import ResumeIndex, RunStore, find_run
 
 DEFAULT_CONCURRENCY = 16
 
@@ -33,6 +35,33 @@ class RunOptions:
     max_concurrency: int | None = None
     run_id: str | None = None
     cache_mode: str = "on"
+    resume: str | None = None
+    store: bool = True
+
+
+class _Fanout:
+    """Passes scheduler events to several observers (display, run store)."""
+
+    def __init__(self, observers: list[Observer]) -> None:
+        self.observers = observers
+
+    def node_started(self, node: Node) -> None:
+        for observer in self.observers:
+            observer.node_started(node)
+
+    def node_finished(self, node: Node, result: TaskResult) -> None:
+        for observer in self.observers:
+            observer.node_finished(node, result)
+
+
+def _summary(result: RunResult) -> dict[str, Any]:
+    return {
+        "seconds": round(result.duration, 6),
+        "tasks": result.counts(),
+        "usage": result.usage.total.to_json() if result.usage is not None else None,
+        "stats": result.stats,
+        "failed_task": result.failed_task,
+    }
 
 
 def new_run_id() -> str:
@@ -104,8 +133,20 @@ async def execute(
     values = workflow_variables.resolve(
         plan.variables, options.variables, where=str(plan.path), lines=plan.variable_lines
     )
-    ctx = create_run_context(project, plan, options, observer)
-    run_id, scheduler = ctx.run_id, ctx.scheduler
+    run_id = options.run_id or new_run_id()
+    store_path = project.root / ".accord" / "runs.db"
+    resume = None
+    if options.resume:
+        resume = ResumeIndex(store_path, find_run(store_path, options.resume).run_id)
+    store = RunStore(store_path, run_id) if options.store else None
+    watchers = [w for w in (observer, store) if w is not None]
+    ctx = create_run_context(
+        project, plan, dataclasses.replace(options, run_id=run_id), _Fanout(watchers)
+    )
+    ctx.store, ctx.resume = store, resume
+    if store is not None:
+        store.begin(plan.name, plan.path, values)
+    scheduler = ctx.scheduler
     scope = Scope(dict(values))
     logger = log.get().bind(run_id=run_id, workflow=plan.name)
     logger.info("run_started", tasks=len(plan.tasks))
@@ -114,6 +155,9 @@ async def execute(
         await ctx.run_plan(plan, scope, top_level=True)
     finally:
         ctx.close()
+        if resume is not None:
+            ctx.count("reused", resume.reused)
+            resume.close()
     finished = time.perf_counter()
     top = {t.name for t in plan.tasks}
     outputs = {
@@ -137,7 +181,11 @@ async def execute(
         error=first.error if first else None,
         failed_task=first.key if first else None,
         usage=ctx.usage,
+        stats=dict(ctx.stats),
+        resumed_from=resume.run_id if resume is not None else None,
     )
+    if store is not None:
+        store.finish(status.value, result.error, _summary(result))
     logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
     return result
 

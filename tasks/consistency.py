@@ -296,10 +296,10 @@ def _score(
     prejudged = 0
     for i, j in pair_plan(count, selection.pairs):
         ci, cj = sorted((cluster[i], cluster[j]))
-        if ci == cj:
-            verdict, reasoning, source = "A", "identical answers", "identical"
-        else:
-            verdict, reasoning, source = decided[(ci, cj)]
+        outcome: tuple[Verdict | None, str, str] = (
+            ("A", "identical answers", "identical") if ci == cj else decided[(ci, cj)]
+        )
+        verdict, reasoning, source = outcome
         if source != "judge":
             prejudged += 1
         pairs.append({"runs": [i, j], "verdict": verdict, "source": source, "reasoning": reasoning})
@@ -405,7 +405,9 @@ async def run_select(task: PlannedTask, ctx: TaskContext) -> ConsistencyResult:
             ctx.key, f"all {len(results)} consistency runs failed; first: {failures[0].error}"
         )
     custom = agent.consistency_prompt or ctx.plan.consistency_prompt
-    mode = agent.consistency_prejudge or ("identical" if custom else "tolerant")
+    mode: Literal["off", "identical", "tolerant"] = agent.consistency_prejudge or (
+        "identical" if custom else "tolerant"
+    )
     from tasks.agent import task_agent
 
     model = agent.consistency_model or ctx.run.project.config.defaults.judge_model

@@ -50,10 +50,10 @@ Otherwise any grey difference abstains, and all matches give "A".
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
-from difflib import SequenceMatcher
 from typing import Literal
 
 Verdict = Literal["A", "B"]
@@ -139,18 +139,19 @@ _direction(
     "+",
     "up",
     "increase increases increased increasing rise rises rose risen rising grow grows grew "
-    "grown growing growth climb climbs climbed climbing jump jumps jumped surge surges surged "
-    "surging soar soars soared gain gains gained gaining up upward upwards uptick spike spiked",
+    "grown growing growth climb climbs climbed climbing gain gains gained gaining up upward "
+    "upwards",
 )
+_direction("trend", "+", "sharp", "surge surges surged surging soar soars soared jump jumped")
 _direction(
     "trend",
     "-",
     "down",
     "decrease decreases decreased decreasing decline declines declined declining fall falls "
-    "fell fallen falling drop drops dropped dropping dip dips dipped shrink shrinks shrank "
-    "shrunk shrinking plunge plunged plummet plummeted slump slumped down downward downwards "
-    "downturn reduce reduced reduces reduction lose loses lost losing",
+    "fell fallen falling drop drops dropped dropping shrink shrinks shrank shrunk shrinking "
+    "down downward downwards downturn reduce reduced reduces reduction lose loses lost losing",
 )
+_direction("trend", "-", "sharp", "plunge plunged plummet plummeted slump slumped crashed")
 _direction("compare", "+", "more", "higher more greater larger bigger above over")
 _direction("compare", "-", "less", "lower less fewer smaller below under")
 _direction("extreme", "+", "top", "highest largest biggest greatest top maximum max")
@@ -346,18 +347,25 @@ _MARKER = re.compile(r"^\s*(?:>\s*)*(?:#+\s*|[-*+•]\s+|\d{1,2}[.)]\s+)?")
 _BOLD_LINE = re.compile(r"\s*(?:\*\*|__)[^*_]+(?:\*\*|__):?\s*")
 
 
+def _heading(line: str, following: str) -> bool:
+    """A Markdown heading, a bold-only line, a table header or a line in Title Case."""
+    words = re.findall(r"[^\W\d_]+", line)
+    return (
+        line.lstrip().startswith("#")
+        or _BOLD_LINE.fullmatch(line) is not None
+        or _TABLE_RULE.fullmatch(following) is not None
+        or (len(words) > 1 and all(word[0].isupper() for word in words))
+    )
+
+
 def _read(text: str) -> _Answer:
+    """Read an answer line by line; Markdown markers and table rules are skipped."""
     answer = _Answer()
     lines = text.splitlines()
     for index, line in enumerate(lines):
         if _TABLE_RULE.fullmatch(line):
             continue
-        following = lines[index + 1] if index + 1 < len(lines) else ""
-        heading = (
-            line.lstrip().startswith("#")
-            or _BOLD_LINE.fullmatch(line) is not None
-            or _TABLE_RULE.fullmatch(following) is not None
-        )
+        heading = _heading(line, lines[index + 1] if index + 1 < len(lines) else "")
         answer.initial = not line.lstrip().startswith("|")
         marker = _MARKER.match(line)
         _read_line(answer, line[marker.end() if marker else 0 :], heading)
@@ -421,8 +429,8 @@ def _read_word(answer: _Answer, raw: str, plain: bool) -> None:
     for part in _expand(raw):
         _read_part(answer, part, cap)
         cap = False
+    answer.prev_title = title and not answer.initial
     answer.initial = False
-    answer.prev_title = title
     answer.prev_token = count if len(answer.tokens) > count else None
 
 
@@ -496,13 +504,31 @@ def _compare_facts(a: Fact, b: Fact) -> Outcome:
 # comparing tokens and deciding
 
 
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    row = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, other in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (char != other))
+    return row[-1]
+
+
+def _variant(a: str, b: str) -> bool:
+    """Could be two spellings of one name: a prefix (abbreviation) or a near miss."""
+    if a.startswith(b) or b.startswith(a):
+        return True
+    distance = _edits(a, b)
+    return distance <= 1 or (distance <= 2 and min(len(a), len(b)) >= 6)
+
+
 def _categorical(a: _Token, b: _Token, first: _Answer, second: _Answer) -> bool:
     """Two different proper names in the same slot: a different categorical fact."""
     if not (a.cap and b.cap) or a.key in _GENERIC or b.key in _GENERIC:
         return False
     if a.key in second.keys or b.key in first.keys:
         return False
-    return SequenceMatcher(None, a.key, b.key).ratio() < 0.75
+    return not _variant(a.key, b.key)
 
 
 def _compare(a: _Token, b: _Token, first: _Answer, second: _Answer) -> Outcome:
@@ -574,17 +600,20 @@ def _tolerant(first: _Answer, second: _Answer) -> Verdict | None:
     pairs = _align(first, second)
     if pairs is None:
         return None
-    material = False
-    grey = False
-    for i, j in pairs:
-        a, b = first.tokens[i], second.tokens[j]
-        outcome = _compare(a, b, first, second)
-        if outcome == "other":
-            return None
-        if outcome == "material" and (a.sent in first.blocked or b.sent in second.blocked):
-            return None
-        material = material or outcome == "material"
-        grey = grey or outcome == "grey"
+    return _decide([(first.tokens[i], second.tokens[j]) for i, j in pairs], first, second)
+
+
+def _decide(pairs: list[tuple[_Token, _Token]], first: _Answer, second: _Answer) -> Verdict | None:
+    """Any unrelated difference abstains; a trusted material one is "B"; all matches are "A"."""
+    outcomes = [_compare(a, b, first, second) for a, b in pairs]
+    if "other" in outcomes:
+        return None
+    material = [pair for pair, seen in zip(pairs, outcomes, strict=True) if seen == "material"]
+    if any(a.sent in first.blocked or b.sent in second.blocked for a, b in material):
+        return None
+    reversals = Counter(a.sent for a, _ in material if a.kind == "dir")
+    if any(count > 1 for count in reversals.values()):
+        return None  # "lower prices, more sales" vs "higher prices, fewer sales"
     if material:
         return "B"
-    return None if grey else "A"
+    return None if "grey" in outcomes else "A"

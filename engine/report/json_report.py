@@ -40,6 +40,8 @@ def run_document(result: RunResult) -> dict[str, Any]:
             "seconds": round(result.duration, 6),
             "tasks": result.counts(),
             "usage": usage.total.to_json() if usage is not None else None,
+            "stats": result.stats,
+            "resumed_from": result.resumed_from,
         },
     }
 

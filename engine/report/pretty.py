@@ -132,6 +132,19 @@ def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
         if total.failures:
             line += f", {total.failures} failed"
         out.print(line, highlight=False, soft_wrap=True)
+    stats = result.stats
+    if stats.get("judge_calls") or stats.get("judge_calls_saved"):
+        out.print(
+            f"judge calls {stats.get('judge_calls', 0)} "
+            f"({stats.get('judge_calls_saved', 0)} saved by clustering and the pre-judge)",
+            highlight=False,
+        )
+    if result.resumed_from:
+        out.print(
+            f"resumed from run {result.resumed_from}: {stats.get('reused', 0)} finished "
+            "tasks reused",
+            highlight=False,
+        )
     mark = _MARK[result.status]
     out.print(
         f"{mark} {escape(result.workflow)}: {len(result.results)} tasks "

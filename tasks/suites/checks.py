@@ -19,7 +19,7 @@ from engine.models import ModelCatalog
 from engine.plan import Plan
 from engine.project import Project
 from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-from engine.spec import AgentSpec, TestSpecBase
+from engine.spec import AgentSpec, TestSpecBase, variable_spec
 from engine.yamlmarks import Loc, format_path
 from tasks.consistency import DEFAULT_PROMPT
 from tasks.suites.datasets import load_dataset
@@ -65,12 +65,25 @@ class TestChecker:
         out: list[PreparedTest] = []
         for index, test in enumerate(spec.tests):
             task_ref = test.task_ref or (names[-1] if names else None)
-            if task_ref not in names:
+            if task_ref is None or task_ref not in names:
                 continue  # reported by the compiler
+            self.check_required_variables(index, test)
             prepared = self.prepare(index, test, task_ref, self.task_model(task_ref))
             if prepared is not None:
                 out.append(prepared)
         return out
+
+    def check_required_variables(self, index: int, test: TestSpecBase) -> None:
+        """A test cannot be given variables: each one needs a default (or is the query's)."""
+        variables = self.loaded.spec.variables
+        required = [n for n, v in variables.items() if not variable_spec(v).has_default]
+        for name in required:
+            if name != test.workflow_variable_name:
+                self.issue(
+                    ("tests", index),
+                    f"variable '{name}' has no default and a test cannot set it: "
+                    "give it a default in 'variables:'",
+                )
 
     def agent_tests(self) -> list[PreparedTest]:
         assert self.agent is not None
@@ -107,6 +120,7 @@ class TestChecker:
                 "evaluators are not supported by accord test yet: remove 'evaluators'",
             )
         judging = self.judging(test, loc, model)
+        prepared: PreparedTest | None
         if test.type == "consistency":
             if test.n < 2:
                 self.issue((*loc, "n"), f"a consistency test needs n >= 2 runs (got {test.n})")
@@ -175,8 +189,7 @@ class TestChecker:
         for name in sorted(unknown):
             self.issue(
                 loc,
-                f"unknown name '{name}' in the judge prompt: it sees "
-                f"{', '.join(sorted(allowed))}",
+                f"unknown name '{name}' in the judge prompt: it sees {', '.join(sorted(allowed))}",
             )
 
     def query_variable(self, test: TestSpecBase, loc: Loc) -> str | None:

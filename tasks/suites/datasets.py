@@ -93,7 +93,9 @@ def _csv_rows(path: Path) -> list[DatasetRow]:
         for record in reader:
             items.append((reader.line_num, _csv_record(record)))
     except csv.Error as exc:
-        raise ValidationError([Issue(path, reader.line_num, 1, "", f"invalid CSV: {exc}")]) from None
+        raise ValidationError(
+            [Issue(path, reader.line_num, 1, "", f"invalid CSV: {exc}")]
+        ) from None
     return _validate(path, items)
 
 

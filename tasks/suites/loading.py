@@ -149,7 +149,12 @@ def _suite_target(
     suite: TestSuiteSpec = loaded.spec
     target = project.root / suite.target
     if not suite.target.endswith(AGENT_SUFFIXES):
-        _issue(loaded, ("target",), f"the target must be an .agent.yml file (got '{suite.target}')", issues)
+        _issue(
+            loaded,
+            ("target",),
+            f"the target must be an .agent.yml file (got '{suite.target}')",
+            issues,
+        )
         return None, None
     if not target.is_file():
         _issue(loaded, ("target",), f"file '{suite.target}' not found under {project.root}", issues)

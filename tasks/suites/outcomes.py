@@ -57,10 +57,6 @@ class CaseRecord:
     def failed(self) -> bool:
         return self.passed is False
 
-    @property
-    def label(self) -> str:
-        return self.name if self.run == 0 else f"{self.name} (run {self.run})"
-
 
 @dataclass
 class TestOutcome:
@@ -81,6 +77,7 @@ class TestOutcome:
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     task_description: str = ""
+    seconds: float = 0.0
 
     @property
     def label(self) -> str:
@@ -94,6 +91,10 @@ class TestOutcome:
     @property
     def accuracy(self) -> Metric | None:
         return self.metrics.get("accuracy")
+
+    def case_label(self, case: CaseRecord) -> str:
+        """A case's name, with its run number when each case runs more than once."""
+        return f"{case.name} (run {case.run + 1})" if self.n > 1 else case.name
 
     @property
     def failed_runs(self) -> list[RunRecord]:

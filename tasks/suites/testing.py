@@ -226,13 +226,13 @@ def _outcome(suite: PreparedSuite, task: PlannedTask, result: TaskResult | None)
     if result is not None and result.status is Status.SUCCEEDED:
         outcome = result.output
         assert isinstance(outcome, TestOutcome)
-        return outcome
-    outcome = new_outcome(suite, spec.test)
-    outcome.error = (result.error if result else None) or "the test did not run"
+    else:
+        outcome = new_outcome(suite, spec.test)
+        outcome.error = (result.error if result else None) or "the test did not run"
+    outcome.seconds = result.duration if result is not None else 0.0
     return outcome
 
 
 def run_tests(suite: PreparedSuite, options: RunOptions, observer: Observer | None = None) -> Any:
     """`run_suite` in a fresh event loop."""
     return asyncio.run(run_suite(suite, options, observer))
-

@@ -1,0 +1,86 @@
+"""`accord runs list|show`: the run store as a table or as JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from engine.store import StoredRun
+
+
+def _when(timestamp: float | None) -> str:
+    if timestamp is None:
+        return ""
+    return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _run_json(run: StoredRun) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "workflow": run.workflow,
+        "path": run.path,
+        "status": run.status,
+        "started": _when(run.started),
+        "finished": _when(run.finished),
+        "error": run.error,
+        "summary": run.summary,
+    }
+
+
+def _render(table: Table) -> str:
+    buffer = io.StringIO()
+    Console(file=buffer, width=120).print(table)
+    return buffer.getvalue().rstrip()
+
+
+def render_runs(runs: list[StoredRun], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps([_run_json(r) for r in runs], indent=2)
+    if not runs:
+        return "no runs recorded yet"
+    table = Table("run", "workflow", "status", "started", "seconds", "tasks")
+    for run in runs:
+        summary = run.summary or {}
+        tasks = summary.get("tasks") or {}
+        counts = ", ".join(f"{v} {k}" for k, v in tasks.items() if v)
+        seconds = summary.get("seconds")
+        table.add_row(
+            run.run_id,
+            escape(run.workflow),
+            run.status,
+            _when(run.started),
+            f"{seconds:.2f}" if seconds is not None else "",
+            counts,
+        )
+    return _render(table)
+
+
+def render_run(run: StoredRun, results: list[dict[str, Any]], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({**_run_json(run), "tasks": results}, indent=2, default=str)
+    table = Table(
+        "task",
+        "type",
+        "status",
+        "seconds",
+        "error",
+        title=f"run {run.run_id}",
+        title_justify="left",
+    )
+    for item in results:
+        seconds = item["seconds"]
+        table.add_row(
+            escape(item["task"]),
+            item["type"],
+            item["status"],
+            f"{seconds:.3f}" if seconds is not None else "",
+            escape(item["error"] or ""),
+        )
+    head = f"{run.workflow} ({run.path}): {run.status}, started {_when(run.started)}"
+    return head + "\n" + _render(table)

@@ -1,0 +1,344 @@
+"""The run store: every run and every task result in SQLite (WAL) under `.accord/runs.db`.
+
+Results are written as tasks finish, by a writer thread that commits whatever has queued
+since its last commit: the scheduler never waits for the disk, and a run killed with SIGKILL
+keeps every result committed before the kill. `--resume` reads the succeeded results of an
+earlier run back and reuses those whose inputs hash the same.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import queue
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import ConfigError
+from engine.render import jsonable
+from engine.results import Status, TaskResult
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    path TEXT NOT NULL,
+    started REAL NOT NULL,
+    finished REAL,
+    status TEXT NOT NULL,
+    variables TEXT NOT NULL,
+    error TEXT,
+    summary TEXT
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    type TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    seconds REAL,
+    attempts INTEGER,
+    input_hash TEXT,
+    output_json TEXT,
+    output BLOB,
+    written REAL NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+"""
+_STOP = object()
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to the store, created with its schema on first use."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.executescript(SCHEMA)
+        conn.commit()
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigError(f"cannot open the run store {path}: {exc}") from None
+    return conn
+
+
+def _output_json(output: Any) -> str | None:
+    try:
+        return json.dumps(jsonable(output), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return None
+
+
+def _output_blob(output: Any) -> bytes | None:
+    try:
+        return pickle.dumps(output, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+
+
+class RunStore:
+    """Writes one run's rows from a background thread; a scheduler observer."""
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        self.path = path
+        self.run_id = run_id
+        self.input_hashes: dict[str, str] = {}
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._conn = connect(path)
+        self._error: str | None = None
+        self._thread = threading.Thread(target=self._write_loop, name="accord-store", daemon=True)
+        self._thread.start()
+
+    def begin(self, workflow: str, file: Path, variables: dict[str, Any]) -> None:
+        self._queue.put(("run", workflow, str(file), json.dumps(jsonable(variables))))
+
+    def node_started(self, node: Any) -> None:
+        return None
+
+    def node_finished(self, node: Any, result: TaskResult) -> None:
+        if node.uses_slot or result.status is not Status.SUCCEEDED:
+            self._queue.put(("result", result, self.input_hashes.get(result.key)))
+
+    def finish(self, status: str, error: str | None, summary: dict[str, Any]) -> None:
+        """Record the run's end and wait until everything queued is on disk."""
+        self._queue.put(("end", status, error, json.dumps(summary, default=str)))
+        self._queue.put(_STOP)
+        self._thread.join(timeout=60)
+        self._conn.close()
+        if self._error:
+            raise ConfigError(f"the run store {self.path} could not be written: {self._error}")
+
+    def _write_loop(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            while True:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = batch[-1] is _STOP
+            try:
+                with self._conn:
+                    for item in batch:
+                        if item is not _STOP:
+                            self._write(item)
+            except sqlite3.Error as exc:
+                self._error = str(exc)
+            if stop:
+                return
+
+    def _write(self, item: tuple[Any, ...]) -> None:
+        kind = item[0]
+        if kind == "run":
+            _, workflow, file, variables = item
+            self._conn.execute(
+                "INSERT OR REPLACE INTO runs (run_id, workflow, path, started, status, variables)"
+                " VALUES (?, ?, ?, ?, 'running', ?)",
+                (self.run_id, workflow, file, time.time(), variables),
+            )
+        elif kind == "result":
+            _, result, input_hash = item
+            succeeded = result.status is Status.SUCCEEDED
+            self._conn.execute(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    result.key,
+                    result.type,
+                    result.status.value,
+                    result.error,
+                    result.duration,
+                    result.attempts,
+                    input_hash,
+                    _output_json(result.output) if succeeded else None,
+                    _output_blob(result.output) if succeeded and input_hash else None,
+                    time.time(),
+                ),
+            )
+        elif kind == "end":
+            _, status, error, summary = item
+            self._conn.execute(
+                "UPDATE runs SET finished = ?, status = ?, error = ?, summary = ? WHERE run_id = ?",
+                (time.time(), status, error, summary, self.run_id),
+            )
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as the store has it."""
+
+    run_id: str
+    workflow: str
+    path: str
+    started: float
+    finished: float | None
+    status: str
+    error: str | None
+    summary: dict[str, Any] | None
+
+
+def _run_from_row(row: tuple[Any, ...]) -> StoredRun:
+    return StoredRun(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        json.loads(row[7]) if row[7] else None,
+    )
+
+
+def list_runs(path: Path, limit: int = 50) -> list[StoredRun]:
+    """The newest runs first."""
+    if not path.is_file():
+        return []
+    conn = connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT run_id, workflow, path, started, finished, status, error, summary FROM runs"
+            " ORDER BY started DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [_run_from_row(r) for r in rows]
+
+
+def find_run(path: Path, run: str) -> StoredRun:
+    """A run by id (or unique prefix), or `last`; a `ConfigError` says what exists."""
+    runs = list_runs(path, limit=100000)
+    if not runs:
+        raise ConfigError(f"no runs recorded yet in {path}")
+    if run == "last":
+        return runs[0]
+    matches = [r for r in runs if r.run_id == run] or [r for r in runs if r.run_id.startswith(run)]
+    if len(matches) != 1:
+        recent = ", ".join(r.run_id for r in runs[:5])
+        what = "matches several runs" if matches else "is not a recorded run"
+        raise ConfigError(f"'{run}' {what} (recent runs: {recent}; or use 'last')")
+    return matches[0]
+
+
+def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
+    """Every stored task result of a run, in the order they were written."""
+    conn = connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT key, type, status, error, seconds, attempts, output_json FROM results"
+            " WHERE run_id = ? ORDER BY written, rowid",
+            (run_id,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [
+        {
+            "task": r[0],
+            "type": r[1],
+            "status": r[2],
+            "error": r[3],
+            "seconds": r[4],
+            "attempts": r[5],
+            "output": json.loads(r[6]) if r[6] else None,
+        }
+        for r in rows
+    ]
+
+
+_SAFE_MODULES = ("engine.", "tasks.")
+_SAFE_GLOBALS = {
+    ("builtins", name)
+    for name in (
+        "list",
+        "dict",
+        "tuple",
+        "set",
+        "frozenset",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "bytes",
+        "complex",
+        "slice",
+        "getattr",
+    )
+} | {
+    ("datetime", "date"),
+    ("datetime", "datetime"),
+    ("datetime", "time"),
+    ("datetime", "timedelta"),
+    ("datetime", "timezone"),
+    ("decimal", "Decimal"),
+    ("uuid", "UUID"),
+    ("collections", "OrderedDict"),
+    ("copyreg", "_reconstructor"),
+    ("copyreg", "__newobj__"),
+    ("builtins", "object"),
+}
+
+
+class _OutputUnpickler(pickle.Unpickler):
+    """Only accord's own output types and plain data: a tampered store cannot run code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _SAFE_GLOBALS or module.startswith(_SAFE_MODULES):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not an accord output type")
+
+
+def load_output(blob: bytes) -> Any:
+    import io
+
+    return _OutputUnpickler(io.BytesIO(blob)).load()
+
+
+class ResumeIndex:
+    """The succeeded results of an earlier run, by task key and input hash."""
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        self.path = path
+        self.run_id = run_id
+        conn = connect(path)
+        try:
+            rows = conn.execute(
+                "SELECT key, input_hash FROM results WHERE run_id = ? AND status = 'succeeded'"
+                " AND output IS NOT NULL",
+                (run_id,),
+            ).fetchall()
+        finally:
+            conn.close()
+        self.hashes: dict[str, str] = {str(k): str(h) for k, h in rows}
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self.reused = 0
+
+    def lookup(self, key: str, input_hash: str) -> tuple[bool, Any]:
+        """(True, output) when the earlier run finished this task with the same inputs."""
+        if self.hashes.get(key) != input_hash:
+            return False, None
+        with self._lock:
+            if self._conn is None:
+                self._conn = connect(self.path)
+            row = self._conn.execute(
+                "SELECT output FROM results WHERE run_id = ? AND key = ?", (self.run_id, key)
+            ).fetchone()
+        if row is None or row[0] is None:
+            return False, None
+        try:
+            output = load_output(row[0])
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+            return False, None
+        self.reused += 1
+        return True, output
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

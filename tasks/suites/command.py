@@ -1,0 +1,128 @@
+"""`accord test FILE`: prepare, run, report, gate; returns the exit code.
+
+Exit codes: 0 every gate passed (or none was asked for); 1 `--min-accuracy` failed;
+2 invalid input (raised as an `AccordError` before anything runs); 3 no test produced a
+result. stdout holds only the formatted result; errors, warnings and gate messages go to
+stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+
+from engine.errors import AccordError, LoadError
+from engine.runner import RunOptions
+from tasks.suites.gate import GateKind, GateResult, Mode, check
+from tasks.suites.outcomes import SuiteResult
+from tasks.suites.prepared import select
+
+EXIT_OK, EXIT_GATE, EXIT_NO_RESULT = 0, 1, 3
+
+
+@dataclass(frozen=True)
+class TestCommand:
+    """The options of `accord test`."""
+
+    __test__ = False  # not a pytest test class
+
+    file: Path
+    fmt: str = "pretty"
+    min_accuracy: float | None = None
+    threshold_mode: Mode = "average"
+    gate: GateKind = "mean"
+    quiet: bool = False
+    output: Path | None = None
+    report: Path | None = None
+    tags: tuple[str, ...] = ()
+    cases: tuple[str, ...] = ()
+    max_concurrency: int | None = None
+    cache_mode: str = "on"
+
+
+def run_test_command(command: TestCommand) -> int:
+    """Run `accord test` and return its exit code."""
+    from engine.report.pretty import RunDisplay
+    from tasks.suites.loading import prepare
+    from tasks.suites.testing import build_test_plan, run_tests
+
+    suite = select(prepare(command.file), command.tags, command.cases)
+    if not suite.tests:
+        raise LoadError(f"{command.file}: no test or case matches {_filters(command)}")
+    options = RunOptions(max_concurrency=command.max_concurrency, cache_mode=command.cache_mode)
+    quiet = command.quiet or command.fmt != "pretty"
+    with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
+        result = run_tests(suite, options, display)
+    err = Console(stderr=True, soft_wrap=True)
+    from tasks.suites.reports import print_problems
+
+    print_problems(result, err)
+    gate = None
+    if command.min_accuracy is not None:
+        gate = check(result.tests, command.min_accuracy, command.threshold_mode, command.gate)
+    _write_result(command, result, gate)
+    if command.report is not None:
+        from tasks.suites.html import render_html
+
+        _write(command.report, render_html(result))
+    return _exit_code(result, gate, err)
+
+
+def _filters(command: TestCommand) -> str:
+    given = [f"--tag {t}" for t in command.tags] + [f"--case {c}" for c in command.cases]
+    return " ".join(given)
+
+
+def _write_result(command: TestCommand, result: SuiteResult, gate: GateResult | None) -> None:
+    from tasks.suites import reports
+
+    if command.fmt == "json":
+        text = reports.render_json(result, gate) + "\n"
+    elif command.fmt == "junit":
+        text = reports.render_junit(result, gate, command.min_accuracy)
+    elif command.output is not None:
+        with _open(command.output) as handle:
+            console = Console(file=handle, no_color=True, width=120, soft_wrap=True)
+            reports.print_pretty(result, console, quiet=command.quiet)
+        return
+    else:
+        reports.print_pretty(result, Console(file=sys.stdout), quiet=command.quiet)
+        return
+    if command.output is not None:
+        _write(command.output, text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _open(path: Path) -> TextIO:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise AccordError(f"{path}: cannot write: {exc.strerror}") from None
+
+
+def _write(path: Path, text: str) -> None:
+    with _open(path) as handle:
+        handle.write(text)
+
+
+def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> int:
+    if not result.produced:
+        err.print(
+            f"error: no test produced a result ({len(result.tests)} test(s) failed to run)",
+            highlight=False,
+        )
+        return EXIT_NO_RESULT
+    if gate is None:
+        return EXIT_OK
+    if gate.warning is not None:
+        err.print(f"warning: {gate.warning}", highlight=False)
+    for message in gate.messages:
+        err.print(message, highlight=False, markup=False)
+    return EXIT_OK if gate.passed else EXIT_GATE

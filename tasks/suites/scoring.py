@@ -1,0 +1,216 @@
+"""Score a test from its answers: consistency pairs, or cases judged against expectations.
+
+- consistency: n answers, judged pairwise by `select_consistent` (identical answers and
+  pre-judged pairs need no judge call). Accuracy = consistent pairs / pairs with a verdict.
+- custom and `.test.yml` cases: each answer is compared with the expected one (`similarity`
+  through the consistency judge, `correctness` through the PASS/FAIL judge) and its SQL with
+  the reference contexts (`context_recall`). Accuracy = answers that pass / answers judged.
+
+A test that produced no answer, or whose answers could not be judged, gets an error with
+the cause instead of a score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import TYPE_CHECKING
+
+from engine.context import TaskContext
+from tasks.consistency import Selection, pair_plan, select_consistent
+from tasks.suites.grading import Grade, grade_answer
+from tasks.suites.metrics import context_recall, mean_metric, proportion
+from tasks.suites.outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
+from tasks.suites.prepared import CaseInput, PreparedTest
+
+if TYPE_CHECKING:
+    from tasks.suites.testing import Produced, Subject
+
+JUDGED = ("similarity", "correctness")
+
+
+# --- consistency -------------------------------------------------------------------------------
+
+
+async def consistency(
+    ctx: TaskContext, subject: Subject, test: PreparedTest, outcome: TestOutcome
+) -> None:
+    """n runs of the subject, then the pairwise judge; accuracy over judged pairs."""
+    answers = await asyncio.gather(
+        *(subject.answer(test.task_description, run, run, f".run_{run}") for run in range(test.n))
+    )
+    outcome.runs = [
+        RunRecord(i, a.text if a.error is None else None, a.error) for i, a in enumerate(answers)
+    ]
+    good = [i for i, a in enumerate(answers) if a.error is None]
+    failed = [a for a in answers if a.error is not None]
+    if failed and good:
+        outcome.warnings.append(f"{len(failed)} of {test.n} runs failed; first: {failed[0].error}")
+    if not good:
+        outcome.error = f"all {test.n} runs failed; first: {failed[0].error}"
+        return
+    if len(good) == 1:
+        outcome.error = (
+            f"only 1 of {test.n} runs succeeded, so no pair could be judged; "
+            f"first failure: {failed[0].error}"
+        )
+        return
+    outcome.task_description = _description(subject, test, answers[good[0]])
+    await _judge_runs(ctx, test, outcome, [answers[i].text for i in good], good)
+
+
+def _description(subject: Subject, test: PreparedTest, first: Produced) -> str:
+    if test.task_description:
+        return test.task_description
+    if first.description:
+        return first.description
+    plan = subject.suite.plan
+    if plan is not None and plan.description:
+        return plan.description
+    return f"the output of task '{test.task_ref}'"
+
+
+async def _judge_runs(
+    ctx: TaskContext, test: PreparedTest, outcome: TestOutcome, texts: list[str], good: list[int]
+) -> None:
+    judging = test.judging
+    selection = Selection(
+        texts,
+        outcome.task_description,
+        judging.prompt,
+        judging.model,
+        judging.prejudge,
+        judging.pairs,
+    )
+    result = await select_consistent(ctx, selection)
+    for pair in result.pairs:
+        first, second = pair["runs"]
+        outcome.pairs.append(
+            PairRecord(
+                (good[first], good[second]), pair["verdict"], pair["source"], pair["reasoning"]
+            )
+        )
+    for run in result.runs:
+        outcome.runs[good[run["index"]]].score = run["score"]
+    outcome.judge_calls = result.judge_calls
+    ctx.run.count("judge_calls", result.judge_calls)
+    ctx.run.count(
+        "judge_calls_saved", len(pair_plan(len(texts), judging.pairs)) - result.judge_calls
+    )
+    outcome.warnings.extend(f"judge: {error}" for error in result.judge_errors)
+    judged = [p for p in outcome.pairs if p.verdict is not None]
+    metric = proportion("accuracy", sum(p.consistent for p in judged), len(judged), "pairs")
+    if metric is None:
+        outcome.error = f"no pair could be judged; {result.judge_errors[0]}"
+    else:
+        outcome.metrics["accuracy"] = metric
+
+
+# --- cases -----------------------------------------------------------------------------------
+
+
+async def cases(
+    ctx: TaskContext, subject: Subject, test: PreparedTest, outcome: TestOutcome
+) -> None:
+    """Every case (times n) answered and judged; accuracy, then recall, over the answers."""
+    jobs = [
+        _case(ctx, subject, test, number, case, run)
+        for number, case in enumerate(test.cases)
+        for run in range(test.n)
+    ]
+    outcome.cases = list(await asyncio.gather(*jobs))
+    outcome.judge_calls = sum(c.judge_calls for c in outcome.cases)
+    _case_metrics(test, outcome)
+
+
+async def _case(
+    ctx: TaskContext, subject: Subject, test: PreparedTest, number: int, case: CaseInput, run: int
+) -> CaseRecord:
+    index = number * test.n + run
+    label = f".case_{number + 1}" + (f".run_{run}" if test.n > 1 else "")
+    record = CaseRecord(case.name, case.prompt, case.expected, run, tags=list(case.tags))
+    produced = await subject.answer(case.prompt, run, index, label)
+    if produced.error is not None:
+        record.error = produced.error
+        return record
+    record.output = produced.text
+    if "context_recall" in test.metrics and case.contexts:
+        record.recall = context_recall(case.contexts, produced.contexts)
+    case_ctx = dataclasses.replace(ctx, key=f"{ctx.key}{label}", order=(*ctx.order, index))
+    reasons: list[str] = []
+    judged = [m for m in test.metrics if m in JUDGED]
+    for metric in judged:
+        verdict, reasoning = await _judge_case(case_ctx, test, metric, case, produced.text, record)
+        record.checks[metric] = verdict
+        reasons.append(f"{metric}: {reasoning}" if len(judged) > 1 else reasoning)
+    record.passed = record.checks.get(judged[0]) if judged else None
+    record.reasoning = "\n\n".join(reasons)
+    return record
+
+
+async def _judge_case(
+    ctx: TaskContext,
+    test: PreparedTest,
+    metric: str,
+    case: CaseInput,
+    answer: str,
+    record: CaseRecord,
+) -> tuple[bool | None, str]:
+    expected = case.expected or ""
+    model = test.judge_model(metric)
+    if metric == "similarity":
+        judging = test.judging
+        selection = Selection(
+            [expected, answer], case.prompt, judging.prompt, model, judging.prejudge
+        )
+        result = await select_consistent(ctx, selection)
+        record.judge_calls += result.judge_calls
+        record.judge_errors.extend(result.judge_errors)
+        pair = result.pairs[0]
+        verdict = None if pair["verdict"] is None else pair["verdict"] == "A"
+        return verdict, str(pair["reasoning"])
+
+    async def grade() -> Grade:
+        return await grade_answer(
+            ctx,
+            question=case.prompt,
+            expected=expected,
+            answer=answer,
+            prompt=test.judging.correctness_prompt,
+            model=model,
+        )
+
+    (result,) = await ctx.run_leaves([("grade", grade)], type="judge")
+    assert isinstance(result, Grade)
+    record.judge_calls += 1
+    if result.error:
+        record.judge_errors.append(result.error)
+    return result.passed, result.reasoning
+
+
+def _case_metrics(test: PreparedTest, outcome: TestOutcome) -> None:
+    answered = [c for c in outcome.cases if c.error is None]
+    errors = [c for c in outcome.cases if c.error is not None]
+    if not answered:
+        outcome.error = f"all {len(outcome.cases)} answers failed; first: {errors[0].error}"
+        return
+    if errors:
+        outcome.warnings.append(
+            f"{len(errors)} of {len(outcome.cases)} answers failed; first: {errors[0].error}"
+        )
+    judge_errors = [e for c in answered for e in c.judge_errors]
+    outcome.warnings.extend(f"judge: {e}" for e in judge_errors)
+    for position, metric in enumerate(m for m in test.metrics if m in JUDGED):
+        verdicts = [c.checks[metric] for c in answered if c.checks.get(metric) is not None]
+        name = "accuracy" if position == 0 else metric
+        value = proportion(name, sum(bool(v) for v in verdicts), len(verdicts), "answers")
+        if value is not None:
+            outcome.metrics[name] = value
+    if "context_recall" in test.metrics:
+        recalls = [c.recall for c in answered if c.recall is not None]
+        recall = mean_metric("recall", recalls, "cases")
+        if recall is not None:
+            outcome.metrics["recall"] = recall
+    if not outcome.metrics:
+        cause = judge_errors[0] if judge_errors else "no metric applied"
+        outcome.error = f"no answer could be judged; {cause}"
