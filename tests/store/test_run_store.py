@@ -27,7 +27,7 @@ def workflow() -> str:
         f"  - name: step_{i}\n    type: agent\n    model: fake\n    prompt: question {i}\n"
         for i in range(AGENTS)
     )
-    parts = " ".join("{{ step_%d }}" % i for i in range(AGENTS))
+    parts = " ".join("{{ step_" + str(i) + " }}" for i in range(AGENTS))
     return f"tasks:\n{tasks}  - name: final\n    type: formatter\n    template: '{parts}'\n"
 
 
