@@ -97,12 +97,11 @@ def _words(text: str) -> frozenset[str]:
 _STOPWORDS = _words(
     "a an the is are was were be been being am has have had having do does did done "
     "it its this that these those there here which who whom whose we our us i my me you your "
-    "they their them in on at of by for with as and into within "
-    "approximately approx about around roughly circa "
-    "go goes went gone"
+    "they their them in on at of by for with as and into within go goes went gone"
 )
+_APPROXIMATE = _words("approximately approx about around roughly circa ~ ≈")
 _NEGATIONS = _words("not no never none nothing neither nor without cannot")
-_HEDGES = _words(
+_HEDGES = _APPROXIMATE | _words(
     "if unless whether or either may might could possibly perhaps maybe probably likely "
     "unlikely estimate estimated assuming assume expected projected forecast"
 )
@@ -112,7 +111,8 @@ _CONTRAST = (
     | _words(
         "but however although though whereas while yet despite except excluding exclude excluded "
         "only instead rather actually correction corrected incorrect wrong error mistake unclear "
-        "unknown uncertain also tie tied same different previously revised"
+        "unknown uncertain also tie tied same different previously revised missing incomplete "
+        "partial unavailable approximate exactly precisely ?"
     )
 )
 _SYNONYMS = {"mean": "average", "avg": "average", "sum": "total", "percentage": "percent"}
@@ -122,6 +122,11 @@ _GENERIC = _words(
     "date store summary overview analysis result answer insight finding note conclusion table "
     "data value share percent change trend top item key metric report"
 )
+_EXCLUSIVE = _words(
+    "top highest largest biggest greatest maximum max most best lowest smallest bottom minimum "
+    "min least fewest worst lead leads led leading leader busiest popular dominant primary main "
+    "mainly mostly primarily largely first winner strongest weakest peak peaked except only"
+)  # a sentence with one of these names one thing: another name in its slot contradicts it
 _CONTRACTIONS = {"n't": ["not"], "'re": ["are"], "'ve": ["have"], "'ll": ["will"], "'d": ["would"]}
 _CONTRACTIONS |= {"'m": ["am"], "'s": []}
 _IRREGULAR = {"won't": ["will", "not"], "can't": ["can", "not"], "cannot": ["can", "not"]}
@@ -197,6 +202,7 @@ _PATTERNS = {
     "word": r"[^\W\d_](?:[\w'’-]*\w)?|\d(?:[\w'’-]*\w)?",
     "stop": r"[.!?;]+(?=\s|$)",
     "colon": r":(?=\s|$)",
+    "approx": r"[~≈]",
 }
 _MASTER = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _PATTERNS.items()))
 _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
@@ -215,6 +221,9 @@ _ID_CONTEXT = re.compile(
 )
 
 
+_EUROPEAN = re.compile(r"(?<![\d,.])\d{1,3}(?:\.\d{3})+(?![\d,.])")  # 1.000 could be 1000
+
+
 @dataclass(frozen=True)
 class Fact:
     """One normalised fact: its kind, value and displayed precision (`unit`), or its dates."""
@@ -224,6 +233,7 @@ class Fact:
     unit: Decimal = Decimal(1)
     year_like: bool = False
     year_context: bool = False
+    european: bool = False
     dates: frozenset[tuple[int, int, int]] = frozenset()
 
 
@@ -284,6 +294,11 @@ def _fact(kind: str, text: str, before: str) -> Fact | None:
     if kind.startswith("date"):
         options = _date_options(kind, text)
         return Fact("date", dates=frozenset(options)) if options else None
+    fact = _number_fact(kind, text, before)
+    return replace(fact, european=True) if _EUROPEAN.search(text) else fact
+
+
+def _number_fact(kind: str, text: str, before: str) -> Fact:
     value, unit = _amount(text)
     if kind == "money":
         return Fact(f"money{_currency(text)}", value, unit)
@@ -316,6 +331,7 @@ class _Answer:
 
     tokens: list[_Token] = field(default_factory=list)
     blocked: set[int] = field(default_factory=set)
+    exclusive: set[int] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
     sent: int = 0
     initial: bool = True
@@ -366,9 +382,13 @@ def _read(text: str) -> _Answer:
         if _TABLE_RULE.fullmatch(line):
             continue
         heading = _heading(line, lines[index + 1] if index + 1 < len(lines) else "")
-        answer.initial = not line.lstrip().startswith("|")
+        row = line.lstrip().startswith("|")
+        answer.initial = not row
+        first = answer.sent
         marker = _MARKER.match(line)
         _read_line(answer, line[marker.end() if marker else 0 :], heading)
+        if row:  # a table cell holds one value
+            answer.exclusive.update(range(first, answer.sent + 1))
         answer.end_sentence()
     return answer
 
@@ -378,10 +398,14 @@ def _read_line(answer: _Answer, line: str, heading: bool) -> None:
         kind = match.lastgroup or ""
         text = match.group(0)
         if kind in ("stop", "colon"):
+            if "?" in text:
+                answer.add(_Token("word", "?", answer.sent))
             answer.end_sentence(initial=kind == "stop")
         elif kind == "word":
             label = line[match.end() : match.end() + 1] == ":"
             _read_word(answer, text, heading or label)
+        elif kind == "approx":
+            answer.block()
         else:
             _read_fact(answer, kind, text, line[: match.start()])
 
@@ -441,8 +465,10 @@ def _read_part(answer: _Answer, part: str, cap: bool) -> None:
         answer.add(_Token("neg", part, answer.sent))
     elif part in _DIRECTIONS:
         answer.add(_Token("dir", _DIRECTIONS[part], answer.sent))
-    elif part and part not in _STOPWORDS:
+    elif part and part not in _STOPWORDS and part not in _APPROXIMATE:
         answer.add(_Token("word", _stem(part), answer.sent, cap=cap))
+    if part in _EXCLUSIVE or any(piece in _EXCLUSIVE for piece in part.split("-")):
+        answer.exclusive.add(answer.sent)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -493,6 +519,8 @@ def _compare_facts(a: Fact, b: Fact) -> Outcome:
         return "other"
     if a.kind == "date":
         return _compare_dates(a, b)
+    if a.european or b.european:  # `1.000`: one or one thousand
+        return "match" if a.european and b.european and a.value == b.value else "grey"
     if a.value == b.value:
         return "match"
     if a.kind == "id":
@@ -523,8 +551,11 @@ def _variant(a: str, b: str) -> bool:
 
 
 def _categorical(a: _Token, b: _Token, first: _Answer, second: _Answer) -> bool:
-    """Two different proper names in the same slot: a different categorical fact."""
+    """Two different proper names in the same slot of a sentence that names one thing (a top
+    item, a table cell): a different categorical fact."""
     if not (a.cap and b.cap) or a.key in _GENERIC or b.key in _GENERIC:
+        return False
+    if a.sent not in first.exclusive and b.sent not in second.exclusive:
         return False
     if a.key in second.keys or b.key in first.keys:
         return False

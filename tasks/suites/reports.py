@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from tasks.suites.gate import GateResult
 from tasks.suites.metrics import Metric
-from tasks.suites.outcomes import SuiteResult, TestOutcome
+from tasks.suites.outcomes import PairRecord, SuiteResult, TestOutcome
 
 METRIC_ORDER = ("accuracy", "recall", "similarity", "correctness")
 EXCERPT = 240
@@ -145,13 +145,32 @@ def print_pretty(result: SuiteResult, out: Console, *, quiet: bool) -> None:
     _print_totals(result, out)
 
 
-def _print_failures(test: TestOutcome, out: Console) -> None:
-    runs = {r.index: r for r in test.runs}
+def disagreements(test: TestOutcome) -> list[tuple[list[int], list[int], PairRecord]]:
+    """The pairs judged inconsistent, grouped by the two answers they compare: identical
+    answers disagree with the same answers for the same reason, so each group shows once."""
+    texts = {r.index: r.output or "" for r in test.runs}
+    groups: dict[tuple[str, str], tuple[list[int], list[int], PairRecord]] = {}
     for pair in (p for p in test.pairs if p.verdict == "B"):
         first, second = pair.runs
-        out.print(f"  [red]✗[/] runs {first} and {second} disagree ({pair.source}):")
-        for index in (first, second):
-            out.print(f"      run {index}: {escape(_excerpt(runs[index].output or ''))}")
+        key = (texts[first], texts[second])
+        if key[0] > key[1]:
+            key, first, second = (key[1], key[0]), second, first
+        left, right, _ = groups.setdefault(key, ([], [], pair))
+        left.append(first)
+        right.append(second)
+    return [(sorted(set(a)), sorted(set(b)), pair) for a, b, pair in groups.values()]
+
+
+def _runs(indexes: list[int]) -> str:
+    return f"run{'s' if len(indexes) > 1 else ''} {', '.join(map(str, indexes))}"
+
+
+def _print_failures(test: TestOutcome, out: Console) -> None:
+    texts = {r.index: r.output or "" for r in test.runs}
+    for left, right, pair in disagreements(test):
+        out.print(f"  [red]✗[/] {_runs(left)} and {_runs(right)} disagree ({pair.source}):")
+        for indexes in (left, right):
+            out.print(f"      {_runs(indexes)}: {escape(_excerpt(texts[indexes[0]]))}")
         out.print(f"      judge: {escape(_excerpt(pair.reasoning, 600))}")
     for case in test.cases:
         if case.passed is not False and (case.recall is None or case.recall >= 0.5):
