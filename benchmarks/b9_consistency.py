@@ -20,10 +20,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from click.testing import CliRunner  # noqa: E402
+from click.testing import CliRunner
 
-from engine.cli import main  # noqa: E402
-from tests.fakes import FakeOpenAI, Reply  # noqa: E402
+from engine.cli import main
+from tests.fakes import FakeOpenAI, Reply
 
 FIXTURES: dict[str, tuple[list[str], int]] = {
     "all identical after normalisation": (
