@@ -156,7 +156,7 @@ def main() -> int:
     print(f"machine: {machine_note()}")
     fake = FakeOpenAI()
     fake.latency = LATENCY
-    fake.server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
+    fake.server.RequestHandlerClass.disable_nagle_algorithm = True
     try:
         in_process = asyncio.run(engine_runs(fake.url, "(1) fake in-process"))
     finally:

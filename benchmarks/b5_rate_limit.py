@@ -94,7 +94,7 @@ def start_fake(provider: WindowedProvider) -> FakeOpenAI:
     fake.responder = provider
     # the handler writes headers and body separately: without this, Nagle's algorithm and the
     # client's delayed ACK add ~40 ms to every answer
-    fake.server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
+    fake.server.RequestHandlerClass.disable_nagle_algorithm = True
     return fake
 
 

@@ -19,6 +19,7 @@ from engine.cache import CallCache
 from engine.databases import Database, Databases
 from engine.errors import AccordError, TaskError
 from engine.models import ModelCatalog, ModelClient, UsageLedger
+from engine.pinned import read_pinned, write_pinned
 from engine.plan import Plan, PlannedTask
 from engine.project import Project
 from engine.registry import task_type
@@ -242,8 +243,15 @@ class TaskContext:
                     run.store.input_hashes[self.key] = digest
                 if run.resume is not None:
                     reused, output = run.resume.lookup(self.key, digest)
+            pinned = self.task.spec.cache
+            pinned_path = None
+            if not reused and pinned is not None and pinned.enabled and pinned.path:
+                pinned_path = self.root / self.render(pinned.path)
+                reused, output = read_pinned(pinned_path, self.input_hash(), self.key)
             if not reused:
                 output = await runner(self.task, self)
+                if pinned_path is not None:
+                    write_pinned(pinned_path, output, self.input_hash())
             export = self.task.spec.export
             if export is not None:
                 from engine.export import write_export

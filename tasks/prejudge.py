@@ -101,9 +101,17 @@ _STOPWORDS = _words(
 )
 _APPROXIMATE = _words("approximately approx about around roughly circa ~ ≈")
 _NEGATIONS = _words("not no never none nothing neither nor without cannot")
-_HEDGES = _APPROXIMATE | _words(
-    "if unless whether or either may might could possibly perhaps maybe probably likely "
-    "unlikely estimate estimated assuming assume expected projected forecast"
+_PROCESS = _words(
+    "i my me query queries sql tool step steps attempt attempts ran executed analyzed analysed "
+    "checked searched retrieved fetched looked"
+)  # the agent narrating its work: a number there is not the answer
+_HEDGES = (
+    _APPROXIMATE
+    | _PROCESS
+    | _words(
+        "if unless whether or either may might could possibly perhaps maybe probably likely "
+        "unlikely estimate estimated assuming assume expected projected forecast"
+    )
 )
 _CONTRAST = (
     _NEGATIONS
@@ -193,6 +201,8 @@ _PATTERNS = {
     "date_my": rf"\b{_MONTH},?\s+\d{{4}}(?!\d)",
     "date_md": rf"\b{_MONTH}\s+\d{{1,2}}{_ORD}?(?![\w%]|[.,]\d)",
     "date_ym": r"(?<![\w/.-])\d{4}-\d{2}(?![\w/-])",
+    "time": r"(?<![\w.,:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?i:[ap]\.?m\b\.?))?(?![\w:])"
+    r"|(?<![\w.,:])\d{1,2}\s?(?i:[ap]\.?m\b\.?)",
     "money": rf"{_SIGN}[$€£¥]\s?[-−]?{_AMOUNT}(?!\w)"
     rf"|{_SIGN}{_AMOUNT}\s?(?:USD|EUR|GBP|(?i:dollars?|euros?))(?!\w)",
     "pp": rf"{_SIGN}{_NUM}\s?(?i:percentage[- ]points?|pp|p\.p\.)(?!\w)",
@@ -226,14 +236,15 @@ _EUROPEAN = re.compile(r"(?<![\d,.])\d{1,3}(?:\.\d{3})+(?![\d,.])")  # 1.000 cou
 
 @dataclass(frozen=True)
 class Fact:
-    """One normalised fact: its kind, value and displayed precision (`unit`), or its dates."""
+    """One normalised fact: its kind, value and displayed precision (`unit`), or its dates, or
+    a `literal` text when only an exact repeat can match (a clock time, `1.000`)."""
 
     kind: str
     value: Decimal = Decimal(0)
     unit: Decimal = Decimal(1)
     year_like: bool = False
     year_context: bool = False
-    european: bool = False
+    literal: str = ""
     dates: frozenset[tuple[int, int, int]] = frozenset()
 
 
@@ -294,8 +305,11 @@ def _fact(kind: str, text: str, before: str) -> Fact | None:
     if kind.startswith("date"):
         options = _date_options(kind, text)
         return Fact("date", dates=frozenset(options)) if options else None
+    if kind == "time":  # a clock time: equal or not, never material
+        return Fact("time", literal=re.sub(r"[\s.]", "", text.lower()))
     fact = _number_fact(kind, text, before)
-    return replace(fact, european=True) if _EUROPEAN.search(text) else fact
+    european = _EUROPEAN.search(text)
+    return replace(fact, literal=european.group(0)) if european else fact
 
 
 def _number_fact(kind: str, text: str, before: str) -> Fact:
@@ -519,8 +533,8 @@ def _compare_facts(a: Fact, b: Fact) -> Outcome:
         return "other"
     if a.kind == "date":
         return _compare_dates(a, b)
-    if a.european or b.european:  # `1.000`: one or one thousand
-        return "match" if a.european and b.european and a.value == b.value else "grey"
+    if a.literal or b.literal:  # a clock time, or `1.000`: one or one thousand
+        return "match" if (a.literal, a.value) == (b.literal, b.value) else "grey"
     if a.value == b.value:
         return "match"
     if a.kind == "id":

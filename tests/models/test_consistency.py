@@ -62,8 +62,13 @@ def run(tmp_path: Path, fake: FakeOpenAI, workflow: str, *args: str) -> Any:
 
 def test_selects_the_most_consistent_answer(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     fake_llm.responder = answers_then_judge(
-        ["We have 42 users.", "There are 42 users.", "We have 40 users.", "42 users in total.",
-         "We have 42 users."],
+        [
+            "We have 42 users.",
+            "There are 42 users.",
+            "We have 40 users.",
+            "42 users in total.",
+            "We have 42 users.",
+        ],
         same_number,
     )
     result = run(tmp_path, fake_llm, CUSTOM, "--format", "json")

@@ -1,0 +1,120 @@
+"""Fixtures for `accord test`: a project in tmp_path whose model is the scripted fake server.
+
+`Script` answers agent prompts from per-prompt queues and plays both judges: the consistency
+judge (custom prompt `JUDGE`, lines `S1:`/`S2:`) and the correctness judge (the built-in
+PASS/FAIL prompt). Both judges call two texts consistent when they hold the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import main
+from tests.conftest import fake_model_config
+from tests.fakes import FakeOpenAI, Reply
+
+JUDGE = """\
+Task: {{ task_description }}
+S1: {{ submission_1 }}
+S2: {{ submission_2 }}
+Answer A (consistent) or B (disagreement).
+"""
+JUDGE_YAML = textwrap.indent(JUDGE, "      ")
+
+
+def numbers(text: str) -> list[str]:
+    return re.findall(r"\d+(?:\.\d+)?", text.replace(",", ""))
+
+
+@dataclass
+class Script:
+    """Scripted replies: agent prompts by substring, judges by rule."""
+
+    answers: dict[str, list[str]] = field(default_factory=dict)
+    judge_text: Callable[[str, str], str] | None = None
+    judged: list[tuple[str, str]] = field(default_factory=list)
+    graded: list[tuple[str, str]] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)
+
+    def answer(self, key: str, *replies: str) -> None:
+        self.answers[key] = list(replies)
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        text = str(body["messages"][-1].get("content") or "")
+        if "\nS1: " in text or text.startswith("S1: "):
+            first = re.search(r"S1: (.*)", text).group(1)  # type: ignore[union-attr]
+            second = re.search(r"S2: (.*)", text).group(1)  # type: ignore[union-attr]
+            self.judged.append((first, second))
+            if self.judge_text is not None:
+                return Reply(text=self.judge_text(first, second))
+            same = numbers(first) == numbers(second)
+            return Reply(text=f"Comparing the numbers.\n{'A' if same else 'B'}")
+        if "Expected answer:" in text and "Answer given:" in text:
+            return self._grade(text)
+        self.prompts.append(text)
+        for key, queue in self.answers.items():
+            if key in text:
+                return Reply(text=queue.pop(0) if len(queue) > 1 else queue[0])
+        return Reply(text=f"no scripted answer for: {text[:80]}")
+
+    def _grade(self, text: str) -> Reply:
+        expected = text.split("Expected answer:\n", 1)[1].split("\n\nAnswer given:", 1)[0]
+        given = text.split("Answer given:\n", 1)[1].split("\n\nThe answer PASSES", 1)[0]
+        self.graded.append((expected, given))
+        verdict = "PASS" if numbers(expected) == numbers(given) else "FAIL"
+        return Reply(text=f"The figures {'match' if verdict == 'PASS' else 'differ'}.\n{verdict}")
+
+
+@pytest.fixture
+def script(fake_llm: FakeOpenAI) -> Script:
+    scripted = Script()
+    fake_llm.responder = scripted
+    return scripted
+
+
+@dataclass
+class Run:
+    """One `accord test` invocation."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        assert self.stdout.strip(), f"no JSON on stdout; stderr:\n{self.stderr}"
+        return json.loads(self.stdout)  # type: ignore[no-any-return]
+
+
+def accord_test(*args: str | Path) -> Run:
+    result = CliRunner().invoke(main, ["test", *(str(a) for a in args)], catch_exceptions=False)
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_llm: FakeOpenAI) -> Callable[..., Path]:
+    """Write files (dedented) under tmp_path, with a config whose model is the fake server;
+    returns the path of the first file."""
+
+    def make(files: dict[str, str], config_extra: str = "") -> Path:
+        config = fake_model_config(fake_llm) + "defaults:\n  model: fake\n" + config_extra
+        (tmp_path / "config.yml").write_text(config, encoding="utf-8")
+        first: Path | None = None
+        for name, text in files.items():
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+            first = first or path
+        assert first is not None
+        return first
+
+    return make
