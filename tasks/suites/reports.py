@@ -158,7 +158,11 @@ def disagreements(test: TestOutcome) -> list[tuple[list[int], list[int], PairRec
         left, right, _ = groups.setdefault(key, ([], [], pair))
         left.append(first)
         right.append(second)
-    return [(sorted(set(a)), sorted(set(b)), pair) for a, b, pair in groups.values()]
+    out = []
+    for a, b, pair in groups.values():
+        left, right = sorted(set(a)), sorted(set(b))
+        out.append((left, right, pair) if left[0] < right[0] else (right, left, pair))
+    return sorted(out, key=lambda group: (group[0][0], group[1][0]))
 
 
 def _runs(indexes: list[int]) -> str:

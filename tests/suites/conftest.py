@@ -50,9 +50,9 @@ class Script:
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         text = str(body["messages"][-1].get("content") or "")
-        if "\nS1: " in text or text.startswith("S1: "):
-            first = re.search(r"S1: (.*)", text).group(1)  # type: ignore[union-attr]
-            second = re.search(r"S2: (.*)", text).group(1)  # type: ignore[union-attr]
+        pair = re.search(r"S1: (.*?)\nS2: (.*?)(?:\nAnswer|\Z)", text, re.S)
+        if pair is not None:
+            first, second = pair.group(1).strip(), pair.group(2).strip()
             self.judged.append((first, second))
             if self.judge_text is not None:
                 return Reply(text=self.judge_text(first, second))
