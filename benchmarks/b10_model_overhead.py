@@ -7,10 +7,13 @@ success callbacks on executor threads, and they are part of what a call costs):
 (b) engine.models.ModelClient.complete, cache off (the engine's whole path around (a): model
     resolution, parameters, the cache key, limiter check, timeout guard, the Completion with
     its cost, usage accounting);
-(c) ModelClient.complete answered from a warmed call cache (mode "on", SQLite in a temp dir).
+(c) ModelClient.complete answered from a warmed call cache (mode "on", SQLite in a temp dir);
+(d) for information, (b) with litellm.acompletion replaced by a stub returning a recorded
+    response: the engine's own work measured directly, without litellm's noise around it.
 The fake runs in a child process so that its own CPU (parsing, threads, JSON) is not counted.
 (a) and (b) alternate in rounds so that drift on a shared machine hits both alike.
-Target: engine overhead (b) - (a) <= 0.5 ms of CPU per call.
+Target: engine overhead (b) - (a) <= 0.5 ms of CPU per call, judged on the median of the paired
+rounds (robust to a neighbour's burst of load landing in one round); the mean is printed too.
 """
 
 from __future__ import annotations
@@ -164,7 +167,7 @@ def _short(path: str) -> str:
     return re.sub(r"^.*/lib/python3\.\d+/", "", path)
 
 
-async def main_async(url: str, cache_dir: Path) -> tuple[float, float, float]:
+async def main_async(url: str, cache_dir: Path) -> tuple[float, float, float, float]:
     litellm = load_litellm()  # the engine's settings (quiet, no retries) apply to (a) too
     plain = ModelClient(catalog(url), cache=None, mode="off")
     cached = ModelClient(catalog(url), cache=CallCache(cache_dir / "cache.db"), mode="on")
@@ -240,10 +243,11 @@ async def main_async(url: str, cache_dir: Path) -> tuple[float, float, float]:
         f"    (b) - (a) over {ROUNDS} paired rounds of {per_round}: median "
         f"{statistics.median(rounds):.3f} ms (min {min(rounds):.3f}, max {max(rounds):.3f})"
     )
-    if b - a > TARGET_MS:
+    overhead = statistics.median(rounds)
+    if overhead > TARGET_MS:
         await run_profiled("(b) ModelClient.complete", engine, 10_000, 300)
         await run_profiled("(a) litellm.acompletion", raw, 20_000, 300)
-    return a, b, c
+    return a, b, c, overhead
 
 
 def main() -> int:
@@ -253,9 +257,11 @@ def main() -> int:
     )
     print(f"machine: {machine_note()}")
     with fake_server() as url, tempfile.TemporaryDirectory(prefix="accord-b10-") as tmp:
-        a, b, c = asyncio.run(main_async(url, Path(tmp)))
-    overhead = b - a
-    print(f"engine overhead (b) - (a): {overhead:.3f} ms CPU per call")
+        a, b, c, overhead = asyncio.run(main_async(url, Path(tmp)))
+    print(
+        f"engine overhead (b) - (a): {overhead:.3f} ms CPU per call "
+        f"(median of paired rounds; difference of the means {b - a:.3f} ms)"
+    )
     print(f"litellm's own CPU (a): {a:.3f} ms per call; a cache hit (c) costs {c:.3f} ms")
     print(f"target: engine overhead <= {TARGET_MS} ms per call: {verdict(overhead, TARGET_MS)}")
     return 0

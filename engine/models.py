@@ -12,6 +12,7 @@ import difflib
 import json
 import os
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,12 @@ RETRYABLE = (
     "BadGatewayError",
     "APIConnectionError",
     "Timeout",
+)
+RETRY_AFTER_CAP = 120.0  # a provider's Retry-After is honoured up to this many seconds
+BACKOFF_ENV = "ACCORD_RETRY_BACKOFF"
+_JSON_PROBLEM = re.compile(
+    r"(Expecting |Unterminated string|Extra data|Invalid control character|Invalid \\escape)"
+    r".*line \d+ column \d+"
 )
 
 
@@ -321,6 +328,26 @@ class _Limiters:
         return self._gates[model.name]
 
 
+def _is_retryable(exc: Exception) -> bool:
+    """429, 5xx, timeouts and connection errors; litellm names some 5xx plainly `APIError`."""
+    if type(exc).__name__ in RETRYABLE or isinstance(exc, TimeoutError):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status == 429 or 500 <= status <= 599)
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """`text` with every secret (API key, password) replaced by `[redacted]`.
+
+    Providers echo the key they were sent in some error messages ("Incorrect API key
+    provided: sk-..."); those messages reach the terminal, the logs and the run store.
+    """
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
 def _retry_after(exc: Exception) -> float | None:
     headers: Any = getattr(exc, "litellm_response_headers", None)
     response = getattr(exc, "response", None)
@@ -330,9 +357,12 @@ def _retry_after(exc: Exception) -> float | None:
         return None
     value = headers.get("retry-after") or headers.get("Retry-After")
     try:
-        return max(0.0, float(value)) if value is not None else None
+        seconds = float(value) if value is not None else None
     except (TypeError, ValueError):
         return None
+    if seconds is None or seconds != seconds:  # NaN
+        return None
+    return min(max(0.0, seconds), RETRY_AFTER_CAP)
 
 
 def _provider_message(exc: Exception) -> str:
@@ -350,7 +380,13 @@ def _provider_message(exc: Exception) -> str:
 
 
 class ModelClient:
-    """Every model call of a run goes through `complete`."""
+    """Every model call of a run goes through `complete`.
+
+    Retries wait `backoff_base * 2**k` seconds with full jitter, at most `backoff_cap`, or
+    what the provider's Retry-After asks (at most `RETRY_AFTER_CAP`). The environment
+    variable `ACCORD_RETRY_BACKOFF` (seconds) overrides `backoff_base`: tests and CI set it
+    small so retries of a scripted fault do not wait a second each.
+    """
 
     def __init__(
         self,
@@ -366,7 +402,7 @@ class ModelClient:
         self.mode = mode
         self.usage = UsageLedger()
         self.limiters = _Limiters()
-        self.backoff_base = backoff_base
+        self.backoff_base = _env_seconds(BACKOFF_ENV, backoff_base)
         self.backoff_cap = backoff_cap
         self._log = log.get()
 
@@ -493,8 +529,7 @@ class ModelClient:
                 if isinstance(exc, ModelError):
                     raise
                 kind = type(exc).__name__
-                retryable = kind in RETRYABLE or isinstance(exc, TimeoutError)
-                if not retryable or attempt > model.max_retries:
+                if not _is_retryable(exc) or attempt > model.max_retries:
                     self.usage.failed(task)
                     raise ModelError(self._describe(exc, model, task, attempt)) from None
                 delay = _retry_after(exc)
@@ -519,9 +554,11 @@ class ModelClient:
 
     def _describe(self, exc: Exception, model: ModelConfig, task: str, attempt: int) -> str:
         kind = type(exc).__name__
-        message = _provider_message(exc)
+        message = redact(_provider_message(exc), _secrets(model))
         if isinstance(exc, TimeoutError) or kind == "Timeout":
             message = f"no answer within {model.timeout:g} s"
+        elif _JSON_PROBLEM.search(message):
+            message = f"the provider's answer is not valid JSON ({message})"
         tries = f" after {attempt} attempts" if attempt > 1 else ""
         hint = ""
         if kind == "AuthenticationError":
@@ -557,3 +594,28 @@ class ModelClient:
         if model.litellm_model == LOCAL_LITELLM:
             cost = 0.0
         return Completion(text, tuple(calls), tokens_in, tokens_out, cost, latency)
+
+
+def _env_seconds(name: str, default: float) -> float:
+    """A non-negative number of seconds from the environment, else `default`."""
+    value = os.environ.get(name)
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ConfigError(f"{name}={value!r}: expected a number of seconds") from None
+    if not 0 <= seconds <= 60:
+        raise ConfigError(f"{name}={value!r}: expected seconds between 0 and 60")
+    return seconds
+
+
+def _secrets(model: ModelConfig) -> list[str]:
+    """The secret values a call to `model` sends: its key and its headers from env vars."""
+    found = [model.api_key or ""]
+    if model.key_var:
+        found.append(os.environ.get(model.key_var, ""))
+    for _name, value in model.headers:
+        if value.startswith("env:"):
+            found.append(os.environ.get(value[4:], ""))
+    return [s for s in found if s]

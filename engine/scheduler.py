@@ -72,6 +72,8 @@ class Graph:
 class Scheduler:
     """Runs graphs of nodes under one global limit and named resource limits."""
 
+    max_retry_delay = 300.0  # a doubling backoff never waits longer than this between tries
+
     def __init__(
         self,
         *,
@@ -208,7 +210,7 @@ class Scheduler:
                     self._log.exception("task_crashed", task=node.key)
                 if attempt >= node.attempts:
                     break
-                delay = node.backoff * (2 ** (attempt - 1))
+                delay = min(node.backoff * (2 ** (attempt - 1)), self.max_retry_delay)
                 self._log.warning(
                     "task_retrying", task=node.key, attempt=attempt, error=error, delay=delay
                 )

@@ -31,7 +31,13 @@ class RetrySpec(Spec):
     """Re-run a failed task: `attempts` in all, waiting `backoff * 2**k` seconds between."""
 
     attempts: int = Field(1, ge=1, le=100, description="Total attempts, including the first.")
-    backoff: float = Field(1.0, ge=0, description="Seconds before the first retry; doubles.")
+    backoff: float = Field(
+        1.0,
+        ge=0,
+        le=300,
+        allow_inf_nan=False,
+        description="Seconds before the first retry; doubles (each wait at most 300 s).",
+    )
 
 
 class CacheSpec(Spec):
@@ -70,7 +76,9 @@ class TaskSpec(Spec):
         default_factory=list, description="Tasks that must finish first (side effects)."
     )
     retry: RetrySpec | None = Field(None, description="Retry policy for this task.")
-    timeout: float | None = Field(None, gt=0, description="Seconds before the task is failed.")
+    timeout: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="Seconds before the task is failed."
+    )
     cache: CacheSpec | None = Field(None, description="Pinned output cache (Oxy).")
     export: ExportSpec | None = Field(None, description="Write the output to a file.")
 
@@ -292,12 +300,12 @@ class ModelSpec(Spec):
     api_base: str | None = None
     api_url: str | None = Field(None, description="Oxy's name for api_base.")
     headers: dict[str, Any] | None = None
-    temperature: float | None = None
+    temperature: float | None = Field(None, ge=0, allow_inf_nan=False)
     seed: int | None = None
     max_tokens: int | None = Field(None, ge=1)
     rpm: int | None = Field(None, ge=1, description="Requests per minute.")
     tpm: int | None = Field(None, ge=1, description="Tokens per minute.")
-    timeout: float | None = Field(None, gt=0)
+    timeout: float | None = Field(None, gt=0, allow_inf_nan=False)
     max_concurrency: int | None = Field(None, ge=1)
     max_retries: int = Field(6, ge=0, le=20, description="Retries on 429, 5xx, timeouts.")
     azure_deployment_id: Any = oxy_ignored()

@@ -104,7 +104,9 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
         loader.dispose()
     marks = Marks()
     duplicates: list[Issue] = []
-    _walk(node, (), marks, duplicates, path)
+    problem = _Walker(marks, duplicates, path).walk(node)
+    if problem is not None:
+        raise LoadError(f"{path or '<input>'}: {problem}")
     if duplicates:
         from engine.errors import ValidationError
 
@@ -112,9 +114,58 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
     return data, marks
 
 
-def _walk(node: yaml.Node, loc: Loc, marks: Marks, dups: list[Issue], path: Path | None) -> None:
-    marks.values[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
+MAX_DEPTH = 100
+MAX_ALIAS_VISITS = 100_000
+
+
+class _Walker:
+    """Records the marks of every node, and bounds what hostile input can make it do.
+
+    Nesting deeper than `MAX_DEPTH` and an alias that contains itself are refused, and so is a
+    file whose aliases expand to more than `MAX_ALIAS_VISITS` values (the "billion laughs":
+    a few lines of anchors that validate for minutes).
+    """
+
+    def __init__(self, marks: Marks, dups: list[Issue], path: Path | None) -> None:
+        self.marks = marks
+        self.dups = dups
+        self.path = path
+        self.seen: set[int] = set()
+        self.open: set[int] = set()
+        self.repeats = 0
+
+    def walk(self, node: yaml.Node, loc: Loc = ()) -> str | None:
+        """Walk `node`; a message saying why the file is refused, or None."""
+        if id(node) in self.open:
+            return f"the alias at line {node.start_mark.line + 1} contains itself: remove it"
+        if len(loc) > MAX_DEPTH:
+            return (
+                f"values nested more than {MAX_DEPTH} levels deep at line "
+                f"{node.start_mark.line + 1}: flatten the structure"
+            )
+        if id(node) in self.seen:
+            self.repeats += 1
+            if self.repeats > MAX_ALIAS_VISITS:
+                return (
+                    f"aliases expand to more than {MAX_ALIAS_VISITS:,} values: "
+                    "write the repeated parts out, or repeat them less"
+                )
+        self.seen.add(id(node))
+        self.marks.values[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        self.open.add(id(node))
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return self._mapping(node, loc)
+            if isinstance(node, yaml.SequenceNode):
+                for index, item in enumerate(node.value):
+                    problem = self.walk(item, (*loc, index))
+                    if problem is not None:
+                        return problem
+            return None
+        finally:
+            self.open.discard(id(node))
+
+    def _mapping(self, node: yaml.MappingNode, loc: Loc) -> str | None:
         seen: set[str] = set()
         for key_node, value_node in node.value:
             key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else "?"
@@ -122,9 +173,9 @@ def _walk(node: yaml.Node, loc: Loc, marks: Marks, dups: list[Issue], path: Path
                 continue
             child = (*loc, key)
             if key in seen:
-                dups.append(
+                self.dups.append(
                     Issue(
-                        path,
+                        self.path,
                         key_node.start_mark.line + 1,
                         key_node.start_mark.column + 1,
                         format_path(child),
@@ -132,11 +183,12 @@ def _walk(node: yaml.Node, loc: Loc, marks: Marks, dups: list[Issue], path: Path
                     )
                 )
             seen.add(key)
-            marks.keys[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            _walk(value_node, child, marks, dups, path)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk(item, (*loc, index), marks, dups, path)
+            mark = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            self.marks.keys[child] = mark
+            problem = self.walk(value_node, child)
+            if problem is not None:
+                return problem
+        return None
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: Path | None) -> LoadError:

@@ -1,50 +1,54 @@
 """The deterministic pre-judge: settles pairs of agent answers before any LLM judge call (SPEC §5).
 
-`prejudge(first, second, mode)` returns "A" (consistent), "B" (disagreement) or None (abstain,
-the pair goes to the LLM judge). It is built to make no wrong decision: whenever it is not
-certain it abstains.
+`prejudge(first, second, mode)` returns "A" (consistent), "B" (disagreement) or None (abstain:
+the pair goes to the LLM judge). It is built to make no wrong decision; when unsure it abstains.
 
 `identical` mode: "A" when `normalise` makes both answers equal (whitespace collapsed, case
-folded, trailing sentence punctuation trimmed); otherwise None. `normalise` is also the key that
-clusters identical outputs.
+folded, trailing `.!,;:` trimmed; a trailing `?` is kept), else None. `normalise` is also the key
+that clusters identical outputs. `tolerant` mode applies the built-in prompt's rules:
 
-`tolerant` mode (the built-in prompt's rules) reads each answer as a sequence of content tokens:
+Reading. Each answer becomes a sequence of content tokens, sentence by sentence:
+- facts: numbers (`1,000`, `-3`, `1.2k`, `1.2 million`), currency (`$1,081,395.67`, `$1.2M`,
+  `500 USD`), percentages (`42.67%`, `5 percent`), percentage points, ordinals (`2nd`),
+  identifiers (`Store 12`, `#1043`, `ID 7`), dates (`2024-01-15`, `January 15, 2024`,
+  `15 Jan 2024`, `01/15/2024` with every valid reading kept, `January 2024`, `March`) and clock
+  times, each normalised to a value and its displayed precision (`$1.2M`: to $100K);
+- direction words: class, polarity and synonym group (increased = rose = grew = up; decreased =
+  fell = declined = dropped = down; surged/plunged; higher/lower; more/less; highest/lowest;
+  most/least; best/worst; positive/negative; profit/loss; improved/worsened);
+- negations (`not`, `no`, `never`, `n't`, ...);
+- other words, lower-cased, contractions expanded (`there're` -> `there are`), a final `s`
+  dropped, `mean` = `average`; stopwords (articles, be/have/do, pronouns, `in`, `of`, `by`,
+  `and`, ...) and approximations (`about`, `~`) dropped, but not acronyms (`US`, `IT`).
+  Markdown (bullets, numbering, headings, bold, table pipes and rules) is ignored.
 
-- facts: numbers (`1,000`, `1.5`, `-3`, `1.2k`, `1.2 million`), currency (`$1,081,395.67`,
-  `$1.2M`, `500 USD`), percentages (`42.67%`, `5 percent`), percentage points, ordinals
-  (`2nd`), identifiers (`Store 12`, `#1043`) and dates (`2024-01-15`, `January 15, 2024`,
-  `15 Jan 2024`, `01/15/2024` when only one reading is a valid date, `January 2024`), each
-  normalised to a value and its displayed precision;
-- direction words, mapped to a class, a polarity and a synonym group (increased = rose = grew =
-  up; decreased = fell = declined = dropped = down; higher/lower; more/less; highest/lowest;
-  positive/negative; profit/loss; improved/worsened);
-- negations (`not`, `no`, `never`, ...), kept as tokens;
-- the other words, lower-cased, with contractions expanded (`there're` -> `there are`), a final
-  plural/verb `s` removed, a few synonyms merged (mean = average) and stopwords dropped (articles,
-  forms of be/have/do, pronouns, `in`, `of`, `by`, `and`, `approximately`, ...). Markdown
-  (bullets, numbering, headings, bold, table pipes) is ignored.
+Alignment. Same length: position by position. Otherwise one answer must be the other plus whole
+prose sentences of at most 12 plain words (no fact, direction, negation, hedge, contrast word
+such as `but`/`only`/`missing`, no word naming one thing such as `leads`, no list item or table
+row, no word of the shorter answer), or the shorter is a bare answer (facts only) that the longer
+restates. Anything else abstains: word order matters, so `South: $3M, North: $5M` is not judged.
 
-The two sequences are aligned position by position: either they have the same length, or one is
-the other plus a small extension (whole extra sentences of at most 12 content tokens with no
-fact, direction word, negation, hedge or contrast word, and no word of the shorter answer), or
-the shorter is a bare answer (facts only) and the longer restates the same facts in a sentence.
-Each aligned pair is then a match, a grey difference, a material difference or an unrelated
-difference:
+Each aligned pair is a match, grey, material or unrelated:
+- match: equal facts or words; numbers within 0.1 % relative; percentages equal at the coarser
+  precision (42.67 % = 42.7 %; 42 % = 42.4 %; never rounding to 0 % or 100 %); currency under $1
+  apart when that is a rounding ($12 = $12.40); dates equal;
+- material: a number at least 10 % off (and over $10 for currency) that no rounding explains
+  ($500,000 vs $450,000; but not $1M vs $1.4M); another date, identifier or year (a year only in
+  a year context: `in 2024`); a reversed direction word (increased vs decreased); another proper
+  name in a sentence that names one thing (`The top region is West` vs `... East`: a Title-case
+  word inside the sentence, the sentence with `top`, `most`, `leads`, `busiest`, `only`,
+  `except`, ... or a table cell; not a generic data word, not a prefix or a one- or two-letter
+  spelling variant, not named anywhere in the other answer);
+- grey: a gap between the thresholds, a sign flip, a year-like number out of context, a clock
+  time or a `1.000` (one, or one thousand?) that is not repeated exactly, dates of different
+  precision or with two readings;
+- unrelated: any other difference (other words, other kinds of fact, a fact against a word).
 
-- numbers match when equal, within 0.1 % relative, percentages equal after rounding to the
-  coarser precision of the two (42.67 % = 42.7 %, never rounding to 0 % or 100 %), currency off
-  by under $1 that is a rounding of the coarser figure ($12 = $12.40); dates match when equal;
-- a material difference: a number off by at least 10 % relative (and over $10 for currency) that
-  no rounding explains, a different date or year (a year in a year context: `in 2024`), a
-  different identifier, a reversed direction word of the same class (increased vs decreased), or
-  a different proper name in the same slot (`Apple` vs `Pear`, a Title-case word inside a
-  sentence, not a generic data word, not a spelling variant, not named by the other answer);
-- anything else is grey (a gap between the two thresholds, a sign flip, a year-like number
-  out of context) or unrelated (other words differ, a fact faces a word, kinds differ).
-
-Verdict: any unrelated difference, or no alignment, abstains. A material difference gives "B"
-unless its sentence holds a negation, a hedge (`if`, `or`, `may`, ...) or a negative number.
-Otherwise any grey difference abstains, and all matches give "A".
+Verdict: any unrelated pair abstains. A material pair gives "B" unless its sentence holds a
+negation, a hedge (`if`, `or`, `may`, `about`, ...), the agent narrating its work (`I`,
+`query`, `step`, ...) or a negative number, or the sentence reverses two directions (`lower
+prices, more sales` vs `higher prices, fewer sales`). Otherwise a grey pair abstains, and all
+matches give "A".
 """
 
 from __future__ import annotations
@@ -184,10 +188,11 @@ _direction("quality", "-", "worse", "worsen worsens worsened worsening deteriora
 # facts
 
 _MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_MONTH = (
+_MONTH_WORD = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
-    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
+_MONTH = rf"{_MONTH_WORD}\.?"
 _NUM = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?!\d|,\d)"
 _SIGN = r"(?:(?<![\w.,)%])[-−+])?(?<![\w.,])"
 _SCALE = r"(?:(?:[kKmMbBT]|bn|Bn|BN|mn|MM|tn)(?!\w)|\s(?i:thousand|million|billion|trillion)\b)"
@@ -201,6 +206,7 @@ _PATTERNS = {
     "date_my": rf"\b{_MONTH},?\s+\d{{4}}(?!\d)",
     "date_md": rf"\b{_MONTH}\s+\d{{1,2}}{_ORD}?(?![\w%]|[.,]\d)",
     "date_ym": r"(?<![\w/.-])\d{4}-\d{2}(?![\w/-])",
+    "date_m": rf"\b{_MONTH_WORD}(?!\w)",
     "time": r"(?<![\w.,:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?i:[ap]\.?m\b\.?))?(?![\w:])"
     r"|(?<![\w.,:])\d{1,2}\s?(?i:[ap]\.?m\b\.?)",
     "money": rf"{_SIGN}[$€£¥]\s?[-−]?{_AMOUNT}(?!\w)"
@@ -222,8 +228,8 @@ _CURRENCIES = {"$": "$", "usd": "$", "dollar": "$", "dollars": "$", "€": "€"
 _CURRENCIES |= {"euro": "€", "euros": "€", "£": "£", "gbp": "£", "¥": "¥"}
 _MONTH_BEFORE = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _YEAR_CONTEXT = re.compile(
-    r"(?i)(?:\b(?:in|since|during|year|fy|from|to|between|until|through|before|after|of|vs"
-    rf"|versus|q[1-4]|h[12]|{_MONTH_BEFORE}))\W*$"
+    r"(?i)(?:\b(?:in|since|during|year|fy|between|until|through|before|after|vs|versus|q[1-4]"
+    rf"|h[12]|{_MONTH_BEFORE}))\W*$"
 )
 _ID_CONTEXT = re.compile(
     r"(?i)(?:#|\b(?:id|sku|code|zip|invoice|store|customer|order|product|item|account|employee"
@@ -295,6 +301,8 @@ def _date_options(kind: str, text: str) -> set[tuple[int, int, int]]:
         readings = [(nums[0], month, 0)]
     elif kind == "date_md":
         readings = [(0, month, nums[0])]
+    elif kind == "date_m":
+        readings = [(0, month, 0)]
     else:  # date_iso (year, month, day), date_ym (year, month)
         readings = [(nums[0], nums[1], nums[2] if len(nums) > 2 else 0)]
     return {r for r in readings if _valid(*r)}
@@ -346,6 +354,7 @@ class _Answer:
     tokens: list[_Token] = field(default_factory=list)
     blocked: set[int] = field(default_factory=set)
     exclusive: set[int] = field(default_factory=set)
+    items: set[int] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)
     sent: int = 0
     initial: bool = True
@@ -374,6 +383,7 @@ class _Answer:
 
 _TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*")
 _MARKER = re.compile(r"^\s*(?:>\s*)*(?:#+\s*|[-*+•]\s+|\d{1,2}[.)]\s+)?")
+_ITEM = re.compile(r"\s*(?:[-*+•]|\d{1,2}[.)])\s")
 _BOLD_LINE = re.compile(r"\s*(?:\*\*|__)[^*_]+(?:\*\*|__):?\s*")
 
 
@@ -398,16 +408,19 @@ def _read(text: str) -> _Answer:
         heading = _heading(line, lines[index + 1] if index + 1 < len(lines) else "")
         row = line.lstrip().startswith("|")
         answer.initial = not row
-        first = answer.sent
+        first, count = answer.sent, len(answer.tokens)
         marker = _MARKER.match(line)
         _read_line(answer, line[marker.end() if marker else 0 :], heading)
         if row:  # a table cell holds one value
             answer.exclusive.update(range(first, answer.sent + 1))
+        if row or _ITEM.match(line):
+            answer.items.update(range(count, len(answer.tokens)))
         answer.end_sentence()
     return answer
 
 
 def _read_line(answer: _Answer, line: str, heading: bool) -> None:
+    shouting = not any(char.islower() for char in line)
     for match in _MASTER.finditer(line):
         kind = match.lastgroup or ""
         text = match.group(0)
@@ -417,7 +430,8 @@ def _read_line(answer: _Answer, line: str, heading: bool) -> None:
             answer.end_sentence(initial=kind == "stop")
         elif kind == "word":
             label = line[match.end() : match.end() + 1] == ":"
-            _read_word(answer, text, heading or label)
+            acronym = text.isupper() and len(text) > 1 and not shouting  # US, IT: not stopwords
+            _read_word(answer, text, heading or label, acronym)
         elif kind == "approx":
             answer.block()
         else:
@@ -456,7 +470,7 @@ def _stem(word: str) -> str:
     return word
 
 
-def _read_word(answer: _Answer, raw: str, plain: bool) -> None:
+def _read_word(answer: _Answer, raw: str, plain: bool, acronym: bool = False) -> None:
     """Read one word; a Title-case word inside a sentence, alone, may be a proper name."""
     title = raw[:1].isupper() and not raw.isupper()
     cap = title and not (plain or answer.initial or answer.prev_title)
@@ -464,22 +478,22 @@ def _read_word(answer: _Answer, raw: str, plain: bool) -> None:
         previous = answer.tokens[answer.prev_token]
         answer.tokens[answer.prev_token] = replace(previous, cap=False)
     count = len(answer.tokens)
-    for part in _expand(raw):
-        _read_part(answer, part, cap)
+    for part in [raw.lower()] if acronym else _expand(raw):
+        _read_part(answer, part, cap, acronym)
         cap = False
     answer.prev_title = title and not answer.initial
     answer.initial = False
     answer.prev_token = count if len(answer.tokens) > count else None
 
 
-def _read_part(answer: _Answer, part: str, cap: bool) -> None:
+def _read_part(answer: _Answer, part: str, cap: bool, keep: bool = False) -> None:
     if part in _NEGATIONS or part in _HEDGES:
         answer.block()
     if part in _NEGATIONS:
         answer.add(_Token("neg", part, answer.sent))
     elif part in _DIRECTIONS:
         answer.add(_Token("dir", _DIRECTIONS[part], answer.sent))
-    elif part and part not in _STOPWORDS and part not in _APPROXIMATE:
+    elif keep or (part and part not in _STOPWORDS and part not in _APPROXIMATE):
         answer.add(_Token("word", _stem(part), answer.sent, cap=cap))
     if part in _EXCLUSIVE or any(piece in _EXCLUSIVE for piece in part.split("-")):
         answer.exclusive.add(answer.sent)
@@ -594,13 +608,13 @@ def _compare(a: _Token, b: _Token, first: _Answer, second: _Answer) -> Outcome:
 Pairs = list[tuple[int, int]]
 
 
-def _extra_ok(extra: list[_Token], base: _Answer) -> bool:
-    """A small extension: at most 12 plain words, none contrasting or repeating the base."""
-    if len(extra) > 12:
+def _extra_ok(extra: list[int], long: _Answer, short: _Answer) -> bool:
+    """A small extension: at most 12 plain prose words, none contrasting, naming one thing or
+    repeating the shorter answer (a list item or a table row is not an extension)."""
+    if len(extra) > 12 or long.items.intersection(extra):
         return False
-    return all(
-        t.kind == "word" and t.key not in _CONTRAST and t.key not in base.keys for t in extra
-    )
+    banned = _CONTRAST | _EXCLUSIVE | short.keys
+    return all(long.tokens[i].kind == "word" and long.tokens[i].key not in banned for i in extra)
 
 
 def _sentence_edges(tokens: list[_Token], start: int, end: int) -> bool:
@@ -609,19 +623,20 @@ def _sentence_edges(tokens: list[_Token], start: int, end: int) -> bool:
     return starts and ends
 
 
-def _alignments(short: _Answer, long: _Answer) -> list[tuple[Pairs, list[_Token]]]:
-    """Candidate alignments of the shorter answer inside the longer, with the extra tokens."""
+def _alignments(short: _Answer, long: _Answer) -> list[tuple[Pairs, list[int]]]:
+    """Candidate alignments of the shorter answer inside the longer, with the extra positions."""
     size, tokens = len(short.tokens), long.tokens
     if all(t.kind == "fact" for t in short.tokens):
         facts = [i for i, t in enumerate(tokens) if t.kind == "fact"]
         if len(facts) != size:
             return []
-        return [(list(zip(range(size), facts, strict=True)), [t for t in tokens if not t.fact])]
+        rest = [i for i, t in enumerate(tokens) if t.kind != "fact"]
+        return [(list(zip(range(size), facts, strict=True)), rest)]
     found = []
     for start in range(len(tokens) - size + 1):
         if _sentence_edges(tokens, start, start + size):
             pairs = [(i, start + i) for i in range(size)]
-            found.append((pairs, tokens[:start] + tokens[start + size :]))
+            found.append((pairs, [*range(start), *range(start + size, len(tokens))]))
     return found
 
 
@@ -634,7 +649,7 @@ def _align(first: _Answer, second: _Answer) -> Pairs | None:
     usable = []
     for pairs, extra in _alignments(short, long):
         outcomes = {_compare(short.tokens[i], long.tokens[j], short, long) for i, j in pairs}
-        if "other" not in outcomes and _extra_ok(extra, short):
+        if "other" not in outcomes and _extra_ok(extra, long, short):
             usable.append([(j, i) for i, j in pairs] if swap else pairs)
     return usable[0] if len(usable) == 1 else None
 

@@ -24,7 +24,9 @@ def wilson_interval(successes: int, total: int, z: float = Z95) -> tuple[float, 
     denominator = 1 + z * z / total
     centre = (p + z * z / (2 * total)) / denominator
     margin = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    return max(0.0, centre - margin), min(1.0, centre + margin)
+    low = 0.0 if successes == 0 else max(0.0, centre - margin)
+    high = 1.0 if successes == total else min(1.0, centre + margin)
+    return low, high
 
 
 @dataclass(frozen=True)

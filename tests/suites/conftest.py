@@ -39,17 +39,19 @@ def numbers(text: str) -> list[str]:
 class Script:
     """Scripted replies: agent prompts by substring, judges by rule."""
 
-    answers: dict[str, list[str]] = field(default_factory=dict)
+    answers: dict[str, list[str | Reply]] = field(default_factory=dict)
     judge_text: Callable[[str, str], str] | None = None
     judged: list[tuple[str, str]] = field(default_factory=list)
     graded: list[tuple[str, str]] = field(default_factory=list)
     prompts: list[str] = field(default_factory=list)
 
-    def answer(self, key: str, *replies: str) -> None:
+    def answer(self, key: str, *replies: str | Reply) -> None:
+        """Replies to prompts containing `key`, in order; the last one repeats."""
         self.answers[key] = list(replies)
 
     def __call__(self, body: dict[str, Any]) -> Reply:
-        text = str(body["messages"][-1].get("content") or "")
+        users = [m for m in body["messages"] if m.get("role") == "user"]
+        text = str(users[-1].get("content") or "") if users else ""
         pair = re.search(r"S1: (.*?)\nS2: (.*?)(?:\nAnswer|\Z)", text, re.S)
         if pair is not None:
             first, second = pair.group(1).strip(), pair.group(2).strip()
@@ -63,7 +65,8 @@ class Script:
         self.prompts.append(text)
         for key, queue in self.answers.items():
             if key in text:
-                return Reply(text=queue.pop(0) if len(queue) > 1 else queue[0])
+                reply = queue.pop(0) if len(queue) > 1 else queue[0]
+                return reply if isinstance(reply, Reply) else Reply(text=reply)
         return Reply(text=f"no scripted answer for: {text[:80]}")
 
     def _grade(self, text: str) -> Reply:

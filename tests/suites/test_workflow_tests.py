@@ -142,7 +142,9 @@ def test_circular_pairs_judge_n_pairs(project: Callable[..., Path], script: Scri
 def test_the_tests_own_prompt_is_honoured(project: Callable[..., Path], script: Script) -> None:
     script.answer("Facts about users", "f")
     script.answer("how many users", "42", "42.0")
-    custom = "    prompt: |\n      Strict!\n      S1: {{ submission_1 }}\n      S2: {{ submission_2 }}\n"
+    custom = (
+        "    prompt: |\n      Strict!\n      S1: {{ submission_1 }}\n      S2: {{ submission_2 }}\n"
+    )
     text = WORKFLOW.replace("    n: 5\n", "    n: 2\n" + custom)
     script.judge_text = lambda a, b: "A" if a == b else "B"
     path = project({"w.workflow.yml": text})

@@ -186,7 +186,7 @@ def test_identifiers_must_be_equal() -> None:
 
 @pytest.mark.parametrize(
     "other",
-    ["2024-01-15", "January 15, 2024", "Jan. 15th, 2024", "15 Jan 2024", "01/15/2024", "2024/01/15"],
+    ["January 15, 2024", "Jan. 15th, 2024", "15 Jan 2024", "01/15/2024", "2024/01/15"],
 )
 def test_date_formats_are_normalised(other: str) -> None:
     assert tolerant("The peak day was 2024-01-15.", f"The peak day was {other}.") == "A"
@@ -202,6 +202,12 @@ def test_an_ambiguous_slash_date_is_only_equal_to_itself() -> None:
     assert tolerant("Shipped on 04/05/2024.", "Shipped on 04/05/2024") == "A"
     assert tolerant("Shipped on 04/05/2024.", "Shipped on 2024-04-05.") is None
     assert tolerant("Shipped on 04/05/2024.", "Shipped on 2024-06-07.") == "B"
+
+
+def test_month_names_are_dates() -> None:
+    assert tolerant("Sales peaked in Sept.", "Sales peaked in September.") == "A"
+    assert tolerant("Sales peaked in March.", "Sales peaked in July.") == "B"
+    assert tolerant("Sales in May were $5M.", "Sales may be $5M.") is None
 
 
 def test_clock_times_are_never_material() -> None:
@@ -269,16 +275,22 @@ def test_the_agent_narrating_its_work_blocks_a_disagreement() -> None:
 
 def test_grammar_contractions_and_stopwords_are_ignored() -> None:
     assert tolerant("The data shows 3 anomalies.", "The data show 3 anomalies.") == "A"
+    assert tolerant("TOTAL REVENUE IS $5M", "Total revenue is $5M") == "A"
     assert tolerant("The company's revenue was $8.2M.", "The company revenue is $8.2M.") == "A"
     assert tolerant("The average is $45.20.", "The mean is $45.2.") == "A"
 
 
+def test_acronyms_are_not_stopwords() -> None:
+    assert tolerant("US sales were $5M.", "Sales were $5M.") is None
+    assert tolerant("IT spend was $5M.", "Spend was $5M.") is None
+
+
 def test_a_different_proper_name_in_a_one_answer_slot_is_a_disagreement() -> None:
+    assert tolerant("Only West grew.", "Only East grew.") == "B"
+    assert tolerant("In Q1, North led with $5M.", "In Q1, South led with $5M.") == "B"
     assert tolerant("The top region is West.", "The top region is East.") == "B"
     assert tolerant("The busiest weekday is Friday.", "The busiest weekday is Monday.") == "B"
-    assert tolerant("Sales rose everywhere except North.", "Sales rose everywhere except South.") == (
-        "B"
-    )
+    assert tolerant("Sales rose except in North.", "Sales rose except in South.") == "B"
 
 
 def test_names_that_may_be_the_same_or_need_not_exclude_each_other_go_to_the_judge() -> None:
@@ -322,6 +334,7 @@ def test_a_small_extra_sentence_is_consistent() -> None:
         " However, March is missing.",  # a contrast word
         " It grew 5% in 2024.",  # a fact and a direction word
         " Revenue came from the West.",  # repeats the answer's words
+        " Pear leads sales.",  # names another top item
         ", driven by the holiday season.",  # not a whole sentence
         " Orders were placed by many different kinds of customers across all of our stores "
         "nationwide during every single week of that busy quarter.",  # not small
@@ -329,6 +342,11 @@ def test_a_small_extra_sentence_is_consistent() -> None:
 )
 def test_an_extension_that_could_change_the_answer_goes_to_the_judge(extra: str) -> None:
     assert tolerant("Total revenue is $4.2M.", "Total revenue is $4.2M" + extra) is None
+
+
+def test_an_extra_list_item_is_not_an_extension() -> None:
+    listed = "Top products:\n- Apple\n- Pear"
+    assert tolerant(listed, listed + "\n- Kiwi") is None
 
 
 def test_a_bare_answer_matches_a_sentence_with_the_same_facts() -> None:
@@ -401,7 +419,7 @@ def test_corpus_has_no_wrong_decision_and_a_meaningful_share_settled(
                 wrong.append((pair["a"], pair["b"], pair["label"], verdict))
     share = settled / len(pairs)
     with capsys.disabled():
-        print(f"\npre-judge corpus: {settled}/{len(pairs)} settled ({share:.1%}), {len(wrong)} wrong")
+        print(f"\npre-judge corpus: {settled}/{len(pairs)} settled ({share:.1%}), {wrong=}")
     assert wrong == []
     assert share >= 0.30
 
