@@ -1,4 +1,9 @@
-"""structlog set-up: human-readable on a terminal, JSON lines otherwise, always on stderr."""
+"""structlog set-up: human-readable on a terminal, JSON lines otherwise, always on stderr.
+
+structlog (and the rich tracebacks its console renderer pulls in) costs ~50 ms to import, so it
+is imported only when a message at an enabled level is actually logged: `accord validate`
+and quiet runs never pay for it.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +11,83 @@ import logging
 import sys
 from typing import Any
 
-import structlog
-
-_configured = False
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "exception": logging.ERROR,
+}
+_state: dict[str, Any] = {"level": logging.WARNING, "json": None, "ready": False}
 
 
 def configure(level: str = "warning", *, json_logs: bool | None = None) -> None:
-    """Route structlog to stderr at `level`; JSON when stderr is not a terminal."""
-    global _configured
-    numeric = getattr(logging, level.upper(), logging.WARNING)
-    use_json = (not sys.stderr.isatty()) if json_logs is None else json_logs
-    renderer: Any = (
-        structlog.processors.JSONRenderer()
-        if use_json
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
-    )
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=False,
-    )
-    _configured = True
+    """Log at `level` and above, to stderr; JSON when stderr is not a terminal."""
+    _state["level"] = getattr(logging, level.upper(), logging.WARNING)
+    _state["json"] = json_logs
+    _state["ready"] = False
 
 
-def get() -> Any:
-    """The logger; quiet (warnings and up) until `configure` says otherwise."""
-    if not _configured:
-        configure()
+def enabled(level: str) -> bool:
+    """Whether a message at `level` would be written."""
+    return _LEVELS.get(level, logging.INFO) >= int(_state["level"])
+
+
+def _structlog() -> Any:
+    import structlog
+
+    if not _state["ready"]:
+        use_json = (not sys.stderr.isatty()) if _state["json"] is None else _state["json"]
+        renderer: Any = (
+            structlog.processors.JSONRenderer()
+            if use_json
+            else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        )
+        structlog.configure(
+            processors=[
+                structlog.contextvars.merge_contextvars,
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                renderer,
+            ],
+            wrapper_class=structlog.make_filtering_bound_logger(int(_state["level"])),
+            logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+            cache_logger_on_first_use=False,
+        )
+        _state["ready"] = True
     return structlog.get_logger("accord")
+
+
+class Logger:
+    """A structlog logger created on the first message that is not filtered out."""
+
+    def __init__(self, context: dict[str, Any] | None = None) -> None:
+        self._context = context or {}
+
+    def bind(self, **values: Any) -> Logger:
+        return Logger({**self._context, **values})
+
+    def _emit(self, level: str, event: str, values: dict[str, Any]) -> None:
+        if enabled(level):
+            getattr(_structlog().bind(**self._context), level)(event, **values)
+
+    def debug(self, event: str, **values: Any) -> None:
+        self._emit("debug", event, values)
+
+    def info(self, event: str, **values: Any) -> None:
+        self._emit("info", event, values)
+
+    def warning(self, event: str, **values: Any) -> None:
+        self._emit("warning", event, values)
+
+    def error(self, event: str, **values: Any) -> None:
+        self._emit("error", event, values)
+
+    def exception(self, event: str, **values: Any) -> None:
+        self._emit("exception", event, values)
+
+
+def get() -> Logger:
+    """The engine's logger; quiet (warnings and up) until `configure` says otherwise."""
+    return Logger()

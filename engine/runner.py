@@ -149,6 +149,7 @@ async def execute(
     scheduler = ctx.scheduler
     scope = Scope(dict(values))
     logger = log.get().bind(run_id=run_id, workflow=plan.name)
+    scheduler.log = logger
     logger.info("run_started", tasks=len(plan.tasks))
     started = time.perf_counter()
     try:

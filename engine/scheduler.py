@@ -98,7 +98,8 @@ class Scheduler:
         self._tasks: set[asyncio.Task[None]] = set()
         self._graphs: list[Graph] = []
         self._aborted = False
-        self._log = log.get()
+        self.log = log.get()
+        self._debug = log.enabled("debug")
 
     # -- building -----------------------------------------------------------------------
 
@@ -189,6 +190,8 @@ class Scheduler:
         started = time.perf_counter()
         if self.observer is not None:
             self.observer.node_started(node)
+        if self._debug:
+            self.log.debug("task_started", task=node.key, type=node.type)
         attempt = 0
         status = Status.FAILED
         output: Any = None
@@ -207,11 +210,11 @@ class Scheduler:
                     error = getattr(exc, "cause_message", exc.message)
                 except Exception as exc:  # a bug in a task type: keep the run, report it
                     error = f"internal error: {type(exc).__name__}: {exc}"
-                    self._log.exception("task_crashed", task=node.key)
+                    self.log.exception("task_crashed", task=node.key)
                 if attempt >= node.attempts:
                     break
                 delay = min(node.backoff * (2 ** (attempt - 1)), self.max_retry_delay)
-                self._log.warning(
+                self.log.warning(
                     "task_retrying", task=node.key, attempt=attempt, error=error, delay=delay
                 )
                 await asyncio.sleep(delay)
@@ -251,6 +254,14 @@ class Scheduler:
         self.results.append(result)
         if self.observer is not None:
             self.observer.node_finished(node, result)
+        if self._debug or status is Status.FAILED:
+            event = {Status.SUCCEEDED: "task_succeeded", Status.FAILED: "task_failed"}.get(
+                status, f"task_{status.value}"
+            )
+            level = "warning" if status is Status.FAILED else "debug"
+            getattr(self.log, level)(
+                event, task=node.key, type=node.type, error=error, attempts=attempts
+            )
         graph = node.graph
         assert graph is not None
         if status is Status.SUCCEEDED:

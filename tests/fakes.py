@@ -84,6 +84,9 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in separate writes: without this, Nagle's algorithm and
+            # the client's delayed ACK add ~40 ms to every reply
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 return

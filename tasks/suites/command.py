@@ -90,7 +90,7 @@ def _write_result(command: TestCommand, result: SuiteResult, gate: GateResult | 
             reports.print_pretty(result, console, quiet=command.quiet)
         return
     else:
-        reports.print_pretty(result, Console(file=sys.stdout), quiet=command.quiet)
+        reports.print_pretty(result, Console(file=sys.stdout, soft_wrap=True), quiet=command.quiet)
         return
     if command.output is not None:
         _write(command.output, text)

@@ -22,6 +22,7 @@ h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 18px; margin: 0 0 6px; }
 h3 { font-size: 15px; margin: 14px 0 6px; }
 .meta { color: #57606a; margin: 2px 0 10px; }
+.question { white-space: pre-wrap; }
 section.test { background: #fff; border: 1px solid #d0d7de; border-radius: 8px;
                padding: 14px 18px; margin: 16px 0; }
 section.test.error { border-color: #cf222e; }
@@ -58,7 +59,7 @@ def render_html(result: SuiteResult) -> str:
     when = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     usage = result.usage
     calls = usage.total.calls if usage is not None else 0
-    judge_calls = result.stats.get("judge_calls", 0)
+    judge_calls = sum(t.judge_calls for t in result.tests)
     head = (
         f"<header><h1>accord test: {_e(result.name)}</h1>"
         f'<p class="meta">{_e(result.file)} · {_e(when)} · {len(result.tests)} test(s) · '
@@ -142,7 +143,7 @@ def _test_section(test: TestOutcome) -> str:
         f"judge calls {test.judge_calls} · {test.seconds:.2f} s</p>",
     ]
     if test.task_description:
-        parts.append(f'<p class="meta">Question: {_e(test.task_description)}</p>')
+        parts.append(f'<p class="meta question">Question: {_e(test.task_description)}</p>')
     if test.error is not None:
         parts.append(f'<p class="error">Error: {_e(test.error)}</p>')
     parts.extend(f'<p class="unknown">Warning: {_e(w)}</p>' for w in test.warnings)

@@ -107,7 +107,7 @@ def _summary(result: SuiteResult) -> dict[str, Any]:
         "errors": sum(t.error is not None for t in result.tests),
         "model_calls": usage.total.calls if usage is not None else 0,
         "cached_calls": usage.total.cached if usage is not None else 0,
-        "judge_calls": result.stats.get("judge_calls", 0),
+        "judge_calls": sum(t.judge_calls for t in result.tests),
         "judge_calls_saved": result.stats.get("judge_calls_saved", 0),
     }
 

@@ -165,6 +165,8 @@ async def _judge_case(
         )
         result = await select_consistent(ctx, selection)
         record.judge_calls += result.judge_calls
+        ctx.run.count("judge_calls", result.judge_calls)
+        ctx.run.count("judge_calls_saved", 1 - result.judge_calls)
         record.judge_errors.extend(result.judge_errors)
         pair = result.pairs[0]
         verdict = None if pair["verdict"] is None else pair["verdict"] == "A"
@@ -183,6 +185,7 @@ async def _judge_case(
     (result,) = await ctx.run_leaves([("grade", grade)], type="judge")
     assert isinstance(result, Grade)
     record.judge_calls += 1
+    ctx.run.count("judge_calls")
     if result.error:
         record.judge_errors.append(result.error)
     return result.passed, result.reasoning

@@ -1,0 +1,22 @@
+"""Adds the number of fuzzed inputs to the end of the test run (the README quotes it)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    totals = {"fuzz_examples": 0, "fuzz_inputs": 0}
+    # the counts are recorded at teardown, whose passing reports are filed under ""
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "teardown":
+                continue
+            for key, value in getattr(report, "user_properties", []):
+                if key in totals:
+                    totals[key] += int(value)
+    if totals["fuzz_examples"]:
+        terminalreporter.write_line(
+            f"fuzz: {totals['fuzz_examples']} examples, {totals['fuzz_inputs']} inputs fed to "
+            "the loader, the compiler and the config loader; none crashed"
+        )
