@@ -185,8 +185,8 @@ def exit_code_for(result: Any) -> int:
 @handle_errors
 def validate(files: tuple[Path, ...]) -> None:
     """Parse, type-check and compile files; no model or database is called."""
+    from engine.compile import compile_workflow
     from engine.errors import AccordError
-    from engine.runner import compile_workflow
 
     failures = 0
     for file in files:
@@ -213,8 +213,8 @@ def validate(files: tuple[Path, ...]) -> None:
 @handle_errors
 def graph(file: Path, fmt: str) -> None:
     """Print the compiled DAG."""
+    from engine.compile import compile_workflow
     from engine.report import graph as graph_report
-    from engine.runner import compile_workflow
 
     _project, plan = compile_workflow(file)
     click.echo(graph_report.render(plan, fmt))

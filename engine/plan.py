@@ -64,6 +64,17 @@ class Plan:
                 out[dep].append(task.name)
         return out
 
+    def to_networkx(self) -> Any:
+        """This scope's tasks as a networkx DiGraph (edges run dependency -> dependant); each
+        node carries its PlannedTask as `task`."""
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        for task in self.tasks:
+            graph.add_node(task.name, task=task)
+        graph.add_edges_from((dep, task.name) for task in self.tasks for dep in task.deps)
+        return graph
+
     def count_nodes(self) -> int:
         """Tasks in this plan and every static child plan."""
         total = 0

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.databases import Databases
-from engine.errors import ConfigError, Issue, ValidationError
+from engine.errors import Issue, ValidationError
 from engine.loader import load_config
 from engine.spec import ConfigSpec, DuckDBDatabase
 from engine.yamlmarks import format_path
+
+if TYPE_CHECKING:
+    from engine.databases import Databases
 
 LOCAL_MODEL = "local"
 
@@ -44,6 +46,8 @@ class Project:
         return LOCAL_MODEL
 
     def open_databases(self) -> Databases:
+        from engine.databases import Databases
+
         return Databases(self.root, self.databases, self.default_database)
 
 
@@ -97,13 +101,3 @@ def load_project(file: Path) -> Project:
     if issues:
         raise ValidationError(issues)
     return Project(root, config, config_path)
-
-
-def require_database(project: Project, name: str | None) -> str:
-    """Resolve a task's database name against the project, or raise `ConfigError`."""
-    dbs = project.open_databases()
-    resolved = dbs.resolve_name(name)
-    problem = dbs.check(resolved)
-    if problem is not None:
-        raise ConfigError(problem)
-    return resolved

@@ -170,10 +170,37 @@ class _CodeGenerator(CodeGenerator):
         self.write(")")
 
 
+MAX_RESULT_SIZE = 10_000_000  # items of a repeated string or list
+MAX_POWER_BITS = 100_000  # about 30,000 digits: far more than a template can print
+
+
 class AccordSandbox(SandboxedEnvironment):
-    """Sandbox that names the blocked attribute in its error."""
+    """Sandbox that names the blocked attribute in its error, and refuses the one-line
+    resource bombs (`{{ 10 ** 10 ** 10 }}`, `{{ 'x' * 10 ** 12 }}`) that would otherwise
+    compute for hours or exhaust memory inside one render."""
 
     code_generator_class = _CodeGenerator
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(left, int) and isinstance(right, int):
+            bits = right * max(abs(left), 1).bit_length()
+            if right > 0 and abs(left) > 1 and bits > MAX_POWER_BITS:
+                raise TemplateError(
+                    f"{left} ** {right} is too large to compute in a template (sandbox limit)"
+                )
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                if (
+                    isinstance(seq, str | list | tuple)
+                    and isinstance(times, int)
+                    and len(seq) * times > MAX_RESULT_SIZE
+                ):
+                    raise TemplateError(
+                        f"repeating a value {times} times is too large for a template "
+                        f"(sandbox limit: {MAX_RESULT_SIZE:,} items)"
+                    )
+        return super().call_binop(context, operator, left, right)
 
     def compare(self, op: str, left: Any, right: Any) -> Any:
         """`<`, `<=`, `>`, `>=`; like Oxy's minijinja, none orders below every other value, so
@@ -189,6 +216,9 @@ class AccordSandbox(SandboxedEnvironment):
         # a column called `rows` or `columns` must not be shadowed by the view's own API
         if isinstance(obj, TableView) and attribute in obj.columns:
             return obj.column(attribute)
+        if isinstance(attribute, str) and attribute.startswith("__"):
+            # refused whether or not the object has it: the message says why, not "undefined"
+            return self.unsafe_undefined(obj, attribute)
         return super().getattr(obj, attribute)
 
     def unsafe_undefined(self, obj: Any, attribute: str) -> jinja2.Undefined:
@@ -226,7 +256,8 @@ def compile_template(source: str) -> jinja2.Template:
 
 
 def referenced_names(source: str) -> frozenset[str]:
-    """Free names of a template (from Jinja's AST), or raise `TemplateError` on bad syntax."""
+    """Free names of a template (from Jinja's AST), or raise `TemplateError` on bad syntax
+    or on an attempt to reach Python internals the sandbox refuses at run time."""
     if "{" not in source:
         return frozenset()
     try:
@@ -235,9 +266,59 @@ def referenced_names(source: str) -> frozenset[str]:
         raise TemplateError(
             f"template syntax error on its line {exc.lineno}: {exc.message}"
         ) from None
+    except RecursionError:
+        raise TemplateError("template nested too deeply to parse: simplify it") from None
+    problem = sandbox_problem(ast)
+    if problem is not None:
+        raise TemplateError(problem)
     return frozenset(meta.find_undeclared_variables(ast))
 
 
+_FORMAT_FIELD_INTERNALS = re.compile(r"\{[^{}]*(\.|\[)_")
+# `__class__`, and Python's mangled private names (`_TemplateReference__context`); a column
+# called `_id` stays usable as `t._id`
+_INTERNAL_NAME = re.compile(r"__|_[A-Za-z0-9]+__")
+
+
+def sandbox_problem(ast: nodes.Node) -> str | None:
+    """Why the template tries to escape the sandbox, seen statically; None when it does not.
+
+    Catches `x.__class__`, `x['__globals__']`, `x | attr('__dict__')` and format strings
+    that reach attributes (`'{0.__class__}'.format(x)`), so `accord validate` refuses them
+    before anything runs; the sandbox refuses them again at run time.
+    """
+    for node in ast.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter, nodes.Const)):
+        name: Any = None
+        if isinstance(node, nodes.Getattr):
+            name = node.attr
+        elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
+            name = node.arg.value
+        elif isinstance(node, nodes.Filter) and node.name == "attr" and node.args:
+            first = node.args[0]
+            name = first.value if isinstance(first, nodes.Const) else None
+        elif (
+            isinstance(node, nodes.Const)
+            and isinstance(node.value, str)
+            and _FORMAT_FIELD_INTERNALS.search(node.value)
+        ):
+            return (
+                f"the format string {node.value!r} reaches attributes starting with '_': "
+                "not allowed in templates (sandboxed environment)"
+            )
+        if isinstance(name, str) and _INTERNAL_NAME.match(name):
+            return f"access to '{name}' is not allowed in templates (sandboxed environment)"
+    return None
+
+
+# what a bad value or a hostile template (a macro that calls itself) raises while rendering
+_RENDER_ERRORS = (
+    TypeError,
+    ValueError,
+    ArithmeticError,
+    LookupError,
+    AttributeError,
+    RecursionError,
+)
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>.*?)\}\}\s*$", re.DOTALL)
 
 
@@ -276,7 +357,7 @@ def evaluate(source: str, context: Mapping[str, Any]) -> Any:
         ) from None
     except jinja2.exceptions.SecurityError as exc:
         raise TemplateError(f"blocked by the template sandbox: {exc}") from None
-    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
+    except _RENDER_ERRORS as exc:
         raise TemplateError(f"cannot evaluate '{source.strip()}': {exc}") from None
 
 
@@ -291,7 +372,7 @@ def evaluate_condition(source: str, context: Mapping[str, Any]) -> bool:
         raise TemplateError(f"condition syntax error in '{expr}': {exc.message}") from None
     except jinja2.exceptions.SecurityError as exc:
         raise TemplateError(f"blocked by the template sandbox: {exc}") from None
-    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
+    except _RENDER_ERRORS as exc:
         raise TemplateError(f"cannot evaluate condition '{expr}': {exc}") from None
 
 
@@ -315,5 +396,5 @@ def render(source: str, context: Mapping[str, Any]) -> str:
         ) from None
     except jinja2.exceptions.SecurityError as exc:
         raise TemplateError(f"blocked by the template sandbox: {exc}") from None
-    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
+    except _RENDER_ERRORS as exc:
         raise TemplateError(f"cannot render template: {type(exc).__name__}: {exc}") from None

@@ -13,12 +13,11 @@ from typing import Any
 
 from engine import log
 from engine import variables as workflow_variables
-from engine.compile import compile_file
+from engine.compile import compile_workflow as compile_workflow  # re-exported
 from engine.context import RunContext, Scope
-from engine.errors import AccordError, LoadError
-from engine.loader import is_workflow_file
+from engine.errors import AccordError
 from engine.plan import Plan
-from engine.project import Project, load_project
+from engine.project import Project
 from engine.results import RunResult, Status, TaskResult
 from engine.scheduler import Node, Observer, Scheduler
 from engine.store import ResumeIndex, RunStore, find_run
@@ -67,22 +66,6 @@ def _summary(result: RunResult) -> dict[str, Any]:
 def new_run_id() -> str:
     """Sortable and unique: `20261121-230412-3f9a1c`."""
     return f"{dt.datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-def compile_workflow(path: Path) -> tuple[Project, Plan]:
-    """Load the file's project and compile the file, raising every problem found."""
-    if not path.exists():
-        raise LoadError(f"{path}: file not found")
-    if path.is_dir():
-        raise LoadError(f"{path}: is a folder; give a .workflow.yml file")
-    if not is_workflow_file(path):
-        raise LoadError(
-            f"{path}: not a workflow file: expected a name ending in .workflow.yml "
-            "(or Oxy's .procedure.yml / .automation.yml)"
-        )
-    project = load_project(path)
-    plan = compile_file(path, project.root, project=project)
-    return project, plan
 
 
 def concurrency_for(project: Project, plan: Plan, options: RunOptions) -> int:

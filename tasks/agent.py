@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from engine.context import TaskContext
 from engine.errors import AccordError, ValidationError
 from engine.loader import load_spec
 from engine.plan import PlannedTask
 from engine.registry import register_task
 from engine.spec import AgentSpec, ChildScope, TaskSpec
 from tasks.agent_tools import AgentAnswer, run_agent_loop
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 Loc = tuple[str | int, ...]
 

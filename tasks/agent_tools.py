@@ -11,10 +11,9 @@ import glob
 import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import log
-from engine.context import TaskContext
 from engine.databases import QueryError, QueryResult
 from engine.errors import AccordError, TaskError
 from engine.render import BUILTIN_NAMES, TableView, markdown_table, referenced_names
@@ -26,6 +25,9 @@ from engine.spec import (
     SqlToolSpec,
     WorkflowToolSpec,
 )
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 TOOL_ROWS = 50  # rows of a result shown to the model
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from engine.context import TaskContext
 from engine.plan import PlannedTask
 from engine.registry import register_task
 from engine.render import evaluate_condition, single_expression
 from engine.spec import ChildScope, Spec, TaskSpec
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 
 class ConditionSpec(Spec):

@@ -14,17 +14,19 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from engine import log
-from engine.context import TaskContext
 from engine.errors import AccordError, TaskError
 from engine.plan import PlannedTask
 from engine.registry import register_task
 from engine.render import render
 from engine.spec import TaskSpec
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 Loc = tuple[str | int, ...]
 Verdict = Literal["A", "B"]

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from engine.context import TaskContext
 from engine.plan import PlannedTask
 from engine.registry import register_task
 from engine.spec import TaskSpec
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 
 class FormatterSpec(TaskSpec):

@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from engine.context import TaskContext
 from engine.errors import TaskError
 from engine.plan import PlannedTask
 from engine.registry import register_task
 from engine.render import TableView
 from engine.spec import ChildScope, TaskSpec
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 
 class LoopSpec(TaskSpec):

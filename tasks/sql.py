@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
-from engine.context import TaskContext
 from engine.databases import QueryError, QueryResult
 from engine.errors import TaskError
 from engine.plan import PlannedTask
 from engine.registry import register_task
 from engine.spec import TaskSpec, oxy_ignored
 from engine.yamlmarks import read_text
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 
 class SqlTaskSpec(TaskSpec):

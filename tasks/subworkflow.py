@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from engine import variables as workflow_variables
-from engine.context import TaskContext
 from engine.errors import ConfigError, TaskError
 from engine.plan import PlannedTask
 from engine.registry import register_task
 from engine.spec import TaskSpec
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 
 class SubWorkflowSpec(TaskSpec):

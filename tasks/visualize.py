@@ -6,16 +6,18 @@ import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from engine.context import TaskContext
 from engine.errors import TaskError
 from engine.plan import PlannedTask
 from engine.registry import register_task
 from engine.render import TableView
 from engine.spec import TaskSpec
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 _REF = re.compile(r"^\s*(?:\{\{\s*)?([A-Za-z_][A-Za-z0-9_]*)(?:\s*\}\})?\s*$")
 _PLOT_LOCK = threading.Lock()  # pyplot's state is global

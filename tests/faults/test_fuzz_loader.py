@@ -233,9 +233,7 @@ scalars = st.one_of(
 keys = st.one_of(st.sampled_from(FIELDS), st.text(max_size=8), st.integers(-3, 3), st.booleans())
 structures = st.recursive(
     scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=5), st.dictionaries(keys, inner, max_size=6)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(keys, inner, max_size=6)),
     max_leaves=40,
 )
 
@@ -243,9 +241,7 @@ structures = st.recursive(
 @st.composite
 def workflow_like(draw: st.DrawFn) -> Any:
     """A mapping shaped roughly like a workflow or a config, its leaves anything."""
-    task = st.dictionaries(
-        st.sampled_from(FIELDS), structures, max_size=7
-    ) | st.fixed_dictionaries(
+    task = st.dictionaries(st.sampled_from(FIELDS), structures, max_size=7) | st.fixed_dictionaries(
         {"name": st.sampled_from(["a", "b", "c", "1x", ""]), "type": st.sampled_from(TYPES)},
         optional={f: structures for f in FIELDS[2:20]},
     )
@@ -298,7 +294,7 @@ REPLACEMENTS = [
     "{{ task_output }}",
     "{{ x.__class__ }}",
     "{% for %}",
-    "\"\\ud800\"",
+    '"\\ud800"',
     "x" * 3000,
     "[" * 200 + "]" * 200,
     "{a: " * 120 + "1" + "}" * 120,

@@ -106,9 +106,7 @@ def many_agents(count: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_429_and_5xx_mixed_in_are_retried_and_counted(
-    tmp_path: Path, fake_llm: FakeOpenAI
-) -> None:
+def test_429_and_5xx_mixed_in_are_retried_and_counted(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     # 10% of replies are 429 and 10% 5xx (529 included); a task meets at most three faults
     # in a row, under max_retries, so every task must end up answered
     faults = ScriptedFaults(rate_429=0.1, rate_5xx=0.1, max_in_a_row=3)
@@ -172,7 +170,8 @@ def test_replies_slower_than_the_timeout_fail_naming_task_and_model(
     path = write_project(tmp_path, fake_llm, SLOW, timeout=0.5, max_retries=1)
     config = (tmp_path / "config.yml").read_text()
     patient = fake_model_config(fake_llm, timeout=30, max_retries=0).replace("models:\n", "")
-    config = config.replace("defaults:", patient.replace("name: fake", "name: patient") + "defaults:")
+    patient = patient.replace("name: fake", "name: patient")
+    config = config.replace("defaults:", patient + "defaults:")
     (tmp_path / "config.yml").write_text(config)
 
     done = accord("run", str(path), "--keep-going", "--format", "json", cwd=tmp_path, timeout=60)
@@ -271,7 +270,8 @@ def test_dropped_connections_and_malformed_bodies_retry_then_fail_clearly(
     }
     assert doc["outputs"]["uses_steady"] == "got ok steady and ok drop once and ok garbage once"
     errors = {t["task"]: t["error"] or "" for t in doc["tasks"]}
-    assert "Connection error" in errors["drop_always"] and "after 3 attempts" in errors["drop_always"]
+    assert "Connection error" in errors["drop_always"]
+    assert "after 3 attempts" in errors["drop_always"]
     for task in ("garbage_always", "html_always"):
         assert "not valid JSON" in errors[task] and f"'{task}'" in errors[task]
         assert "model 'fake'" in errors[task] and "after 3 attempts" in errors[task]
