@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.loader import workflow_model
-from engine.spec import ConfigSpec
+from engine.spec import AgentSpec, ConfigSpec
 
 
 def schemas() -> dict[str, Any]:
@@ -13,4 +13,5 @@ def schemas() -> dict[str, Any]:
     return {
         "workflow": workflow_model().model_json_schema(),
         "config": ConfigSpec.model_json_schema(),
+        "agent": AgentSpec.model_json_schema(),
     }
