@@ -268,10 +268,12 @@ def referenced_names(source: str) -> frozenset[str]:
         ) from None
     except RecursionError:
         raise TemplateError("template nested too deeply to parse: simplify it") from None
+    # first: Jinja's optimizer folds constants (`'__cl' ~ 'ass__'`) in the cached tree here
+    names = frozenset(meta.find_undeclared_variables(ast))
     problem = sandbox_problem(ast)
     if problem is not None:
         raise TemplateError(problem)
-    return frozenset(meta.find_undeclared_variables(ast))
+    return names
 
 
 _FORMAT_FIELD_INTERNALS = re.compile(r"\{[^{}]*(\.|\[)_")

@@ -97,7 +97,12 @@ def _show_output(console: Console, name: str, output: Any) -> None:
         keys = ", ".join(output) or "no tasks ran"
         console.print(f"[bold]{escape(name)}[/]: {escape(keys)}")
     else:
-        console.rule(f"[bold]{escape(name)}", align="left")
+        title = f"[bold]{escape(name)}"
+        score = getattr(output, "score", None)
+        runs = getattr(output, "runs", None)
+        if isinstance(score, float) and isinstance(runs, list):
+            title += f" (consistency {score:.2f}: run {output.selected} selected of {len(runs)})"
+        console.rule(title, align="left")
         console.print(escape(str(output).strip()), highlight=False)
 
 

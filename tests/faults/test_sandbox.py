@@ -35,6 +35,7 @@ ESCAPES = [
     "{{ now.__code__ }}",
     "{{ x['__class__'] }}",
     "{{ x | attr('__class__') }}",
+    "{{ x | attr('__cl' ~ 'ass__') }}",
     "{% set c = x.__class__ %}{{ c }}",
     "{{ '{0.__class__}'.format(1) }}",
     "{{ '{0.__class__.__init__.__globals__}'.format(x) }}",
@@ -78,7 +79,7 @@ def test_escape_in_the_template_text_is_refused_at_validate(
     [
         ("{{ x | attr(n) }}", "  x: hello\n  n: __class__\n"),
         ("{{ x[n] }}", "  x: hello\n  n: __class__\n"),
-        ("{{ x | attr('__cl' ~ 'ass__') }}", "  x: hello\n"),
+        ("{{ x | attr(n ~ 'ass__') }}", "  x: hello\n  n: __cl\n"),
         ("{{ fmt.format(x) }}", "  x: hello\n  fmt: '{0.__class__}'\n"),
         ("{{ fmt.format(self) }}", "  fmt: '{0._TemplateReference__context}'\n"),
         ("{{ (x | attr(n)) | attr(n) }}", "  x: hello\n  n: __globals__\n"),
