@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,6 +196,19 @@ class TaskContext:
             values.update(extra)
         return values
 
+    def values_of(self, names: Iterable[str]) -> dict[str, Any]:
+        """The values `context()` would give these names, without copying every scope: a
+        run of n tasks would otherwise copy n outputs for each of its n input hashes."""
+        builtins = self.run.builtins()
+        out: dict[str, Any] = {}
+        for name in names:
+            try:
+                out[name] = self.scope.get(name)
+            except KeyError:
+                if name in builtins:
+                    out[name] = builtins[name]
+        return out
+
     def render(self, source: str, extra: Mapping[str, Any] | None = None) -> str:
         return rendering.render(source, self.context(extra))
 
@@ -215,7 +228,7 @@ class TaskContext:
         names: set[str] = set()
         for _loc, source in spec.templates():
             names |= rendering.referenced_names(source)
-        values = self.context()
+        values = self.values_of(names)
         digest = hashlib.sha256(spec.model_dump_json().encode())
         digest.update(
             json.dumps(

@@ -216,7 +216,7 @@ class AccordSandbox(SandboxedEnvironment):
         # a column called `rows` or `columns` must not be shadowed by the view's own API
         if isinstance(obj, TableView) and attribute in obj.columns:
             return obj.column(attribute)
-        if isinstance(attribute, str) and attribute.startswith("__"):
+        if isinstance(attribute, str) and _INTERNAL_NAME.match(attribute):
             # refused whether or not the object has it: the message says why, not "undefined"
             return self.unsafe_undefined(obj, attribute)
         return super().getattr(obj, attribute)
@@ -227,6 +227,16 @@ class AccordSandbox(SandboxedEnvironment):
         )
 
 
+@jinja2.pass_environment
+def _attr(environment: jinja2.Environment, obj: Any, name: str) -> Any:
+    """Jinja's `attr` filter, refusing internal names even where the object lacks them."""
+    if isinstance(name, str) and _INTERNAL_NAME.match(name):
+        raise TemplateError(
+            f"access to '{name}' is not allowed in templates (sandboxed environment)"
+        )
+    return jinja2.filters.do_attr(environment, obj, name)
+
+
 def _build_env() -> SandboxedEnvironment:
     env = AccordSandbox(
         undefined=jinja2.StrictUndefined,
@@ -235,6 +245,7 @@ def _build_env() -> SandboxedEnvironment:
         extensions=["jinja2.ext.loopcontrols", "jinja2.ext.do"],
     )
     env.filters["sqlquote"] = sqlquote
+    env.filters["attr"] = _attr
     env.filters["tojson"] = to_json
     env.globals["now"] = now
     return env

@@ -14,6 +14,7 @@ dependants `skipped` and runs everything else.
 from __future__ import annotations
 
 import asyncio
+import functools
 import heapq
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -173,7 +174,15 @@ class Scheduler:
         task = asyncio.get_running_loop().create_task(self._execute(node), name=node.key)
         node.task = task
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(functools.partial(self._task_done, node))
+
+    def _task_done(self, node: Node, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if node.result is None:
+            # cancelled before its first step (fail-fast in the same tick it was started):
+            # `_execute` never ran, so nothing released its slots or settled it
+            self._release(node)
+            self._settle(node, Status.CANCELLED, error="cancelled: the run stopped")
 
     def _release(self, node: Node) -> None:
         if node.uses_slot:

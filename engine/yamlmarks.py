@@ -99,10 +99,10 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
         raise LoadError(f"{path or '<input>'}: invalid YAML: {exc}") from None
     except (ValueError, TypeError, RecursionError) as exc:
         # PyYAML raises these for pathological input (huge ints, unhashable keys, deep nests)
-        problem = str(exc)
-        if "integer string conversion" in problem:
-            problem = "a number with more than 4300 digits: quote it to keep it as text"
-        raise LoadError(f"{path or '<input>'}: invalid YAML: {problem}") from None
+        reason = str(exc)
+        if "integer string conversion" in reason:
+            reason = "a number with more than 4300 digits: quote it to keep it as text"
+        raise LoadError(f"{path or '<input>'}: invalid YAML: {reason}") from None
     finally:
         loader.dispose()
     marks = Marks()

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from engine.context import TaskContext
 from engine.errors import AccordError
 from engine.render import render
 from tasks.consistency import JUDGE_SEED
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 CORRECTNESS_PROMPT = """\
 You grade an answer that a data-analysis assistant gave, against the expected answer.

@@ -16,7 +16,6 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING
 
-from engine.context import TaskContext
 from tasks.consistency import Selection, pair_plan, select_consistent
 from tasks.suites.grading import Grade, grade_answer
 from tasks.suites.metrics import context_recall, mean_metric, proportion
@@ -24,6 +23,7 @@ from tasks.suites.outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
 from tasks.suites.prepared import CaseInput, PreparedTest
 
 if TYPE_CHECKING:
+    from engine.context import TaskContext
     from tasks.suites.testing import Produced, Subject
 
 JUDGED = ("similarity", "correctness")

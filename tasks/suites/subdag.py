@@ -12,17 +12,19 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from engine.context import TaskContext
 from engine.plan import Plan, PlannedTask
 from engine.registry import register_task
 from engine.render import jsonable
 from engine.spec import TaskSpec
 from tasks.agent import AgentTaskSpec, answer
 from tasks.consistency import AgentSampleSpec
+
+if TYPE_CHECKING:
+    from engine.context import TaskContext
 
 Loc = tuple[str | int, ...]
 NESTED_STRIDE = 1000  # sample index of consistency run j in test run i: i * 1000 + j

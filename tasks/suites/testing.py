@@ -233,6 +233,8 @@ def _outcome(suite: PreparedSuite, task: PlannedTask, result: TaskResult | None)
     return outcome
 
 
-def run_tests(suite: PreparedSuite, options: RunOptions, observer: Observer | None = None) -> Any:
+def run_tests(
+    suite: PreparedSuite, options: RunOptions, observer: Observer | None = None
+) -> SuiteResult:
     """`run_suite` in a fresh event loop."""
     return asyncio.run(run_suite(suite, options, observer))

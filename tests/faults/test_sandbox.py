@@ -65,9 +65,7 @@ def assert_refused(result: Any, code: int) -> None:
 
 
 @pytest.mark.parametrize("template", ESCAPES)
-def test_escape_in_the_template_text_is_refused_at_validate(
-    tmp_path: Path, template: str
-) -> None:
+def test_escape_in_the_template_text_is_refused_at_validate(tmp_path: Path, template: str) -> None:
     path = formatter_workflow(tmp_path, template)
     result = run_cli("validate", str(path))
     assert_refused(result, 2)

@@ -15,11 +15,20 @@ def catalog(*models: ModelSpec, default: str | None = None) -> ModelCatalog:
 
 def test_oxy_form_maps_vendor_to_litellm_provider() -> None:
     cat = catalog(
-        ModelSpec(name="claude", vendor="anthropic", model_ref="claude-sonnet-4-6",
-                  key_var="ANTHROPIC_API_KEY"),
+        ModelSpec(
+            name="claude",
+            vendor="anthropic",
+            model_ref="claude-sonnet-4-6",
+            key_var="ANTHROPIC_API_KEY",
+        ),
         ModelSpec(name="gem", vendor="google", model_ref="gemini-1.5-pro"),
-        ModelSpec(name="llama", vendor="ollama", model_ref="llama3.2:latest",
-                  api_url="http://localhost:11434/v1", api_key="secret"),
+        ModelSpec(
+            name="llama",
+            vendor="ollama",
+            model_ref="llama3.2:latest",
+            api_url="http://localhost:11434/v1",
+            api_key="secret",
+        ),
     )
     assert cat.resolve("claude").litellm_model == "anthropic/claude-sonnet-4-6"
     assert cat.resolve("claude").key_var == "ANTHROPIC_API_KEY"

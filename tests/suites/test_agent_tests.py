@@ -140,3 +140,34 @@ def test_one_test_failing_does_not_stop_the_others(agent_file: Path, script: Scr
     assert run.doc["accuracy"] == [1.0]  # only the test that produced a result
     assert [t["status"] for t in run.doc["tests"]] == ["error", "ok"]
     assert "Test 1: consistency: Count the users.: all 4 runs failed" in run.stderr
+
+
+def test_one_surviving_run_is_an_error_not_a_perfect_score(
+    agent_file: Path, script: Script
+) -> None:
+    failure = Reply.error(400, "invalid prompt")
+    script.answer("Count the users.", "3 users", failure, failure, failure)
+    script.answer("How many users are there?", "There are 3 users.")
+    script.answer("Who is the oldest user?", "Ada, aged 36.")
+    run = accord_test(agent_file, "--format", "json", "--max-concurrency", "1", "--cache", "off")
+    assert run.exit_code == 0, run.stderr
+    assert run.doc["accuracy"] == [1.0]  # the custom test only
+    assert run.doc["tests"][0]["status"] == "error"
+    assert "only 1 of 4 runs succeeded, so no pair could be judged" in run.stderr
+
+
+def test_similarity_and_correctness_together(project: Callable[..., Path], script: Script) -> None:
+    agent = (
+        "model: fake\ntests:\n  - type: custom\n    dataset: rows.jsonl\n"
+        f"    metrics: [correctness, similarity]\n    prompt: |\n{JUDGE_YAML}"
+    )
+    rows = '{"query": "q1", "response": "12"}\n{"query": "q2", "response": "7"}\n'
+    path = project({"a.agent.yml": agent, "rows.jsonl": rows})
+    script.answer("q1", "It is 12.")
+    script.answer("q2", "It is 8.")
+    run = accord_test(path, "--format", "json", "--cache", "off", "--max-concurrency", "1")
+    assert run.exit_code == 0, run.stderr
+    assert run.doc["accuracy"] == 0.5  # correctness, listed first
+    assert "correctness" not in run.doc  # it is the accuracy
+    assert run.doc["similarity"] == 0.5
+    assert len(script.graded) == 2 and len(script.judged) == 2

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.fakes import FakeOpenAI
+from tests.fakes import FakeOpenAI, Reply
 from tests.suites.conftest import JUDGE_YAML, Script, accord_test
 
 WORKFLOW = f"""
@@ -139,7 +141,9 @@ def test_circular_pairs_judge_n_pairs(project: Callable[..., Path], script: Scri
     assert sorted(script.judged) == [("1", "2"), ("1", "5"), ("2", "3"), ("3", "4"), ("4", "5")]
 
 
-def test_the_tests_own_prompt_is_honoured(project: Callable[..., Path], script: Script) -> None:
+def test_the_tests_own_prompt_is_honoured(
+    project: Callable[..., Path], script: Script, fake_llm: FakeOpenAI
+) -> None:
     script.answer("Facts about users", "f")
     script.answer("how many users", "42", "42.0")
     custom = (
@@ -148,10 +152,12 @@ def test_the_tests_own_prompt_is_honoured(project: Callable[..., Path], script: 
     text = WORKFLOW.replace("    n: 5\n", "    n: 2\n" + custom)
     script.judge_text = lambda a, b: "A" if a == b else "B"
     path = project({"w.workflow.yml": text})
-    run = accord_test(path, "--format", "json", "--cache", "off")
+    run = accord_test(path, "--format", "json", "--cache", "off", "--max-concurrency", "1")
     assert run.exit_code == 0, run.stderr
     assert script.judged == [("42", "42.0")]
     assert run.doc["accuracy"] == 0.0
+    judge = [r["messages"][-1]["content"] for r in fake_llm.requests if "S1: " in str(r)]
+    assert len(judge) == 1 and judge[0].startswith("Strict!")  # not the workflow's prompt
 
 
 def test_identical_answers_need_no_judge(project: Callable[..., Path], script: Script) -> None:
@@ -230,3 +236,44 @@ def test_runs_are_distinct_samples_in_the_cache(
     again = accord_test(path, "--format", "json", "--cache", "replay")
     assert again.exit_code == 0, again.stderr
     assert again.doc["accuracy"] == first.doc["accuracy"] == 0.6
+
+
+DEFAULT_PROMPT_WORKFLOW = """
+tasks:
+  - name: top
+    type: agent
+    prompt: "Which product sells most?"
+tests:
+  - type: consistency
+    n: 3
+"""
+
+
+def test_without_a_prompt_the_built_in_judge_and_pre_judge_apply(
+    project: Callable[..., Path], script: Script, fake_llm: FakeOpenAI
+) -> None:
+    script.answer(
+        "Which product sells most?",
+        "Apple sells most: 1,200 units.",
+        "apple sells most:   1,200 units.",
+        "Pear sells most: 1,200 units.",
+    )
+    seen: list[tuple[str, str]] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        text = str(body["messages"][-1]["content"])
+        pair = re.search(r"Answer 1:\n(.*?)\n\nAnswer 2:\n(.*?)\n\n", text, re.S)
+        if pair is None:
+            return script(body)
+        assert "Question:\nWhich product sells most?" in text
+        seen.append((pair.group(1), pair.group(2)))
+        same = pair.group(1).split()[0].lower() == pair.group(2).split()[0].lower()
+        return Reply(text=f"Products compared.\n{'A' if same else 'B'}")
+
+    fake_llm.responder = respond
+    path = project({"w.workflow.yml": DEFAULT_PROMPT_WORKFLOW})
+    run = accord_test(path, "--format", "json", "--max-concurrency", "1", "--cache", "off")
+    assert run.exit_code == 0, run.stderr
+    # runs 0 and 1 differ only in case and spacing: one cluster, no judge call between them
+    assert seen == [("Apple sells most: 1,200 units.", "Pear sells most: 1,200 units.")]
+    assert run.doc["accuracy"] == pytest.approx(1 / 3, abs=1e-6)
