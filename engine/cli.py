@@ -361,25 +361,24 @@ def test_command(
     cache_mode: str,
 ) -> None:
     """Run the tests of a workflow, an agent or a .test.yml file."""
-    # The test runner lives with the task types it runs (tasks/suites); the CLI is the
-    # composition root and imports it only when this command runs.
-    from tasks.suites.command import TestCommand, run_test_command
+    from engine.registry import command_plugin
 
-    command = TestCommand(
-        file=file,
-        fmt=fmt,
-        min_accuracy=min_accuracy,
-        threshold_mode="all" if threshold_mode == "all" else "average",
-        gate="lower-bound" if gate == "lower-bound" else "mean",
-        quiet=quiet,
-        output=output,
-        report=report,
-        tags=tags,
-        cases=cases,
-        max_concurrency=max_concurrency,
-        cache_mode=cache_mode,
-    )
-    sys.exit(run_test_command(command))
+    run_tests = command_plugin("test")
+    options = {
+        "file": file,
+        "fmt": fmt,
+        "min_accuracy": min_accuracy,
+        "threshold_mode": "all" if threshold_mode == "all" else "average",
+        "gate": "lower-bound" if gate == "lower-bound" else "mean",
+        "quiet": quiet,
+        "output": output,
+        "report": report,
+        "tags": tags,
+        "cases": cases,
+        "max_concurrency": max_concurrency,
+        "cache_mode": cache_mode,
+    }
+    sys.exit(run_tests(options))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -81,3 +81,16 @@ def task_types() -> dict[str, TaskType]:
 def task_type(name: str) -> TaskType:
     """The registered task type `name`."""
     return task_types()[name]
+
+
+def command_plugin(name: str) -> Callable[[dict[str, Any]], int]:
+    """The implementation of a CLI command provided by a plugin (`accord.commands` group):
+    the test runner lives with the task types it runs, and the engine never imports it."""
+    found = [e for e in entry_points(group="accord.commands") if e.name == name]
+    if not found:
+        raise AccordError(
+            f"no plugin provides the '{name}' command: accord is not installed as a package "
+            "(run 'pip install -e .' in the checkout)"
+        )
+    runner: Callable[[dict[str, Any]], int] = found[0].load()
+    return runner

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -42,6 +42,11 @@ class TestCommand:
     cases: tuple[str, ...] = ()
     max_concurrency: int | None = None
     cache_mode: str = "on"
+
+
+def run_from_cli(options: dict[str, Any]) -> int:
+    """Entry point `accord.commands: test`: the CLI's parsed options -> exit code."""
+    return run_test_command(TestCommand(**options))
 
 
 def run_test_command(command: TestCommand) -> int:
