@@ -1,0 +1,94 @@
+"""The agent's validate_sql, workflow and agent tools, through the real tool-calling path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from engine.cli import main
+from tests.conftest import fake_model_config
+from tests.fakes import FakeOpenAI, Reply
+
+AGENT = """
+model: fake
+system_instructions: You answer with data.
+tools:
+  - {name: check, type: validate_sql, database: local}
+  - name: regional
+    type: workflow
+    workflow_ref: regional.workflow.yml
+    description: Total sales of one region.
+    output_task_ref: total
+  - {name: helper, type: agent, agent_ref: helper.agent.yml, description: Ask the helper.}
+"""
+
+HELPER = "model: fake\nsystem_instructions: You are the helper agent.\n"
+
+REGIONAL = """
+variables:
+  region: {type: string, enum: [EU, US]}
+tasks:
+  - name: total
+    type: execute_sql
+    sql_query: SELECT SUM(amount) AS total FROM sales WHERE region = {{ region | sqlquote }}
+"""
+
+TASK = "tasks:\n  - name: ask\n    type: agent\n    agent_ref: main.agent.yml\n    prompt: go\n"
+
+
+def setup(tmp_path: Path, fake: FakeOpenAI) -> Path:
+    (tmp_path / ".db").mkdir()
+    (tmp_path / ".db" / "sales.csv").write_text("region,amount\nEU,10\nUS,20\nEU,5\n")
+    (tmp_path / "config.yml").write_text(
+        fake_model_config(fake) + "databases:\n  - {name: local, type: duckdb, dataset: .db}\n"
+    )
+    (tmp_path / "main.agent.yml").write_text(AGENT)
+    (tmp_path / "helper.agent.yml").write_text(HELPER)
+    (tmp_path / "regional.workflow.yml").write_text(REGIONAL)
+    path = tmp_path / "w.workflow.yml"
+    path.write_text(TASK)
+    return path
+
+
+def tool_results(fake: FakeOpenAI) -> list[str]:
+    out = []
+    for request in fake.requests:
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            out.append(last["content"])
+    return out
+
+
+def test_validate_workflow_and_agent_tools(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    def respond(body: dict[str, Any]) -> Reply:
+        system = body["messages"][0]["content"]
+        if "helper agent" in system:
+            return Reply(text="helper says hi")
+        done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        script = [
+            Reply.tool("check", {"sql": "SELECT region FROM sales"}),
+            Reply.tool("check", {"sql": "SELEC nonsense"}),
+            Reply.tool("regional", {"region": "EU"}),
+            Reply.tool("regional", {"region": "Mars"}),
+            Reply.tool("helper", {"prompt": "hello?"}),
+        ]
+        return script[done] if done < len(script) else Reply(text="all done")
+
+    fake_llm.responder = respond
+    path = setup(tmp_path, fake_llm)
+    result = CliRunner().invoke(main, ["run", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["outputs"]["ask"] == "all done"
+    results = tool_results(fake_llm)
+    assert results[0] == "valid"
+    assert results[1].startswith("error:") and "SELEC" in results[1]
+    assert "15" in results[2]  # the sub-workflow's `total` output for EU
+    assert results[3].startswith("error:") and "Mars" in results[3]
+    assert results[4] == "helper says hi"
+    schemas = {t["function"]["name"]: t["function"] for t in fake_llm.requests[0]["tools"]}
+    assert set(schemas) == {"check", "regional", "helper"}
+    assert schemas["regional"]["parameters"]["properties"]["region"]["enum"] == ["EU", "US"]
+    assert schemas["regional"]["parameters"]["required"] == ["region"]
