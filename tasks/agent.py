@@ -83,6 +83,30 @@ class AgentTaskSpec(TaskSpec):
             problem = catalog.problem(agent.model)
             if problem:
                 yield ("agent_ref",), f"agent file '{ref}': {problem}"
+        yield from _instruction_issues(agent, ref, frozenset(self.variables))
+
+
+def _instruction_issues(
+    agent: AgentSpec, ref: str, given: frozenset[str]
+) -> Iterable[tuple[Loc, str]]:
+    """Names in the system instructions that nothing will define at run time."""
+    from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
+    from tasks.agent_context import OXY_ONLY_NAMES
+
+    try:
+        names = referenced_names(agent.system_instructions)
+    except TemplateError as exc:
+        yield ("agent_ref",), f"agent file '{ref}': system_instructions: {exc}"
+        return
+    known = BUILTIN_NAMES | OXY_ONLY_NAMES | {"context", "databases"} | given
+    for name in sorted(names - known - frozenset(agent.variables)):
+        yield (
+            ("agent_ref",),
+            (
+                f"agent file '{ref}': system_instructions use unknown name '{name}' (available: "
+                "context, databases, and the task's variables)"
+            ),
+        )
 
 
 _AGENTS: dict[tuple[Path, float], AgentSpec] = {}

@@ -1,4 +1,4 @@
-"""The agent's tool-calling loop, its tools, and what its system instructions can see.
+"""The agent's tool-calling loop and its tools.
 
 Tool failures (bad arguments, an unknown tool, an SQL error) go back to the model as the tool's
 result so it can correct itself; they never crash the task.
@@ -7,24 +7,23 @@ result so it can correct itself; they never crash the task.
 from __future__ import annotations
 
 import asyncio
-import glob
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import log
-from engine.databases import QueryError, QueryResult
+from engine.databases import QueryError
 from engine.errors import AccordError, TaskError
-from engine.render import BUILTIN_NAMES, TableView, markdown_table, referenced_names
+from engine.render import TableView, markdown_table
 from engine.spec import (
     AgentSpec,
     AgentToolSpec,
     OxyToolSpec,
-    RemoteDatabase,
     SqlToolSpec,
     WorkflowToolSpec,
 )
+from tasks.agent_context import system_message
 
 if TYPE_CHECKING:
     from engine.context import TaskContext
@@ -45,100 +44,6 @@ class AgentAnswer(str):
         obj.sql = sql
         obj.table = table
         return obj
-
-
-class ContextFiles(list[str]):
-    """Contents of a context entry's files: iterable, and renders as the joined text."""
-
-    def __str__(self) -> str:
-        return "\n\n".join(self)
-
-
-class DatasetView(Mapping[str, Any]):
-    """Oxy's `databases.<db>.datasets.<name>`: any name gives the database's DDL."""
-
-    def __init__(self, ddl: str) -> None:
-        self._ddl = ddl
-
-    def __getitem__(self, key: str) -> Any:
-        return {"dataset": key, "ddl": self._ddl, "semantic_info": ""}
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-
-def _ddl(result: QueryResult) -> str:
-    tables: dict[str, list[str]] = {}
-    for table, column, kind in result.rows:
-        tables.setdefault(str(table), []).append(f"  {column} {kind}")
-    return "\n".join(
-        f"CREATE TABLE {name} (\n" + ",\n".join(cols) + "\n);" for name, cols in tables.items()
-    )
-
-
-async def database_views(ctx: TaskContext) -> dict[str, Any]:
-    """`databases.<name>.{dialect, schema, tables, datasets}` for system instructions."""
-    views: dict[str, Any] = {}
-    for name, spec in ctx.run.project.databases.items():
-        if isinstance(spec, RemoteDatabase):
-            note = f"(schema not available: accord cannot connect to {spec.type} databases)"
-            views[name] = {
-                "dialect": spec.type,
-                "schema": note,
-                "tables": [],
-                "datasets": DatasetView(note),
-            }
-            continue
-        db = ctx.run.databases.get(name)
-        columns = await db.query(_COLUMNS_SQL[db.dialect])
-        ddl = _ddl(columns)
-        views[name] = {
-            "dialect": db.dialect,
-            "schema": ddl,
-            "tables": sorted({str(r[0]) for r in columns.rows}),
-            "datasets": DatasetView(ddl),
-        }
-    return views
-
-
-_COLUMNS_SQL = {
-    "duckdb": "SELECT table_name, column_name, data_type FROM information_schema.columns "
-    "ORDER BY table_name, ordinal_position",
-    "postgres": "SELECT table_name, column_name, data_type FROM information_schema.columns "
-    "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') "
-    "ORDER BY table_name, ordinal_position",
-    "sqlite": "SELECT m.name, p.name, p.type FROM sqlite_master m, pragma_table_info(m.name) p "
-    "WHERE m.type IN ('table', 'view') ORDER BY m.name, p.cid",
-}
-
-
-def context_files(agent: AgentSpec, root: Path) -> dict[str, ContextFiles]:
-    out: dict[str, ContextFiles] = {}
-    for entry in agent.context:
-        files = ContextFiles()
-        for pattern in entry.globs:
-            for match in sorted(glob.glob(str(root / pattern), recursive=True)):
-                path = Path(match)
-                if path.is_file():
-                    files.append(path.read_text(encoding="utf-8", errors="replace"))
-        out[entry.name] = files
-    return out
-
-
-async def system_message(agent: AgentSpec, ctx: TaskContext, variables: dict[str, Any]) -> str:
-    source = agent.system_instructions
-    if not source.strip():
-        return ""
-    names = referenced_names(source) - BUILTIN_NAMES
-    extra: dict[str, Any] = dict(variables)
-    if "context" in names:
-        extra["context"] = context_files(agent, ctx.root)
-    if "databases" in names:
-        extra["databases"] = await database_views(ctx)
-    return ctx.render(source, extra)
 
 
 Tool = Callable[[dict[str, Any]], Any]

@@ -13,6 +13,7 @@ no example database, so a run is reproducible and a failure prints the input tha
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -39,7 +40,7 @@ if not CORPUS.is_dir():  # CI clones main with shared/ beside it
 SEED = 20261121
 TOTAL = int(os.environ.get("ACCORD_FUZZ_EXAMPLES", "300"))
 # share of the examples per test: the mutation tests reach the compiler and cost the most
-SHARES = {"text": 0.25, "structures": 0.25, "workflows": 0.3, "configs": 0.1, "agents": 0.1}
+SHARES = {"text": 0.25, "structures": 0.15, "workflows": 0.35, "configs": 0.1, "agents": 0.15}
 
 
 def examples(kind: str) -> int:
@@ -330,7 +331,8 @@ def mutated(draw: st.DrawFn, text: str) -> str:
             lines[i] = lines[i][:at] + junk + lines[i][at:]
         elif kind == "scalar":
             match = _SCALAR_LINE.match(lines[i])
-            value = draw(st.sampled_from(REPLACEMENTS) | st.text(YAML_CHARS, max_size=12))
+            quoted = [json.dumps(t) for t in JINJA]  # templates that reach Jinja's parser
+            value = draw(st.sampled_from(REPLACEMENTS + quoted) | st.text(YAML_CHARS, max_size=12))
             if match is not None:
                 lines[i] = match.group("head") + value
             else:

@@ -92,3 +92,22 @@ def test_validate_workflow_and_agent_tools(tmp_path: Path, fake_llm: FakeOpenAI)
     assert set(schemas) == {"check", "regional", "helper"}
     assert schemas["regional"]["parameters"]["properties"]["region"]["enum"] == ["EU", "US"]
     assert schemas["regional"]["parameters"]["required"] == ["region"]
+
+
+def test_oxy_only_names_render_empty_with_a_warning_others_fail(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    path = setup(tmp_path, fake_llm)
+    (tmp_path / "main.agent.yml").write_text(
+        "model: fake\nsystem_instructions: 'Tools: [{{ tools.retrieval }}] "
+        "{{ databases.local.datasets.main.semantic_info.dim_users }}'\n"
+    )
+    fake_llm.script("fine")
+    ok = CliRunner().invoke(main, ["run", str(path), "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+    assert fake_llm.requests[0]["messages"][0]["content"] == "Tools: [] "
+    assert "oxy_name_unavailable" in ok.stderr and "tools" in ok.stderr
+    (tmp_path / "main.agent.yml").write_text("model: fake\nsystem_instructions: '{{ nope }}'\n")
+    bad = CliRunner().invoke(main, ["validate", str(path)])
+    assert bad.exit_code == 2 and "unknown name 'nope'" in bad.stderr
+    assert "main.agent.yml" in bad.stderr

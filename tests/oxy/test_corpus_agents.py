@@ -149,22 +149,6 @@ def docx_paragraphs(path: Path) -> list[tuple[str, str]]:
     return [(p.style.name if p.style is not None else "", p.text) for p in paragraphs]
 
 
-# Oxy's agent files use names in their system instructions that accord does not define
-# (`tools.retrieval`, `dimensions.*`, `dataset.semantic_info.<table>`, the fields of a
-# `semantic_model` context); until accord renders them, runs of those agents fail at once.
-INSTRUCTIONS_BUG = re.compile(r"undefined name: .*")
-
-
-def xfail_if_instructions_bug(run: Run, task: str) -> None:
-    """Expected failure while the engine cannot render an Oxy agent's instructions."""
-    if run.exit_code != 1:
-        return
-    error = run.document.get("error") or {}
-    message = str(error.get("message", ""))
-    if str(error.get("task", "")).startswith(task) and INSTRUCTIONS_BUG.search(message):
-        pytest.xfail(f"engine bug, agent instructions of task '{task}' do not render: {message}")
-
-
 # --- the scripted analyst -------------------------------------------------------------------
 
 GROUPING_SQL = (
@@ -591,7 +575,6 @@ def test_consistency(project: Path, analyst: Analyst, fake_llm: FakeOpenAI) -> N
     """Five runs of agents/default.agent.yml, each querying DuckDB through its tool; the
     fifth answer disagrees, one judge call settles it."""
     run = run_procedure(project, "consistency.procedure.yml")
-    xfail_if_instructions_bug(run, "report")
     assert run.exit_code == 0, run.stderr
     outputs = run.document["outputs"]
     assert outputs["execute"] == sql_file_rows(project, "data/example_anonymize.sql")
@@ -634,7 +617,6 @@ def test_cache_pins_the_generated_sql(
     """The SQL agent writes a query with a `{{grouping_value}}` placeholder; it is pinned in
     output/cache/ and reused; each grouping's report is pinned too."""
     run = run_procedure(project, "cache.procedure.yml", "--cache", "off")
-    xfail_if_instructions_bug(run, "sql")
     assert run.exit_code == 0, run.stderr
     outputs = run.document["outputs"]
     assert outputs["sql"] == GROUPING_SQL
