@@ -73,6 +73,7 @@ class RunContext:
     store: RunStore | None = None
     resume: ResumeIndex | None = None
     _models: ModelClient | None = None
+    _identities: dict[int, tuple[frozenset[str], bytes]] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
@@ -100,6 +101,18 @@ class RunContext:
         self.databases.close()
         if self._models is not None:
             self._models.close()
+
+    def task_identity(self, task: PlannedTask) -> tuple[frozenset[str], bytes]:
+        """The names a task's templates use and the digest of its spec, once per task (specs
+        are frozen; a loop body's tasks are hashed once for all iterations)."""
+        known = self._identities.get(id(task))
+        if known is None:
+            names: frozenset[str] = frozenset()
+            for _loc, source in task.spec.templates():
+                names |= rendering.referenced_names(source)
+            spec_digest = hashlib.sha256(task.spec.model_dump_json().encode()).digest()
+            known = self._identities[id(task)] = (names, spec_digest)
+        return known
 
     def builtins(self) -> dict[str, Any]:
         return {"current_date": self.started_at.date().isoformat()}
@@ -209,11 +222,22 @@ class TaskContext:
                     out[name] = builtins[name]
         return out
 
+    def _values_for(self, source: str, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Only the names the template uses: copying every output in scope for every render
+        would make a run quadratic in its number of tasks."""
+        names = rendering.referenced_names(source)
+        values = self.values_of(names.difference(extra) if extra else names)
+        if extra:
+            values.update(extra)
+        return values
+
     def render(self, source: str, extra: Mapping[str, Any] | None = None) -> str:
-        return rendering.render(source, self.context(extra))
+        if "{" not in source:
+            return source
+        return rendering.render(source, self._values_for(source, extra))
 
     def evaluate(self, source: str, extra: Mapping[str, Any] | None = None) -> Any:
-        return rendering.evaluate(source, self.context(extra))
+        return rendering.evaluate(source, self._values_for(source, extra))
 
     def database(self, name: str | None) -> Database:
         return self.run.databases.get(self.run.databases.resolve_name(name))
@@ -225,18 +249,17 @@ class TaskContext:
         """Hash of what decides this task's output: its spec, the files it reads, and the
         values of the names its templates use."""
         spec = self.task.spec
-        names: set[str] = set()
-        for _loc, source in spec.templates():
-            names |= rendering.referenced_names(source)
-        values = self.values_of(names)
-        digest = hashlib.sha256(spec.model_dump_json().encode())
-        digest.update(
-            json.dumps(
-                {n: rendering.jsonable(values[n]) for n in sorted(names) if n in values},
-                sort_keys=True,
-                default=str,
-            ).encode()
-        )
+        names, spec_digest = self.run.task_identity(self.task)
+        digest = hashlib.sha256(spec_digest)
+        if names:
+            values = self.values_of(names)
+            digest.update(
+                json.dumps(
+                    {n: rendering.jsonable(values[n]) for n in sorted(names) if n in values},
+                    sort_keys=True,
+                    default=str,
+                ).encode()
+            )
         for _loc, relative in spec.sources():
             path = self.root / relative
             if "{" not in relative and path.is_file():

@@ -7,6 +7,7 @@ from Jinja's AST; the compiler turns those names into the DAG's edges.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import operator
 import re
@@ -255,17 +256,18 @@ ENV = _build_env()
 BUILTIN_NAMES = frozenset(ENV.globals) | {"current_date"}
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)
 def _parse(source: str) -> nodes.Template:
     return ENV.parse(source)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)
 def compile_template(source: str) -> jinja2.Template:
     """A compiled template, cached by its source text."""
     return ENV.from_string(source)
 
 
+@lru_cache(maxsize=65536)
 def referenced_names(source: str) -> frozenset[str]:
     """Free names of a template (from Jinja's AST), or raise `TemplateError` on bad syntax
     or on an attempt to reach Python internals the sandbox refuses at run time."""
@@ -273,18 +275,31 @@ def referenced_names(source: str) -> frozenset[str]:
         return frozenset()
     try:
         ast = _parse(source)
+        # Jinja's optimizer folds constants (`'__cl' ~ 'ass__'`) in the cached tree here, and
+        # its code generator reports an unknown filter or test (TemplateAssertionError)
+        names = frozenset(meta.find_undeclared_variables(ast))
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
             f"template syntax error on its line {exc.lineno}: {exc.message}"
         ) from None
     except RecursionError:
         raise TemplateError("template nested too deeply to parse: simplify it") from None
-    # first: Jinja's optimizer folds constants (`'__cl' ~ 'ass__'`) in the cached tree here
-    names = frozenset(meta.find_undeclared_variables(ast))
-    problem = sandbox_problem(ast)
+    problem = sandbox_problem(ast) or _unknown_filter_or_test(ast)
     if problem is not None:
         raise TemplateError(problem)
     return names
+
+
+def _unknown_filter_or_test(ast: nodes.Node) -> str | None:
+    """Jinja reports an unknown filter or test inside `{% if %}` only when it renders."""
+    for node in ast.find_all((nodes.Filter, nodes.Test)):
+        known = ENV.filters if isinstance(node, nodes.Filter) else ENV.tests
+        if node.name not in known:
+            kind = "filter" if isinstance(node, nodes.Filter) else "test"
+            hint = difflib.get_close_matches(node.name, list(known), n=1)
+            advice = f": did you mean '{hint[0]}'?" if hint else ""
+            return f"template line {node.lineno}: no {kind} named '{node.name}'{advice}"
+    return None
 
 
 _FORMAT_FIELD_INTERNALS = re.compile(r"\{[^{}]*(\.|\[)_")
@@ -372,6 +387,8 @@ def evaluate(source: str, context: Mapping[str, Any]) -> Any:
         raise TemplateError(f"blocked by the template sandbox: {exc}") from None
     except _RENDER_ERRORS as exc:
         raise TemplateError(f"cannot evaluate '{source.strip()}': {exc}") from None
+    except jinja2.TemplateError as exc:
+        raise TemplateError(f"cannot evaluate '{source.strip()}': {exc}") from None
 
 
 def evaluate_condition(source: str, context: Mapping[str, Any]) -> bool:
@@ -386,6 +403,8 @@ def evaluate_condition(source: str, context: Mapping[str, Any]) -> bool:
     except jinja2.exceptions.SecurityError as exc:
         raise TemplateError(f"blocked by the template sandbox: {exc}") from None
     except _RENDER_ERRORS as exc:
+        raise TemplateError(f"cannot evaluate condition '{expr}': {exc}") from None
+    except jinja2.TemplateError as exc:
         raise TemplateError(f"cannot evaluate condition '{expr}': {exc}") from None
 
 
@@ -411,3 +430,5 @@ def render(source: str, context: Mapping[str, Any]) -> str:
         raise TemplateError(f"blocked by the template sandbox: {exc}") from None
     except _RENDER_ERRORS as exc:
         raise TemplateError(f"cannot render template: {type(exc).__name__}: {exc}") from None
+    except jinja2.TemplateError as exc:  # e.g. an unknown test, reported only when rendered
+        raise TemplateError(f"cannot render template: {exc}") from None

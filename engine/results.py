@@ -30,6 +30,9 @@ class TaskResult:
     attempts: int = 0
     top_level: bool = False
 
+    def __repr__(self) -> str:  # outputs can be large tables: keep reprs (and tracebacks) short
+        return f"TaskResult({self.key!r}, {self.status.value})"
+
     @property
     def duration(self) -> float:
         if self.started is None or self.finished is None:
@@ -53,6 +56,9 @@ class RunResult:
     usage: Any = None
     stats: dict[str, int] = field(default_factory=dict)
     resumed_from: str | None = None
+
+    def __repr__(self) -> str:
+        return f"RunResult({self.run_id!r}, {self.status.value}, {len(self.results)} results)"
 
     @property
     def duration(self) -> float:

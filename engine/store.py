@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 _STOP = object()
+BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -115,6 +116,9 @@ class RunStore:
     def _write_loop(self) -> None:
         while True:
             batch = [self._queue.get()]
+            # let results accumulate briefly: one transaction per batch, and far fewer
+            # wake-ups competing with the scheduler's thread for the interpreter
+            time.sleep(BATCH_SECONDS)
             while True:
                 try:
                     batch.append(self._queue.get_nowait())
@@ -122,49 +126,63 @@ class RunStore:
                     break
             stop = batch[-1] is _STOP
             try:
-                with self._conn:
-                    for item in batch:
-                        if item is not _STOP:
-                            self._write(item)
+                self._write_batch([item for item in batch if item is not _STOP])
             except sqlite3.Error as exc:
                 self._error = str(exc)
             if stop:
                 return
 
-    def _write(self, item: tuple[Any, ...]) -> None:
-        kind = item[0]
-        if kind == "run":
-            _, workflow, file, variables = item
-            self._conn.execute(
-                "INSERT OR REPLACE INTO runs (run_id, workflow, path, started, status, variables)"
-                " VALUES (?, ?, ?, ?, 'running', ?)",
-                (self.run_id, workflow, file, time.time(), variables),
-            )
-        elif kind == "result":
-            _, result, input_hash = item
-            succeeded = result.status is Status.SUCCEEDED
-            self._conn.execute(
-                "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self.run_id,
-                    result.key,
-                    result.type,
-                    result.status.value,
-                    result.error,
-                    result.duration,
-                    result.attempts,
-                    input_hash,
-                    _output_json(result.output) if succeeded else None,
-                    _output_blob(result.output) if succeeded and input_hash else None,
-                    time.time(),
-                ),
-            )
-        elif kind == "end":
-            _, status, error, summary = item
-            self._conn.execute(
-                "UPDATE runs SET finished = ?, status = ?, error = ?, summary = ? WHERE run_id = ?",
-                (time.time(), status, error, summary, self.run_id),
-            )
+    def _write_batch(self, batch: list[tuple[Any, ...]]) -> None:
+        now = time.time()
+        rows = []
+        with self._conn:
+            for item in batch:
+                kind = item[0]
+                if kind == "result":
+                    rows.append(self._result_row(item[1], item[2], now))
+                    continue
+                if rows:
+                    self._insert_results(rows)
+                    rows = []
+                if kind == "run":
+                    _, workflow, file, variables = item
+                    self._conn.execute(
+                        "INSERT OR REPLACE INTO runs (run_id, workflow, path, started, status,"
+                        " variables) VALUES (?, ?, ?, ?, 'running', ?)",
+                        (self.run_id, workflow, file, now, variables),
+                    )
+                elif kind == "end":
+                    _, status, error, summary = item
+                    self._conn.execute(
+                        "UPDATE runs SET finished = ?, status = ?, error = ?, summary = ?"
+                        " WHERE run_id = ?",
+                        (now, status, error, summary, self.run_id),
+                    )
+            if rows:
+                self._insert_results(rows)
+
+    def _insert_results(self, rows: list[tuple[Any, ...]]) -> None:
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+        )
+
+    def _result_row(
+        self, result: TaskResult, input_hash: str | None, now: float
+    ) -> tuple[Any, ...]:
+        succeeded = result.status is Status.SUCCEEDED
+        return (
+            self.run_id,
+            result.key,
+            result.type,
+            result.status.value,
+            result.error,
+            result.duration,
+            result.attempts,
+            input_hash,
+            _output_json(result.output) if succeeded else None,
+            _output_blob(result.output) if succeeded and input_hash else None,
+            now,
+        )
 
 
 @dataclass(frozen=True)

@@ -459,6 +459,16 @@ def test_the_corpus_is_there() -> None:
             id="infinite-timeout",
         ),
         pytest.param("tasks: 1" + "0" * 5000 + "\n", id="huge-int"),
+        # found by the fuzzer: a filter name cut by an inserted character (`c|ommentary`)
+        pytest.param(
+            'tasks:\n  - name: a\n    type: formatter\n    template: "{{ c|ommentary }}"\n',
+            id="unknown-filter",
+        ),
+        pytest.param(
+            "tasks:\n  - name: a\n    type: formatter\n"
+            '    template: "{% if 1 is nosuchtest %}x{% endif %}"\n',
+            id="unknown-test",
+        ),
     ],
 )
 def test_hostile_yaml_is_refused_quickly_with_a_message(tmp_path: Path, text: str) -> None:
