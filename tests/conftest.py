@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.fakes import FakeOpenAI
+from tests.faults.fuzz_summary import pytest_terminal_summary as pytest_terminal_summary
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 _real_connect = socket.socket.connect
