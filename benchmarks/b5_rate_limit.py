@@ -3,8 +3,9 @@
 The fake provider (tests.fakes.FakeOpenAI, in this process, with a responder) counts the
 requests it accepted in a sliding window and answers 429 with a retry-after header when a
 request would exceed the limit. The window is scaled down so the benchmark takes seconds, not
-minutes: 600 requests per 6 s sliding window, i.e. 6,000 requests per minute. The model entry
-sets rpm: 6000, which the engine turns into AsyncLimiter(1, 60 / 6000 s): one request per 10 ms.
+minutes: 600 requests per 6 s sliding window. The model entry says the same, `rpm: 600` with
+`rate_window: 6` (seconds; 60 by default): the engine paces requests 10.2 ms apart and never
+sends more than 600 in any 6.18 s (engine.models.RequestPacer).
 
 (1) limiter on: 2,000 calls through engine.scheduler.Scheduler(max_concurrency=50) and
     ModelClient.complete (cache off, engine retries at their defaults), 200 ms fake latency.
@@ -38,7 +39,7 @@ from tests.fakes import FakeOpenAI, Reply  # noqa: E402
 
 LIMIT = 600  # requests the fake accepts ...
 WINDOW = 6.0  # ... in any sliding window of this many seconds
-RPM = round(LIMIT * 60 / WINDOW)  # the same limit per minute: 6000
+RPM = LIMIT  # the model entry's rpm, counted over rate_window = WINDOW seconds
 CALLS = 2_000
 CALLS_OFF = 900
 SLOTS = 50
@@ -132,16 +133,16 @@ async def warmed_run(
 
 
 async def bare_limiter(count: int) -> float:
-    """The engine's limiter alone (AsyncLimiter(1, 60/rpm)), bodies that only sleep LATENCY."""
-    from aiolimiter import AsyncLimiter
+    """The engine's limiter alone (RequestPacer), bodies that only sleep LATENCY."""
+    from engine.models import RequestPacer
 
-    limiter = AsyncLimiter(1, 60 / RPM)
+    limiter = RequestPacer(RPM, WINDOW)
     gate = asyncio.Semaphore(SLOTS)
     granted: list[float] = []
 
     async def one() -> None:
         async with gate:
-            await limiter.acquire()
+            await limiter.wait()
             granted.append(time.monotonic())
             await asyncio.sleep(LATENCY)
 
@@ -153,7 +154,7 @@ def limiter_on() -> tuple[int, float]:
     provider = WindowedProvider()
     fake = start_fake(provider)
     try:
-        client = make_client(fake.url, rpm=RPM)
+        client = make_client(fake.url, rpm=RPM, rate_window=WINDOW)
         makespan, results = asyncio.run(warmed_run(client, provider, CALLS, "on"))
     finally:
         fake.close()
@@ -178,7 +179,7 @@ def limiter_on() -> tuple[int, float]:
         print(
             f"    gap between requests at the fake: median {gaps[len(gaps) // 2] * 1e3:.2f} ms, "
             f"p99 {gaps[int(len(gaps) * 0.99)] * 1e3:.2f} ms "
-            f"(the limiter's interval: {60 / RPM * 1e3:.2f} ms)"
+            f"(the limiter's interval: {WINDOW / RPM * 1.02 * 1e3:.2f} ms)"
         )
     return provider.rejected, share
 
@@ -205,8 +206,8 @@ def main() -> int:
     print(
         f"B5 rate limit: the fake enforces {LIMIT} requests per {WINDOW:g} s sliding window "
         f"(scaled down from per-minute limits so the run takes seconds); the model entry sets "
-        f"rpm={RPM}, the same limit, which the engine applies as AsyncLimiter(1, 60/{RPM} s) = "
-        f"one request per {60 / RPM * 1e3:g} ms"
+        f"rpm={RPM} with rate_window={WINDOW:g} s, the same limit: requests paced "
+        f"{WINDOW / RPM * 1.02 * 1e3:.1f} ms apart, at most {RPM} in any {WINDOW * 1.03:.2f} s"
     )
     print(
         f"{CALLS} calls, concurrency {SLOTS}, fake latency {LATENCY * 1e3:.0f} ms; "
@@ -224,9 +225,8 @@ def main() -> int:
         alone = asyncio.run(bare_limiter(1_000))
         print(
             f"diagnosis: the same limiter alone, 1000 bodies that only sleep "
-            f"{LATENCY * 1e3:.0f} ms (no model calls): {alone:.1%} of the limit. A bucket of "
-            "capacity 1 never gives back the time a wake-up is late, and the model calls' CPU "
-            "on the event loop makes wake-ups later"
+            f"{LATENCY * 1e3:.0f} ms (no model calls): {alone:.1%} of the limit; the model "
+            "calls' CPU on the event loop makes wake-ups late"
         )
     return 0
 

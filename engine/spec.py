@@ -308,6 +308,13 @@ class ModelSpec(Spec):
     timeout: float | None = Field(None, gt=0, allow_inf_nan=False)
     max_concurrency: int | None = Field(None, ge=1)
     max_retries: int = Field(6, ge=0, le=20, description="Retries on 429, 5xx, timeouts.")
+    rate_window: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="Seconds over which rpm and tpm are counted (providers count per minute).",
+    )
     azure_deployment_id: Any = oxy_ignored()
     azure_api_version: Any = oxy_ignored()
 
