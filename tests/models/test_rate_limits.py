@@ -22,8 +22,7 @@ def test_no_window_holds_more_than_the_limit() -> None:
 
     sent = sorted(asyncio.run(scenario()))
     assert len(sent) == 12
-    # sleeps never return early, so these lower bounds hold on any machine
+    # the sliding log checks the loop's clock at send time, so this lower bound holds on any
+    # machine (a late wake-up can only widen the gaps)
     for first, fifth in zip(sent, sent[4:], strict=False):
         assert fifth - first >= 0.2
-    for a, b in zip(sent, sent[1:], strict=False):
-        assert b - a >= 0.2 / 4 * 0.999
