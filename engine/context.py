@@ -298,7 +298,9 @@ class TaskContext:
         except TaskError:
             raise
         except AccordError as exc:
-            raise TaskError(self.key, exc.message) from None
+            # model errors name their task already: keep one "task 'x':" in the message
+            message = exc.message.removeprefix(f"task '{self.key}': ")
+            raise TaskError(self.key, message) from None
 
     async def run_leaves(
         self, items: list[tuple[str, Callable[[], Awaitable[Any]]]], *, type: str
