@@ -16,9 +16,10 @@ from typing import Any
 
 from engine import render as rendering
 from engine.cache import CallCache
+from engine.catalog import ModelCatalog
 from engine.databases import Database, Databases
 from engine.errors import AccordError, TaskError
-from engine.models import ModelCatalog, ModelClient, UsageLedger
+from engine.models import ModelClient
 from engine.pinned import read_pinned, write_pinned
 from engine.plan import Plan, PlannedTask
 from engine.project import Project
@@ -26,6 +27,7 @@ from engine.registry import task_type
 from engine.results import Status, TaskResult
 from engine.scheduler import Node, Scheduler
 from engine.store import ResumeIndex, RunStore
+from engine.usage import UsageLedger
 
 
 class Scope:

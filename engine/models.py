@@ -8,34 +8,23 @@ retries are switched off: the engine owns retries, re-entering the rate limiter 
 from __future__ import annotations
 
 import asyncio
-import difflib
-import json
 import os
 import random
 import re
 import time
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from engine import log
 from engine.cache import CallCache, call_key
+from engine.catalog import LOCAL_LITELLM as LOCAL_LITELLM
+from engine.catalog import LOCAL_MODEL as LOCAL_MODEL
+from engine.catalog import ModelCatalog as ModelCatalog
+from engine.catalog import ModelConfig
 from engine.errors import ConfigError, ModelError
-from engine.spec import ConfigSpec, ModelSpec
+from engine.ratelimit import RequestPacer as RequestPacer
+from engine.ratelimit import _Limiters
+from engine.usage import Completion, ToolCall, UsageLedger
 
-LOCAL_MODEL = "local"
-LOCAL_LITELLM = "accord-local/smollm2-135m-instruct"
-_VENDOR_PREFIX = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "google": "gemini",
-    "gemini": "gemini",
-    "ollama": "ollama_chat",
-    "azure": "azure",
-    "mistral": "mistral",
-    "groq": "groq",
-    "deepseek": "deepseek",
-}
 RETRYABLE = (
     "RateLimitError",
     "InternalServerError",
@@ -50,226 +39,6 @@ _JSON_PROBLEM = re.compile(
     r"(Expecting |Unterminated string|Extra data|Invalid control character|Invalid \\escape)"
     r".*line \d+ column \d+"
 )
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """A resolved model: the litellm string and the call parameters."""
-
-    name: str
-    litellm_model: str
-    api_base: str | None = None
-    key_var: str | None = None
-    api_key: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-    temperature: float | None = None
-    seed: int | None = None
-    max_tokens: int | None = None
-    rpm: int | None = None
-    tpm: int | None = None
-    timeout: float = 120.0
-    max_concurrency: int | None = None
-    max_retries: int = 6
-    rate_window: float = 60.0
-
-
-def _from_spec(spec: ModelSpec) -> ModelConfig:
-    if spec.model is not None:
-        model = spec.model
-    else:
-        assert spec.model_ref is not None
-        vendor = (spec.vendor or "openai").lower()
-        prefix = _VENDOR_PREFIX.get(vendor, vendor)
-        if spec.api_url and vendor == "ollama":
-            prefix = "openai"  # Oxy points ollama at its OpenAI-compatible /v1 endpoint
-        model = f"{prefix}/{spec.model_ref}"
-    headers: list[tuple[str, str]] = []
-    for key, value in (spec.headers or {}).items():
-        if isinstance(value, dict) and "env_var" in value:
-            headers.append((key, f"env:{value['env_var']}"))
-        else:
-            headers.append((key, str(value)))
-    return ModelConfig(
-        name=spec.name,
-        litellm_model=model,
-        api_base=spec.api_base or spec.api_url,
-        key_var=spec.key_var,
-        api_key=spec.api_key,
-        headers=tuple(headers),
-        temperature=spec.temperature,
-        seed=spec.seed,
-        max_tokens=spec.max_tokens,
-        rpm=spec.rpm,
-        tpm=spec.tpm,
-        timeout=spec.timeout or 120.0,
-        max_concurrency=spec.max_concurrency,
-        max_retries=spec.max_retries,
-        rate_window=spec.rate_window,
-    )
-
-
-class ModelCatalog:
-    """Model names from config.yml, plus `local` and plain litellm strings."""
-
-    def __init__(self, config: ConfigSpec) -> None:
-        self.specs = {m.name: m for m in config.models}
-        self.default = config.defaults.model or LOCAL_MODEL
-        self.judge_default = config.defaults.judge_model
-
-    def problem(self, name: str) -> str | None:
-        """None when `name` resolves, else a message saying what to do."""
-        if name in self.specs or name == LOCAL_MODEL or "/" in name:
-            return None
-        match = difflib.get_close_matches(name, [*self.specs, LOCAL_MODEL], n=1)
-        hint = f"did you mean '{match[0]}'? " if match else ""
-        listing = ", ".join(sorted(self.specs)) or "none"
-        return (
-            f"unknown model '{name}': {hint}(models in config.yml: {listing}); a litellm "
-            "model string needs its provider, e.g. openai/gpt-4o-mini"
-        )
-
-    def resolve(self, name: str | None) -> ModelConfig:
-        name = name or self.default
-        problem = self.problem(name)
-        if problem is not None:
-            raise ConfigError(problem)
-        if name in self.specs:
-            return _from_spec(self.specs[name])
-        if name == LOCAL_MODEL:
-            return ModelConfig(
-                name=LOCAL_MODEL,
-                litellm_model=LOCAL_LITELLM,
-                max_concurrency=1,
-                max_tokens=512,
-                timeout=600.0,
-            )
-        return ModelConfig(name=name, litellm_model=name)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A tool call the model asked for."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True)
-class Completion:
-    """A model's answer with its accounting."""
-
-    text: str
-    tool_calls: tuple[ToolCall, ...]
-    input_tokens: int
-    output_tokens: int
-    cost: float | None
-    latency: float
-    cached: bool = False
-
-    def message(self) -> dict[str, Any]:
-        """The assistant message to append to the conversation."""
-        out: dict[str, Any] = {"role": "assistant", "content": self.text or None}
-        if self.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
-                }
-                for c in self.tool_calls
-            ]
-        return out
-
-    def to_cache(self) -> str:
-        return json.dumps(
-            {
-                "text": self.text,
-                "tool_calls": [[c.id, c.name, c.arguments] for c in self.tool_calls],
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "cost": self.cost,
-                "latency": self.latency,
-            }
-        )
-
-    @classmethod
-    def from_cache(cls, text: str) -> Completion:
-        data = json.loads(text)
-        return cls(
-            text=data["text"],
-            tool_calls=tuple(ToolCall(*c) for c in data["tool_calls"]),
-            input_tokens=data["input_tokens"],
-            output_tokens=data["output_tokens"],
-            cost=data["cost"],
-            latency=data["latency"],
-            cached=True,
-        )
-
-
-@dataclass
-class Usage:
-    """Totals for a task or a run."""
-
-    calls: int = 0
-    cached: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-    latency: float = 0.0
-    retries: int = 0
-    failures: int = 0
-    cost_known: bool = True
-
-    def add(self, completion: Completion) -> None:
-        self.calls += 1
-        if completion.cached:
-            self.cached += 1
-            return
-        self.input_tokens += completion.input_tokens
-        self.output_tokens += completion.output_tokens
-        self.latency += completion.latency
-        if completion.cost is None:
-            self.cost_known = False
-        else:
-            self.cost += completion.cost
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "cached": self.cached,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost": round(self.cost, 6) if self.cost_known else None,
-            "latency": round(self.latency, 3),
-            "retries": self.retries,
-            "failures": self.failures,
-        }
-
-
-@dataclass
-class UsageLedger:
-    """Usage per task key and for the whole run."""
-
-    total: Usage = field(default_factory=Usage)
-    by_task: dict[str, Usage] = field(default_factory=dict)
-
-    def task(self, key: str) -> Usage:
-        if key not in self.by_task:
-            self.by_task[key] = Usage()
-        return self.by_task[key]
-
-    def record(self, key: str, completion: Completion) -> None:
-        self.total.add(completion)
-        self.task(key).add(completion)
-
-    def failed(self, key: str) -> None:
-        self.total.failures += 1
-        self.task(key).failures += 1
-
-    def retried(self, key: str) -> None:
-        self.total.retries += 1
-        self.task(key).retries += 1
 
 
 _litellm: Any = None
@@ -300,72 +69,6 @@ def load_litellm() -> Any:
         custom_llm_setup()  # type: ignore[no-untyped-call]
         _litellm = litellm
     return _litellm
-
-
-class RequestPacer:
-    """At most `limit` requests in any `window` seconds, spaced evenly.
-
-    Two rules together. Pacing: requests go `window / limit` apart on a running schedule (a
-    leaky bucket of capacity 1, aiolimiter's `AsyncLimiter(1, interval)`, loses every late
-    wake-up for good and reached 89% of the limit under load in benchmark B5; a schedule lets
-    a late request go at once without pushing the next ones back). A sliding log of send times:
-    a burst after the event loop was held up can never put more than `limit` requests in one
-    window, which is how providers count. Margins (2% on the spacing, 3% on the window) absorb
-    jitter between our send time and the provider's clock: B5 measured 0 answers 429 and 97%
-    of the limit.
-    """
-
-    def __init__(self, limit: int, window: float = 60.0) -> None:
-        self.limit = limit
-        self.interval = window / limit * 1.02
-        self.window = window * 1.03
-        self._next = 0.0
-        self._sent: deque[float] = deque()
-
-    async def wait(self) -> None:
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        slot = max(self._next, now)
-        self._next = slot + self.interval
-        if slot > now:
-            await asyncio.sleep(slot - now)
-        while True:
-            now = loop.time()
-            while self._sent and now - self._sent[0] >= self.window:
-                self._sent.popleft()
-            if len(self._sent) < self.limit:
-                break
-            await asyncio.sleep(self._sent[0] + self.window - now)
-        self._sent.append(now)
-
-
-class _Limiters:
-    """Per-model request pacing (rpm), token buckets (tpm, aiolimiter) and concurrency gates."""
-
-    def __init__(self) -> None:
-        self._rpm: dict[str, RequestPacer] = {}
-        self._tpm: dict[str, Any] = {}
-        self._gates: dict[str, asyncio.Semaphore] = {}
-
-    async def acquire(self, model: ModelConfig, messages: list[dict[str, Any]]) -> None:
-        if model.rpm:
-            if model.name not in self._rpm:
-                self._rpm[model.name] = RequestPacer(model.rpm, model.rate_window)
-            await self._rpm[model.name].wait()
-        if model.tpm:
-            from aiolimiter import AsyncLimiter
-
-            if model.name not in self._tpm:
-                self._tpm[model.name] = AsyncLimiter(model.tpm, model.rate_window)
-            estimate = len(json.dumps(messages)) // 4 + (model.max_tokens or 256)
-            await self._tpm[model.name].acquire(min(estimate, model.tpm))
-
-    def gate(self, model: ModelConfig) -> asyncio.Semaphore | None:
-        if not model.max_concurrency:
-            return None
-        if model.name not in self._gates:
-            self._gates[model.name] = asyncio.Semaphore(model.max_concurrency)
-        return self._gates[model.name]
 
 
 def _is_retryable(exc: Exception) -> bool:

@@ -61,7 +61,7 @@ class AgentTaskSpec(TaskSpec):
         ]
 
     def project_issues(self, project: Any) -> Iterable[tuple[Loc, str]]:
-        from engine.models import ModelCatalog
+        from engine.catalog import ModelCatalog
 
         catalog = ModelCatalog(project.config)
         if self.model is not None:

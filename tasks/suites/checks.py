@@ -13,9 +13,9 @@ from typing import Any
 
 import pydantic
 
+from engine.catalog import ModelCatalog
 from engine.errors import AccordError, Issue, ValidationError
 from engine.loader import Loaded
-from engine.models import ModelCatalog
 from engine.plan import Plan
 from engine.project import Project
 from engine.render import BUILTIN_NAMES, TemplateError, referenced_names

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from engine.catalog import ModelCatalog
 from engine.compile import compile_workflow
 from engine.errors import AccordError, Issue, LoadError, ValidationError
 from engine.loader import Loaded, is_workflow_file, load_spec, load_workflow
-from engine.models import ModelCatalog
 from engine.project import Project, load_project
 from engine.spec import AgentSpec
 from engine.yamlmarks import Loc, format_path, parse_yaml, read_text
