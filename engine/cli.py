@@ -238,53 +238,54 @@ def runs() -> None:
     """The run store: past runs and their task results."""
 
 
+def _store_options(func: F) -> F:
+    """`--format` and `--project`, shared by the `runs` commands."""
+    func = click.option(
+        "--project",
+        "folder",
+        type=click.Path(path_type=Path),
+        default=Path("."),
+        show_default=True,
+        help="A file or folder of the project.",
+    )(func)
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["pretty", "json"]),
+        default="pretty",
+        show_default=True,
+    )(func)
+
+
+def _store_path(folder: Path) -> Path:
+    from engine.project import find_root
+
+    root, _config = find_root(folder)
+    return root / ".accord" / "runs.db"
+
+
 @runs.command("list")
-@click.option(
-    "--format", "fmt", type=click.Choice(["pretty", "json"]), default="pretty", show_default=True
-)
+@_store_options
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option(
-    "--project",
-    "folder",
-    type=click.Path(path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="A file or folder of the project.",
-)
 @handle_errors
 def runs_list(fmt: str, limit: int, folder: Path) -> None:
     """The newest runs first."""
-    from engine.project import find_root
     from engine.report import store_report
     from engine.store import list_runs
 
-    root, _config = find_root(folder)
-    found = list_runs(root / ".accord" / "runs.db", limit)
-    click.echo(store_report.render_runs(found, fmt))
+    click.echo(store_report.render_runs(list_runs(_store_path(folder), limit), fmt))
 
 
 @runs.command("show")
 @click.argument("run_id", metavar="RUN")
-@click.option(
-    "--format", "fmt", type=click.Choice(["pretty", "json"]), default="pretty", show_default=True
-)
-@click.option(
-    "--project",
-    "folder",
-    type=click.Path(path_type=Path),
-    default=Path("."),
-    show_default=True,
-    help="A file or folder of the project.",
-)
+@_store_options
 @handle_errors
 def runs_show(run_id: str, fmt: str, folder: Path) -> None:
     """One run's task results (RUN is an id, a unique prefix, or 'last')."""
-    from engine.project import find_root
     from engine.report import store_report
     from engine.store import find_run, run_results
 
-    root, _config = find_root(folder)
-    path = root / ".accord" / "runs.db"
+    path = _store_path(folder)
     stored = find_run(path, run_id)
     click.echo(store_report.render_run(stored, run_results(path, stored.run_id), fmt))
 
