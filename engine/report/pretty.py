@@ -16,6 +16,7 @@ from engine.plan import Plan
 from engine.render import TableView, format_cell
 from engine.results import RunResult, Status, TaskResult
 from engine.scheduler import Node
+from engine.usage import Usage
 
 MAX_ROWS = 20
 _MARK = {
@@ -106,6 +107,47 @@ def _show_output(console: Console, name: str, output: Any) -> None:
         console.print(escape(str(output).strip()), highlight=False)
 
 
+def usage_line(usage: Usage) -> str:
+    """`3 (1 cached), tokens 120 in / 40 out, $0.0012, 2 retries`."""
+    cost = f"${usage.cost:.4f}" if usage.cost_known else "cost unknown"
+    line = (
+        f"{usage.calls} ({usage.cached} cached), tokens {usage.input_tokens} in / "
+        f"{usage.output_tokens} out, {cost}"
+    )
+    if usage.retries:
+        line += f", {usage.retries} retries"
+    if usage.failures:
+        line += f", {usage.failures} failed"
+    return line
+
+
+def usage_table(by_task: dict[str, Usage]) -> Table:
+    """Model usage per task."""
+    table = Table(
+        "task",
+        "calls",
+        "cached",
+        "tokens in",
+        "tokens out",
+        "cost",
+        "seconds",
+        title="model usage",
+        title_justify="left",
+    )
+    for key, usage in by_task.items():
+        cost = f"${usage.cost:.4f}" if usage.cost_known else "?"
+        table.add_row(
+            escape(key),
+            str(usage.calls),
+            str(usage.cached),
+            str(usage.input_tokens),
+            str(usage.output_tokens),
+            cost,
+            f"{usage.latency:.2f}",
+        )
+    return table
+
+
 def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
     """Top-level outputs in task order, then the summary line."""
     out = Console(file=sys.stdout)
@@ -126,17 +168,9 @@ def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
             parts.append(f"{counts[status]} {status}")
     usage = result.usage
     if usage is not None and usage.total.calls + usage.total.failures:
-        total = usage.total
-        cost = f"${total.cost:.4f}" if total.cost_known else "cost unknown"
-        line = (
-            f"model calls {total.calls} ({total.cached} cached), tokens "
-            f"{total.input_tokens} in / {total.output_tokens} out, {cost}"
-        )
-        if total.retries:
-            line += f", {total.retries} retries"
-        if total.failures:
-            line += f", {total.failures} failed"
-        out.print(line, highlight=False, soft_wrap=True)
+        if not quiet and len(usage.by_task) > 1:
+            out.print(usage_table(usage.by_task))
+        out.print(f"model calls {usage_line(usage.total)}", highlight=False, soft_wrap=True)
     stats = result.stats
     if stats.get("judge_calls") or stats.get("judge_calls_saved"):
         out.print(
