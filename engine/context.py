@@ -241,6 +241,14 @@ class TaskContext:
     def evaluate(self, source: str, extra: Mapping[str, Any] | None = None) -> Any:
         return rendering.evaluate(source, self._values_for(source, extra))
 
+    def evaluate_variables(self, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """A task's `variables`: each text value evaluated in this task's scope (keeping the
+        type of a single `{{ expression }}`), any other value as it is."""
+        return {
+            name: self.evaluate(value) if isinstance(value, str) else value
+            for name, value in variables.items()
+        }
+
     def database(self, name: str | None) -> Database:
         return self.run.databases.get(self.run.databases.resolve_name(name))
 

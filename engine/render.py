@@ -347,6 +347,7 @@ _RENDER_ERRORS = (
     AttributeError,
     RecursionError,
 )
+_TEMPLATE_FAILURES = (jinja2.TemplateError, *_RENDER_ERRORS)
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(?P<expr>.*?)\}\}\s*$", re.DOTALL)
 
 
@@ -377,18 +378,14 @@ def evaluate(source: str, context: Mapping[str, Any]) -> Any:
             # a bare undefined name comes back as an Undefined object instead of raising
             value._fail_with_undefined_error()
         return value
-    except jinja2.UndefinedError as exc:
-        raise TemplateError(f"undefined name in '{source.strip()}': {exc.message}") from None
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(
-            f"expression syntax error in '{source.strip()}': {exc.message}"
+    except _TEMPLATE_FAILURES as exc:
+        quoted = f"'{source.strip()}'"
+        raise _template_error(
+            exc,
+            undefined=f"undefined name in {quoted}",
+            syntax=f"expression syntax error in {quoted}",
+            failed=f"cannot evaluate {quoted}",
         ) from None
-    except jinja2.exceptions.SecurityError as exc:
-        raise TemplateError(f"blocked by the template sandbox: {exc}") from None
-    except _RENDER_ERRORS as exc:
-        raise TemplateError(f"cannot evaluate '{source.strip()}': {exc}") from None
-    except jinja2.TemplateError as exc:
-        raise TemplateError(f"cannot evaluate '{source.strip()}': {exc}") from None
 
 
 def evaluate_condition(source: str, context: Mapping[str, Any]) -> bool:
@@ -396,16 +393,31 @@ def evaluate_condition(source: str, context: Mapping[str, Any]) -> bool:
     expr = single_expression(source) or source.strip()
     try:
         return bool(_compile_expression(expr)(**context))
-    except jinja2.UndefinedError as exc:
-        raise TemplateError(f"undefined name in condition '{expr}': {exc.message}") from None
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(f"condition syntax error in '{expr}': {exc.message}") from None
-    except jinja2.exceptions.SecurityError as exc:
-        raise TemplateError(f"blocked by the template sandbox: {exc}") from None
-    except _RENDER_ERRORS as exc:
-        raise TemplateError(f"cannot evaluate condition '{expr}': {exc}") from None
-    except jinja2.TemplateError as exc:
-        raise TemplateError(f"cannot evaluate condition '{expr}': {exc}") from None
+    except _TEMPLATE_FAILURES as exc:
+        raise _template_error(
+            exc,
+            undefined=f"undefined name in condition '{expr}'",
+            syntax=f"condition syntax error in '{expr}'",
+            failed=f"cannot evaluate condition '{expr}'",
+        ) from None
+
+
+def _template_error(
+    exc: Exception, *, undefined: str, syntax: str, failed: str, whole_template: bool = False
+) -> TemplateError:
+    """The `TemplateError` for what evaluating or rendering raised, worded by the caller: an
+    undefined name, a syntax error, a sandbox block, or any other failure. A `whole_template`
+    message gives the line of a syntax error and the type of a bad value's error."""
+    if isinstance(exc, jinja2.UndefinedError):
+        return TemplateError(f"{undefined}: {exc.message}")
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        line = f" on its line {exc.lineno}" if whole_template else ""
+        return TemplateError(f"{syntax}{line}: {exc.message}")
+    if isinstance(exc, jinja2.exceptions.SecurityError):
+        return TemplateError(f"blocked by the template sandbox: {exc}")
+    if isinstance(exc, _RENDER_ERRORS) and whole_template:
+        return TemplateError(f"{failed}: {type(exc).__name__}: {exc}")
+    return TemplateError(f"{failed}: {exc}")
 
 
 def condition_names(source: str) -> frozenset[str]:
@@ -420,15 +432,11 @@ def render(source: str, context: Mapping[str, Any]) -> str:
         return source
     try:
         return compile_template(source).render(context)
-    except jinja2.UndefinedError as exc:
-        raise TemplateError(f"undefined name: {exc.message}") from None
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(
-            f"template syntax error on its line {exc.lineno}: {exc.message}"
+    except _TEMPLATE_FAILURES as exc:  # an unknown test, say, is reported only when rendered
+        raise _template_error(
+            exc,
+            undefined="undefined name",
+            syntax="template syntax error",
+            failed="cannot render template",
+            whole_template=True,
         ) from None
-    except jinja2.exceptions.SecurityError as exc:
-        raise TemplateError(f"blocked by the template sandbox: {exc}") from None
-    except _RENDER_ERRORS as exc:
-        raise TemplateError(f"cannot render template: {type(exc).__name__}: {exc}") from None
-    except jinja2.TemplateError as exc:  # e.g. an unknown test, reported only when rendered
-        raise TemplateError(f"cannot render template: {exc}") from None

@@ -6,7 +6,7 @@ with `oxy_ignored()`: accepted, documented in the JSON Schema, and logged at deb
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -124,6 +124,13 @@ class TaskSpec(Spec):
     def subworkflows(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
         """Workflow files compiled as children of this task."""
         return ()
+
+
+def variable_templates(variables: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """(field path, Jinja source) of each text value of a task's `variables`."""
+    for name, value in variables.items():
+        if isinstance(value, str):
+            yield ("variables", name), value
 
 
 class InvalidTask(TaskSpec):

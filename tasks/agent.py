@@ -12,7 +12,7 @@ from engine.errors import AccordError, ValidationError
 from engine.loader import load_spec
 from engine.plan import PlannedTask
 from engine.registry import register_task
-from engine.spec import AgentSpec, ChildScope, TaskSpec
+from engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
 from tasks.agent_tools import AgentAnswer, run_agent_loop
 
 if TYPE_CHECKING:
@@ -39,9 +39,7 @@ class AgentTaskSpec(TaskSpec):
 
     def templates(self) -> Iterable[tuple[Loc, str]]:
         yield ("prompt",), self.prompt
-        for name, value in self.variables.items():
-            if isinstance(value, str):
-                yield ("variables", name), value
+        yield from variable_templates(self.variables)
         yield from super().templates()
 
     def local_names(self) -> frozenset[str]:
@@ -138,10 +136,7 @@ def task_agent(spec: AgentTaskSpec, ctx: TaskContext) -> tuple[AgentSpec, Path |
 async def answer(spec: AgentTaskSpec, ctx: TaskContext, *, sample: int = 0) -> AgentAnswer:
     """One answer to the task's prompt (sample `sample` of the same prompt)."""
     agent, _path = task_agent(spec, ctx)
-    variables = {
-        name: ctx.evaluate(value) if isinstance(value, str) else value
-        for name, value in spec.variables.items()
-    }
+    variables = ctx.evaluate_variables(spec.variables)
     prompt = ctx.render(spec.prompt, variables)
     return await run_agent_loop(agent, prompt, ctx, sample=sample, variables=variables)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 Loc = tuple[str | int, ...]
 Verdict = Literal["A", "B"]
+VerdictT = TypeVar("VerdictT")
 JUDGE_SEED = 20240115
 
 DEFAULT_PROMPT = """\
@@ -181,7 +182,21 @@ async def judge_pair(
 ) -> JudgeOutcome:
     """Ask the judge once (and once more if its reply has no verdict)."""
     context = {"submission_1": first, "submission_2": second, "task_description": task_description}
-    text = render(prompt, context)
+    asked: tuple[Verdict | None, str, str | None]  # declared, or mypy widens the verdict to str
+    asked = await ask_judge(ctx, render(prompt, context), model, parse_verdict)
+    return JudgeOutcome(*asked)
+
+
+async def ask_judge(
+    ctx: TaskContext,
+    text: str,
+    model: str | None,
+    parse: Callable[[str], VerdictT | None],
+    missing: str = "verdict",
+) -> tuple[VerdictT | None, str, str | None]:
+    """(verdict, reasoning, error) of a judge asked `text` at temperature 0 with the fixed seed,
+    asked once more when `parse` finds no verdict in its reply; `missing` names the verdict in
+    the error then. A failed call is an error, never a verdict."""
     messages = [{"role": "user", "content": text}]
     client = ctx.run.models()
     reply = ""
@@ -191,12 +206,12 @@ async def judge_pair(
                 model, messages, task=ctx.key, temperature=0, seed=JUDGE_SEED, sample=attempt
             )
         except AccordError as exc:
-            return JudgeOutcome(None, "", f"judge call failed: {exc.message}")
+            return None, "", f"judge call failed: {exc.message}"
         reply = completion.text
-        verdict = parse_verdict(reply)
+        verdict = parse(reply)
         if verdict is not None:
-            return JudgeOutcome(verdict, reply.strip())
-    return JudgeOutcome(None, reply.strip(), f"no verdict in the judge's reply: {reply[-200:]!r}")
+            return verdict, reply.strip(), None
+    return None, reply.strip(), f"no {missing} in the judge's reply: {reply[-200:]!r}"
 
 
 # --- selection ---------------------------------------------------------------------------
@@ -330,10 +345,10 @@ def _score(
 # --- the compiled nodes ------------------------------------------------------------------
 
 
-class AgentSampleSpec(TaskSpec):
-    """One of the n runs of a consistency task (compiled, never written in a file)."""
+class AgentSampleSpecBase(TaskSpec):
+    """A compiled node that runs sample `sample` of an agent task's prompt; its templates and
+    names are the agent task's."""
 
-    type: Literal["agent_sample"] = "agent_sample"
     sample: int
     task: Any = Field(description="The agent task being sampled.")
 
@@ -342,6 +357,12 @@ class AgentSampleSpec(TaskSpec):
 
     def local_names(self) -> frozenset[str]:
         return self.task.local_names()  # type: ignore[no-any-return]
+
+
+class AgentSampleSpec(AgentSampleSpecBase):
+    """One of the n runs of a consistency task (compiled, never written in a file)."""
+
+    type: Literal["agent_sample"] = "agent_sample"
 
 
 class ConsistencySelectSpec(TaskSpec):
@@ -417,7 +438,7 @@ async def run_select(task: PlannedTask, ctx: TaskContext) -> ConsistencyResult:
         model = task_agent(agent, ctx)[0].model or ctx.run.project.default_model
     selection = Selection(
         answers,
-        ctx.render(agent.prompt, _variables(agent, ctx)),
+        ctx.render(agent.prompt, ctx.evaluate_variables(agent.variables)),
         custom or DEFAULT_PROMPT,
         model,
         mode,
@@ -435,10 +456,3 @@ async def run_select(task: PlannedTask, ctx: TaskContext) -> ConsistencyResult:
     for error in result.judge_errors:
         log.get().warning("judge_error", task=ctx.key, error=error)
     return result
-
-
-def _variables(agent: Any, ctx: TaskContext) -> dict[str, Any]:
-    return {
-        name: ctx.evaluate(value) if isinstance(value, str) else value
-        for name, value in agent.variables.items()
-    }

@@ -11,7 +11,7 @@ from engine.databases import QueryError, QueryResult
 from engine.errors import TaskError
 from engine.plan import PlannedTask
 from engine.registry import register_task
-from engine.spec import TaskSpec, oxy_ignored
+from engine.spec import TaskSpec, oxy_ignored, variable_templates
 from engine.yamlmarks import read_text
 
 if TYPE_CHECKING:
@@ -46,9 +46,7 @@ class SqlTaskSpec(TaskSpec):
             yield ("sql_query",), self.sql_query
         if self.sql_file is not None:
             yield ("sql_file",), self.sql_file
-        for name, value in self.variables.items():
-            if isinstance(value, str):
-                yield ("variables", name), value
+        yield from variable_templates(self.variables)
         yield from super().templates()
 
     def local_names(self) -> frozenset[str]:
@@ -66,16 +64,8 @@ class SqlTaskSpec(TaskSpec):
         yield ("database",), self.database
 
 
-def task_variables(spec: SqlTaskSpec, ctx: TaskContext) -> dict[str, Any]:
-    """The task's own variables, each value evaluated in the task's scope."""
-    return {
-        name: ctx.evaluate(value) if isinstance(value, str) else value
-        for name, value in spec.variables.items()
-    }
-
-
 def render_sql(spec: SqlTaskSpec, ctx: TaskContext) -> str:
-    variables = task_variables(spec, ctx)
+    variables = ctx.evaluate_variables(spec.variables)
     if spec.sql_file is not None:
         relative = ctx.render(spec.sql_file)
         path = ctx.path(relative)

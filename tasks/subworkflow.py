@@ -11,7 +11,7 @@ from engine import variables as workflow_variables
 from engine.errors import ConfigError, TaskError
 from engine.plan import PlannedTask
 from engine.registry import register_task
-from engine.spec import TaskSpec
+from engine.spec import TaskSpec, variable_templates
 
 if TYPE_CHECKING:
     from engine.context import TaskContext
@@ -27,9 +27,7 @@ class SubWorkflowSpec(TaskSpec):
     )
 
     def templates(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
-        for name, value in self.variables.items():
-            if isinstance(value, str):
-                yield ("variables", name), value
+        yield from variable_templates(self.variables)
         yield from super().templates()
 
     def child_variables(self) -> frozenset[str] | None:
@@ -44,10 +42,7 @@ async def run_subworkflow(task: PlannedTask, ctx: TaskContext) -> dict[str, Any]
     spec = task.spec
     assert isinstance(spec, SubWorkflowSpec)
     child = task.children[f"workflow:{spec.src}"]
-    given = {
-        name: ctx.evaluate(value) if isinstance(value, str) else value
-        for name, value in spec.variables.items()
-    }
+    given = ctx.evaluate_variables(spec.variables)
     try:
         values = workflow_variables.resolve(
             child.variables, given, where=spec.src, lines=child.variable_lines

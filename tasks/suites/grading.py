@@ -1,8 +1,8 @@
 """The correctness judge: does an answer state the facts of the expected answer? PASS/FAIL.
 
-Like the consistency judge, it runs at temperature 0 with a fixed seed, scans the reply for
-a verdict from the last line up, asks once more when there is none, and reports a reply
-without a verdict as an error (never as a FAIL).
+It is asked like the consistency judge (`ask_judge`): at temperature 0 with a fixed seed, once
+more when the reply, scanned from the last line up, has no verdict; a reply without a verdict
+is reported as an error (never as a FAIL).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.errors import AccordError
 from engine.render import render
-from tasks.consistency import JUDGE_SEED
+from tasks.consistency import ask_judge
 
 if TYPE_CHECKING:
     from engine.context import TaskContext
@@ -102,18 +101,5 @@ async def grade_answer(
 ) -> Grade:
     """Ask the correctness judge once (and once more when its reply has no verdict)."""
     context = {"question": question, "expected": expected, "answer": answer}
-    messages = [{"role": "user", "content": render(prompt or CORRECTNESS_PROMPT, context)}]
-    client = ctx.run.models()
-    reply = ""
-    for attempt in range(2):
-        try:
-            completion = await client.complete(
-                model, messages, task=ctx.key, temperature=0, seed=JUDGE_SEED, sample=attempt
-            )
-        except AccordError as exc:
-            return Grade(None, "", f"judge call failed: {exc.message}")
-        reply = completion.text
-        verdict = parse_grade(reply)
-        if verdict is not None:
-            return Grade(verdict, reply.strip())
-    return Grade(None, reply.strip(), f"no PASS/FAIL in the judge's reply: {reply[-200:]!r}")
+    text = render(prompt or CORRECTNESS_PROMPT, context)
+    return Grade(*await ask_judge(ctx, text, model, parse_grade, missing="PASS/FAIL"))

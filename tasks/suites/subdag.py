@@ -11,22 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import Field
 
 from engine.plan import Plan, PlannedTask
 from engine.registry import register_task
 from engine.render import jsonable
 from engine.spec import TaskSpec
 from tasks.agent import AgentTaskSpec, answer
-from tasks.consistency import AgentSampleSpec
+from tasks.consistency import AgentSampleSpec, AgentSampleSpecBase
 
 if TYPE_CHECKING:
     from engine.context import TaskContext
 
-Loc = tuple[str | int, ...]
 NESTED_STRIDE = 1000  # sample index of consistency run j in test run i: i * 1000 + j
 
 
@@ -87,18 +83,10 @@ def _sampled_task(task: PlannedTask, run: int) -> PlannedTask:
     return dataclasses.replace(task, spec=spec, children=children)
 
 
-class SampledAgentSpec(TaskSpec):
+class SampledAgentSpec(AgentSampleSpecBase):
     """An agent task inside a test run: sample `sample` of its prompt (compiled only)."""
 
     type: Literal["test_agent_run"] = "test_agent_run"
-    sample: int
-    task: Any = Field(description="The agent task being sampled.")
-
-    def templates(self) -> Iterable[tuple[Loc, str]]:
-        return self.task.templates()  # type: ignore[no-any-return]
-
-    def local_names(self) -> frozenset[str]:
-        return self.task.local_names()  # type: ignore[no-any-return]
 
 
 @register_task("test_agent_run", SampledAgentSpec, internal=True)
