@@ -221,7 +221,7 @@ def graph(file: Path, fmt: str) -> None:
 
 
 @main.command()
-@click.argument("kind", required=False, type=click.Choice(["workflow", "config", "agent"]))
+@click.argument("kind", required=False, type=click.Choice(["workflow", "config", "agent", "test"]))
 @handle_errors
 def schema(kind: str | None) -> None:
     """Print the JSON Schema of a file kind (all kinds without an argument)."""

@@ -37,6 +37,7 @@ class TaskType:
 
 
 _TASK_TYPES: dict[str, TaskType] = {}
+_FILE_KINDS: dict[str, Any] = {}
 _loaded = False
 
 
@@ -70,6 +71,17 @@ def load_plugins() -> None:
         )
     for entry in found:
         entry.load()
+
+
+def register_file_kind(name: str, model: Any) -> None:
+    """A file kind a plugin defines (e.g. `.test.yml`), for `accord schema`."""
+    _FILE_KINDS[name] = model
+
+
+def file_kinds() -> dict[str, Any]:
+    """File kinds defined by plugins, by name."""
+    load_plugins()
+    return _FILE_KINDS
 
 
 def task_types() -> dict[str, TaskType]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.loader import workflow_model
+from engine.registry import file_kinds
 from engine.spec import AgentSpec, ConfigSpec
 
 
@@ -14,4 +15,5 @@ def schemas() -> dict[str, Any]:
         "workflow": workflow_model().model_json_schema(),
         "config": ConfigSpec.model_json_schema(),
         "agent": AgentSpec.model_json_schema(),
+        **{name: model.model_json_schema() for name, model in file_kinds().items()},
     }
