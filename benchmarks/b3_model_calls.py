@@ -252,6 +252,12 @@ def main() -> int:
             f"(5) asyncio fake server, plain aiohttp client (no litellm): makespan "
             f"{floor[0]:.2f} s, ratio {floor[0] / IDEAL:.3f}"
         )
+        raw = asyncio.run(raw_litellm(make_client(url)))
+        print(
+            f"(5) asyncio fake server, litellm.acompletion under a semaphore (no engine): "
+            f"makespan {raw[0]:.2f} s, ratio {raw[0] / IDEAL:.3f}, {raw[1] / N * 1e3:.2f} ms CPU "
+            "per call"
+        )
         best = asyncio.run(engine_runs(url, "(6) asyncio fake server, engine"))
         ratio_6 = statistics.median(best) / IDEAL
         print(
