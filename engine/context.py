@@ -87,7 +87,14 @@ class RunContext:
             cache = None
             if self.cache_mode != "off":
                 cache = CallCache(self.root / ".accord" / "cache.db")
-            self._models = ModelClient(ModelCatalog(self.project.config), cache, self.cache_mode)
+            workers = None
+            if self.project.config.model_workers:
+                from engine.model_workers import ModelWorkers
+
+                workers = ModelWorkers(self.project.config.model_workers)
+            self._models = ModelClient(
+                ModelCatalog(self.project.config), cache, self.cache_mode, workers=workers
+            )
         return self._models
 
     def count(self, name: str, amount: int = 1) -> None:

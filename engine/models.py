@@ -21,6 +21,7 @@ from engine.catalog import LOCAL_MODEL as LOCAL_MODEL
 from engine.catalog import ModelCatalog as ModelCatalog
 from engine.catalog import ModelConfig
 from engine.errors import ConfigError, ModelError
+from engine.model_workers import ModelWorkers, answer_fields
 from engine.ratelimit import RequestPacer as RequestPacer
 from engine.ratelimit import _Limiters
 from engine.usage import Completion, ToolCall, UsageLedger
@@ -89,9 +90,14 @@ def _local_provider(litellm: Any, local: Any) -> Any:
     return LocalProvider()
 
 
+def _kind(exc: BaseException) -> str:
+    """The provider error's kind, also for errors carried back from a worker process."""
+    return str(getattr(exc, "kind", type(exc).__name__))
+
+
 def _is_retryable(exc: Exception) -> bool:
     """429, 5xx, timeouts and connection errors; litellm names some 5xx plainly `APIError`."""
-    if type(exc).__name__ in RETRYABLE or isinstance(exc, TimeoutError):
+    if _kind(exc) in RETRYABLE or isinstance(exc, TimeoutError):
         return True
     status = getattr(exc, "status_code", None)
     return isinstance(status, int) and (status == 429 or 500 <= status <= 599)
@@ -129,7 +135,7 @@ def _retry_after(exc: Exception) -> float | None:
 def _provider_message(exc: Exception) -> str:
     """The provider's words without litellm's repeated `litellm.Kind: Kind:` prefixes."""
     message = str(getattr(exc, "message", "") or exc).strip()
-    kind = type(exc).__name__
+    kind = _kind(exc)
     changed = True
     while changed:
         changed = False
@@ -157,8 +163,10 @@ class ModelClient:
         *,
         backoff_base: float = 1.0,
         backoff_cap: float = 30.0,
+        workers: ModelWorkers | None = None,
     ) -> None:
         self.catalog = catalog
+        self.workers = workers
         self.cache = cache
         self.mode = mode
         self.usage = UsageLedger()
@@ -171,6 +179,8 @@ class ModelClient:
         """Release the cache and the local model's weights."""
         if self.cache is not None:
             self.cache.close()
+        if self.workers is not None:
+            self.workers.close()
         if _local_handler is not None:
             _local_handler.close()
 
@@ -284,13 +294,11 @@ class ModelClient:
                         response = await self._guarded(litellm, kwargs, model)
                 else:
                     response = await self._guarded(litellm, kwargs, model)
-                return self._completion(
-                    litellm, response, time.perf_counter() - started, model, task
-                )
+                return self._completion(response, time.perf_counter() - started, model, task)
             except Exception as exc:
                 if isinstance(exc, ModelError):
                     raise
-                kind = type(exc).__name__
+                kind = _kind(exc)
                 if not _is_retryable(exc) or attempt > model.max_retries:
                     self.usage.failed(task)
                     raise ModelError(self._describe(exc, model, task, attempt)) from None
@@ -309,13 +317,23 @@ class ModelClient:
                 )
                 await asyncio.sleep(delay)
 
-    async def _guarded(self, litellm: Any, kwargs: dict[str, Any], model: ModelConfig) -> Any:
+    async def _guarded(
+        self, litellm: Any, kwargs: dict[str, Any], model: ModelConfig
+    ) -> dict[str, Any]:
+        """One attempt: in a worker process when there are workers (never the in-process
+        `local` model), else here; the answer's fields, or the provider's error."""
         # litellm's own timeout covers the HTTP call; this bound covers everything around it
         async with asyncio.timeout(model.timeout + 10):
-            return await litellm.acompletion(**kwargs)
+            if self.workers is not None and model.litellm_model != LOCAL_LITELLM:
+                return await self.workers.call(kwargs)
+            response = await litellm.acompletion(**kwargs)
+            try:
+                return answer_fields(litellm, response)
+            except (AttributeError, IndexError, TypeError):
+                raise ModelError(f"model '{model.name}' returned no choices") from None
 
     def _describe(self, exc: Exception, model: ModelConfig, task: str, attempt: int) -> str:
-        kind = type(exc).__name__
+        kind = _kind(exc)
         message = redact(_provider_message(exc), _secrets(model))
         if isinstance(exc, TimeoutError) or kind == "Timeout":
             message = f"no answer within {model.timeout:g} s"
@@ -330,35 +348,16 @@ class ModelClient:
         return f"task '{task}': model '{model.name}' failed{tries}: {kind}: {message}{hint}"
 
     def _completion(
-        self, litellm: Any, response: Any, latency: float, model: ModelConfig, task: str
+        self, fields: dict[str, Any], latency: float, model: ModelConfig, task: str
     ) -> Completion:
-        try:
-            choice = response.choices[0]
-            message = choice.message
-        except (AttributeError, IndexError, TypeError):
-            raise ModelError(f"task '{task}': model '{model.name}' returned no choices") from None
-        calls = []
-        for index, call in enumerate(getattr(message, "tool_calls", None) or []):
-            function = call.function
-            calls.append(
-                ToolCall(call.id or f"call_{index}", function.name or "", function.arguments or "")
-            )
-        text = message.content or ""
+        calls = tuple(ToolCall(*call) for call in fields["tool_calls"])
+        text = fields["text"]
         if not text and not calls:
             raise ModelError(f"task '{task}': model '{model.name}' returned no text")
-        usage = getattr(response, "usage", None)
-        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
-        hidden = getattr(response, "_hidden_params", None) or {}
-        cost: float | None = hidden.get("response_cost")  # litellm prices each response once
-        if cost is None and "response_cost" not in hidden:
-            try:
-                cost = float(litellm.completion_cost(completion_response=response))
-            except Exception:  # litellm raises for models missing from its price table
-                cost = None
-        if model.litellm_model == LOCAL_LITELLM:
-            cost = 0.0
-        return Completion(text, tuple(calls), tokens_in, tokens_out, cost, latency)
+        cost = 0.0 if model.litellm_model == LOCAL_LITELLM else fields["cost"]
+        return Completion(
+            text, calls, fields["input_tokens"], fields["output_tokens"], cost, latency
+        )
 
 
 def _env_seconds(name: str, default: float) -> float:

@@ -348,6 +348,13 @@ class ConfigSpec(Spec):
     models: list[ModelSpec] = Field(default_factory=list)
     defaults: DefaultsSpec = Field(default_factory=DefaultsSpec)
     max_concurrency: int | None = Field(None, ge=1, description="Global concurrency cap.")
+    model_workers: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="Processes that make model calls (0: in the run's own process). Spreads "
+        "litellm's per-call CPU over cores when hundreds of calls run at once.",
+    )
     builder_agent: Any = oxy_ignored()
     mcp: Any = oxy_ignored()
     a2a: Any = oxy_ignored()
