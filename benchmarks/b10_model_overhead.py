@@ -66,10 +66,11 @@ Call = Callable[[int], Awaitable[Any]]
 
 
 @contextmanager
-def fake_server(latency: float = 0.0) -> Iterator[str]:
-    """Start FakeOpenAI in a child process; yield its URL; stop it when stdin closes."""
+def child_server(script: str, *args: str) -> Iterator[str]:
+    """Run a server script in a child process; yield the URL it prints first; stop it by
+    closing its stdin."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, str(ROOT), str(latency)],
+        [sys.executable, "-c", script, *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -88,6 +89,13 @@ def fake_server(latency: float = 0.0) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@contextmanager
+def fake_server(latency: float = 0.0) -> Iterator[str]:
+    """Start FakeOpenAI in a child process; yield its URL."""
+    with child_server(_SERVER, str(ROOT), str(latency)) as url:
+        yield url
 
 
 def catalog(url: str) -> ModelCatalog:

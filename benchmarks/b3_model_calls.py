@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import gc
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -35,7 +34,7 @@ if str(ROOT) not in sys.path:
 
 import aiohttp  # noqa: E402
 from _synthetic import machine_note, verdict  # noqa: E402
-from b10_model_overhead import fake_server, print_profile, profiler  # noqa: E402
+from b10_model_overhead import child_server, fake_server, print_profile, profiler  # noqa: E402
 
 from engine.model_workers import ModelWorkers  # noqa: E402
 from engine.models import ModelCatalog, ModelClient, load_litellm  # noqa: E402
@@ -193,26 +192,8 @@ asyncio.run(main())
 def asyncio_fake_server(latency: float) -> Iterator[str]:
     """An OpenAI-compatible fake on aiohttp's event loop, in a child process: unlike the
     thread-per-request test server it answers 50 concurrent calls without queueing."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _AIOHTTP_SERVER, str(latency)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        if not url.startswith("http"):
-            raise SystemExit("the aiohttp fake server did not start")
+    with child_server(_AIOHTTP_SERVER, str(latency)) as url:
         yield url
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def main() -> int:
