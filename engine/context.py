@@ -39,17 +39,6 @@ class Scope:
         self.values = values
         self.parent = parent
 
-    def flatten(self) -> dict[str, Any]:
-        chain: list[dict[str, Any]] = []
-        scope: Scope | None = self
-        while scope is not None:
-            chain.append(scope.values)
-            scope = scope.parent
-        out: dict[str, Any] = {}
-        for values in reversed(chain):
-            out.update(values)
-        return out
-
     def get(self, name: str) -> Any:
         scope: Scope | None = self
         while scope is not None:
@@ -210,17 +199,9 @@ class TaskContext:
         dbs = self.run.databases
         return tuple(f"db:{dbs.resolve_name(name)}" for _, name in self.task.spec.databases())
 
-    def context(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The render context: builtins, then every enclosing scope, then `extra`."""
-        values = self.run.builtins()
-        values.update(self.scope.flatten())
-        if extra:
-            values.update(extra)
-        return values
-
     def values_of(self, names: Iterable[str]) -> dict[str, Any]:
-        """The values `context()` would give these names, without copying every scope: a
-        run of n tasks would otherwise copy n outputs for each of its n input hashes."""
+        """The values these names have for this task (its scopes, then the builtins), without
+        copying every scope: a run of n tasks would otherwise copy n outputs n times."""
         builtins = self.run.builtins()
         out: dict[str, Any] = {}
         for name in names:
@@ -247,6 +228,11 @@ class TaskContext:
 
     def evaluate(self, source: str, extra: Mapping[str, Any] | None = None) -> Any:
         return rendering.evaluate(source, self._values_for(source, extra))
+
+    def holds(self, condition: str) -> bool:
+        """Whether a conditional's `if:` expression (bare or in `{{ }}`) is true."""
+        names = rendering.condition_names(condition)
+        return rendering.evaluate_condition(condition, self.values_of(names))
 
     def evaluate_variables(self, variables: Mapping[str, Any]) -> dict[str, Any]:
         """A task's `variables`: each text value evaluated in this task's scope (keeping the

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 
 from engine.plan import PlannedTask
 from engine.registry import register_task
-from engine.render import evaluate_condition, single_expression
+from engine.render import single_expression
 from engine.spec import ChildScope, Spec, TaskSpec
 
 if TYPE_CHECKING:
@@ -56,9 +56,8 @@ class ConditionalSpec(TaskSpec):
 async def run_conditional(task: PlannedTask, ctx: TaskContext) -> dict[str, Any]:
     spec = task.spec
     assert isinstance(spec, ConditionalSpec)
-    context = ctx.context()
     for index, condition in enumerate(spec.conditions):
-        if evaluate_condition(condition.if_, context):
+        if ctx.holds(condition.if_):
             return await ctx.run_child(
                 task.children[f"if{index}"], {}, label=f".if{index}", index=index
             )
