@@ -16,8 +16,6 @@ from typing import Any
 
 from engine.errors import ConfigError
 
-CACHE_MODES = ("on", "off", "readonly", "replay")
-
 
 def call_key(
     model: str,

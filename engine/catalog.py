@@ -85,7 +85,6 @@ class ModelCatalog:
     def __init__(self, config: ConfigSpec) -> None:
         self.specs = {m.name: m for m in config.models}
         self.default = config.defaults.model or LOCAL_MODEL
-        self.judge_default = config.defaults.judge_model
 
     def problem(self, name: str) -> str | None:
         """None when `name` resolves, else a message saying what to do."""

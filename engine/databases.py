@@ -120,12 +120,6 @@ class DuckDB:
     async def query(self, sql: str, limit: int | None = None) -> QueryResult:
         return await asyncio.to_thread(self._run, sql, limit)
 
-    def table_names(self) -> list[str]:
-        result = self._run(
-            "SELECT table_name FROM information_schema.tables ORDER BY table_name", None
-        )
-        return [str(v) for v in result.column("table_name")]
-
     def close(self) -> None:
         import duckdb
 
@@ -211,10 +205,6 @@ class SQLite:
     async def query(self, sql: str, limit: int | None = None) -> QueryResult:
         return await asyncio.to_thread(self._run, sql, limit)
 
-    def table_names(self) -> list[str]:
-        result = self._run("SELECT name FROM sqlite_master WHERE type IN ('table','view')", None)
-        return sorted(str(v) for v in result.column("name"))
-
     def close(self) -> None:
         return None
 
@@ -266,14 +256,6 @@ class Postgres:
 
     async def query(self, sql: str, limit: int | None = None) -> QueryResult:
         return await asyncio.to_thread(self._run, sql, limit)
-
-    def table_names(self) -> list[str]:
-        result = self._run(
-            "SELECT table_name FROM information_schema.tables "
-            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1",
-            None,
-        )
-        return [str(v) for v in result.column("table_name")]
 
     def close(self) -> None:
         return None

@@ -16,7 +16,7 @@ import pydantic
 from pydantic import BaseModel, Field, TypeAdapter, create_model
 
 from engine import log
-from engine.errors import Issue, LoadError, ValidationError
+from engine.errors import Issue, ValidationError
 from engine.registry import task_types
 from engine.spec import ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
 from engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
@@ -344,11 +344,3 @@ def _log_ignored(spec: Any, path: Path) -> None:
         elif isinstance(value, list):
             for item in value:
                 _log_ignored(item, path)
-
-
-def require_file(root: Path, relative: str, where: str) -> Path:
-    """`root / relative`, or a `LoadError` naming where it was asked for."""
-    target = (root / relative).resolve()
-    if not target.is_file():
-        raise LoadError(f"{where}: file '{relative}' not found under {root}")
-    return target

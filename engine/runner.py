@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
 import secrets
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from engine import log
 from engine import variables as workflow_variables
 from engine.compile import compile_workflow as compile_workflow  # re-exported
 from engine.context import RunContext, Scope
-from engine.errors import AccordError
 from engine.plan import Plan
 from engine.project import Project
 from engine.results import RunResult, Status, TaskResult
@@ -172,12 +169,3 @@ async def execute(
         store.finish(status.value, result.error, _summary(result))
     logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
     return result
-
-
-def run_workflow(path: Path, options: RunOptions, observer: Observer | None = None) -> RunResult:
-    """Compile and run `path` in a fresh event loop."""
-    project, plan = compile_workflow(path)
-    try:
-        return asyncio.run(execute(project, plan, options, observer))
-    except AccordError:
-        raise

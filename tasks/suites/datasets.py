@@ -19,8 +19,6 @@ from engine.loader import load_spec, pydantic_issues
 from engine.yamlmarks import Marks, read_text
 from tasks.suites.specs import DatasetRow
 
-DATASET_SUFFIXES = (".yml", ".yaml", ".jsonl", ".csv")
-
 
 def load_dataset(path: Path) -> list[DatasetRow]:
     """The rows of a dataset file, or a `ValidationError` naming file and line."""
