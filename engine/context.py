@@ -50,7 +50,7 @@ class Scope:
 
 @dataclass
 class RunContext:
-    """Everything one run shares: project, databases, scheduler, settings."""
+    """Everything one run shares: project, databases, scheduler, caches, counters."""
 
     run_id: str
     project: Project
@@ -58,7 +58,6 @@ class RunContext:
     scheduler: Scheduler
     output_dir: Path
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now().astimezone())
-    settings: dict[str, Any] = field(default_factory=dict)
     cache_mode: str = "on"
     stats: dict[str, int] = field(default_factory=dict)
     store: RunStore | None = None

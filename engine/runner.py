@@ -140,14 +140,13 @@ async def execute(
             ctx.count("reused", resume.reused)
             resume.close()
     finished = time.perf_counter()
-    top = {t.name for t in plan.tasks}
     outputs = {
         name: scope.values[name] for name in (t.name for t in plan.tasks) if name in scope.values
     }
     failed = [r for r in scheduler.results if r.status is Status.FAILED]
     status = Status.FAILED if failed else Status.SUCCEEDED
     if not failed and any(
-        r.status is not Status.SUCCEEDED for r in scheduler.results if r.key in top
+        r.status is not Status.SUCCEEDED for r in scheduler.results if r.top_level
     ):
         status = Status.FAILED
     first = scheduler.error or (failed[0] if failed else None)
