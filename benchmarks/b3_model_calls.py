@@ -132,7 +132,10 @@ async def plain_aiohttp(url: str) -> tuple[float, float]:
 
 async def engine_runs(url: str, label: str, workers: int = 0) -> list[float]:
     client = make_client(url, workers)
-    await client.complete("fake", prompt(-3, 0), task="warm-up")  # import litellm first
+    # import litellm and make a first call in this process and in every worker
+    await asyncio.gather(
+        *(client.complete("fake", prompt(-3, i), task="warm-up") for i in range(SLOTS))
+    )
     spans = []
     for run in range(RUNS):
         makespan, cpu = await engine_run(client, run)
