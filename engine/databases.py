@@ -1,8 +1,12 @@
 """Database connections: DuckDB (dataset folders and files), SQLite, PostgreSQL.
 
-Queries run in worker threads so independent SQL tasks overlap. Databases are read-only unless
-their config entry says `read_only: false`: DuckDB files and SQLite open in read-only mode, and
-every engine rejects a statement that is not a query before running it.
+Queries run in worker threads so independent SQL tasks overlap. A query whose task is
+cancelled (its `timeout`, or fail-fast) is stopped in the database, not left running in its
+thread: DuckDB and SQLite are interrupted, PostgreSQL is sent a cancel request.
+
+Databases are read-only unless their config entry says `read_only: false`: DuckDB files and
+SQLite open in read-only mode, and every engine rejects a statement that is not a query
+before running it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import difflib
 import os
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +45,45 @@ class QueryResult(TableView):
     @property
     def sql(self) -> str:
         return self._sql
+
+
+class Interrupter:
+    """The way to stop one query running in a worker thread, set by the thread once the
+    query has a connection; fired from the event loop when the awaiting task is cancelled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stop: Callable[[], None] | None = None
+        self.fired = False
+
+    def arm(self, stop: Callable[[], None]) -> None:
+        with self._lock:
+            self._stop = stop
+            fired = self.fired
+        if fired:  # cancelled while connecting: stop as soon as there is something to stop
+            stop()
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._stop = None
+
+    def fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            stop = self._stop
+        if stop is not None:
+            stop()
+
+
+async def _in_thread(
+    run: Callable[[str, int | None, Interrupter], QueryResult], sql: str, limit: int | None
+) -> QueryResult:
+    interrupter = Interrupter()
+    try:
+        return await asyncio.to_thread(run, sql, limit, interrupter)
+    except asyncio.CancelledError:
+        interrupter.fire()
+        raise
 
 
 _READ_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA", "RELATION"}
@@ -92,12 +136,13 @@ class DuckDB:
             self._conn = conn
             return conn
 
-    def _run(self, sql: str, limit: int | None) -> QueryResult:
+    def _run(self, sql: str, limit: int | None, interrupter: Interrupter) -> QueryResult:
         import duckdb
 
         cursor = self._connect().cursor()
         with self._lock:
             self._active.add(cursor)
+        interrupter.arm(cursor.interrupt)
         try:
             if self.spec.read_only:
                 for statement in cursor.extract_statements(sql):
@@ -113,12 +158,13 @@ class DuckDB:
         except duckdb.Error as exc:
             raise QueryError(str(exc).strip()) from None
         finally:
+            interrupter.disarm()
             with self._lock:
                 self._active.discard(cursor)
             cursor.close()
 
     async def query(self, sql: str, limit: int | None = None) -> QueryResult:
-        return await asyncio.to_thread(self._run, sql, limit)
+        return await _in_thread(self._run, sql, limit)
 
     def close(self) -> None:
         import duckdb
@@ -175,11 +221,14 @@ class SQLite:
         self.name = spec.name
         self.path = root / spec.path
 
-    def _run(self, sql: str, limit: int | None) -> QueryResult:
+    def _run(self, sql: str, limit: int | None, interrupter: Interrupter) -> QueryResult:
         if not self.path.is_file():
             raise ConfigError(f"database '{self.name}': file '{self.spec.path}' not found")
         mode = "ro" if self.spec.read_only else "rw"
-        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode={mode}", uri=True)
+        conn = sqlite3.connect(
+            f"{self.path.resolve().as_uri()}?mode={mode}", uri=True, check_same_thread=False
+        )
+        interrupter.arm(conn.interrupt)
         try:
             try:
                 cursor = conn.execute(sql)
@@ -200,10 +249,11 @@ class SQLite:
                 message += " (set read_only: false on its entry in config.yml to allow writes)"
             raise QueryError(message) from None
         finally:
+            interrupter.disarm()
             conn.close()
 
     async def query(self, sql: str, limit: int | None = None) -> QueryResult:
-        return await asyncio.to_thread(self._run, sql, limit)
+        return await _in_thread(self._run, sql, limit)
 
     def close(self) -> None:
         return None
@@ -218,7 +268,7 @@ class Postgres:
         self.spec = spec
         self.name = spec.name
 
-    def _run(self, sql: str, limit: int | None) -> QueryResult:
+    def _run(self, sql: str, limit: int | None, interrupter: Interrupter) -> QueryResult:
         try:
             import psycopg
         except ImportError:
@@ -244,21 +294,30 @@ class Postgres:
                 connect_timeout=10,
             ) as conn:
                 conn.read_only = self.spec.read_only
-                with conn.cursor() as cursor:
-                    cursor.execute(sql)
-                    if cursor.description is None:
-                        return QueryResult([], [], sql)
-                    columns = [d.name for d in cursor.description]
-                    rows = cursor.fetchmany(limit) if limit is not None else cursor.fetchall()
-                    return QueryResult(columns, [tuple(r) for r in rows], sql)
+                # the cancel request is a connection of its own: not on the event loop
+                interrupter.arm(lambda: _start_thread(conn.cancel_safe, "accord-pg-cancel"))
+                try:
+                    with conn.cursor() as cursor:
+                        cursor.execute(sql)
+                        if cursor.description is None:
+                            return QueryResult([], [], sql)
+                        columns = [d.name for d in cursor.description]
+                        rows = cursor.fetchmany(limit) if limit is not None else cursor.fetchall()
+                        return QueryResult(columns, [tuple(r) for r in rows], sql)
+                finally:
+                    interrupter.disarm()
         except psycopg.Error as exc:
             raise QueryError(str(exc).strip()) from None
 
     async def query(self, sql: str, limit: int | None = None) -> QueryResult:
-        return await asyncio.to_thread(self._run, sql, limit)
+        return await _in_thread(self._run, sql, limit)
 
     def close(self) -> None:
         return None
+
+
+def _start_thread(target: Callable[[], Any], name: str) -> None:
+    threading.Thread(target=target, name=name, daemon=True).start()
 
 
 Database = DuckDB | SQLite | Postgres

@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,3 +126,27 @@ def test_missing_password_variable_is_named(tmp_path: Path, postgres: int) -> No
     result = run(path)
     assert result.exit_code == 1
     assert "ACCORD_TEST_PG_PASSWORD" in result.stderr
+
+
+def test_a_timed_out_query_is_cancelled_in_the_server(tmp_path: Path, postgres: int) -> None:
+    import psycopg
+
+    path = project(tmp_path, postgres, "SELECT pg_sleep(60)")
+    task = "    type: execute_sql\n"
+    path.write_text(path.read_text().replace(task, task + "    timeout: 1\n"))
+    started = time.perf_counter()
+    result = run(path)
+    assert time.perf_counter() - started < 10, "the run waited for the query to finish"
+    assert result.exit_code == 1
+    assert "timed out after 1 s" in result.stderr
+    with psycopg.connect(
+        host="127.0.0.1", port=postgres, user="postgres", dbname="postgres", autocommit=True
+    ) as conn:
+        for _ in range(50):  # the cancel request travels on a connection of its own
+            running = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%'"
+            ).fetchone()
+            if running == (0,):
+                break
+            time.sleep(0.1)
+    assert running == (0,), "the query still runs in the server"
