@@ -52,9 +52,10 @@ Tool = Callable[[dict[str, Any]], Any]
 class Toolbox:
     """The tools an agent offers, as OpenAI function schemas and their runners."""
 
-    def __init__(self, agent: AgentSpec, ctx: TaskContext, depth: int) -> None:
+    def __init__(self, agent: AgentSpec, ctx: TaskContext, depth: int, sample: int) -> None:
         self.ctx = ctx
         self.depth = depth
+        self.sample = sample  # an agent tool's calls are part of the same sample
         self.schemas: list[dict[str, Any]] = []
         self.runners: dict[str, Tool] = {}
         self.last_sql: str | None = None
@@ -151,7 +152,11 @@ class Toolbox:
             if self.depth >= 3:
                 return "error: agents may call other agents at most 3 deep"
             reply = await run_agent_loop(
-                other, str(args.get("prompt", "")), self.ctx, depth=self.depth + 1
+                other,
+                str(args.get("prompt", "")),
+                self.ctx,
+                sample=self.sample,
+                depth=self.depth + 1,
             )
             return str(reply)
 
@@ -184,7 +189,7 @@ async def run_agent_loop(
 ) -> AgentAnswer:
     """Ask the model until it answers without a tool call or the tool budget is spent."""
     client = ctx.run.models()
-    toolbox = Toolbox(agent, ctx, depth)
+    toolbox = Toolbox(agent, ctx, depth, sample)
     messages: list[dict[str, Any]] = []
     system = await system_message(agent, ctx, variables or {})
     if system:

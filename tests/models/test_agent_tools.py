@@ -111,3 +111,24 @@ def test_oxy_only_names_render_empty_with_a_warning_others_fail(
     bad = CliRunner().invoke(main, ["validate", str(path)])
     assert bad.exit_code == 2 and "unknown name 'nope'" in bad.stderr
     assert "main.agent.yml" in bad.stderr
+
+
+def test_sub_agent_calls_belong_to_the_caller_sample(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    # consistency_run: 2 asks the main agent twice; each sample's helper call is a call of
+    # that sample, so the second is not answered from the first one's cache entry (one task
+    # at a time: the first sample has written its entries when the second asks)
+    def respond(body: dict[str, Any]) -> Reply:
+        if "helper agent" in body["messages"][0]["content"]:
+            return Reply(text="helper says hi")
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return Reply(text="all done")
+        return Reply.tool("helper", {"prompt": "hello?"})
+
+    fake_llm.responder = respond
+    path = setup(tmp_path, fake_llm)
+    path.write_text(TASK + "    consistency_run: 2\n")
+    args = ["run", str(path), "--format", "json", "--max-concurrency", "1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    helper_calls = [r for r in fake_llm.requests if "helper agent" in r["messages"][0]["content"]]
+    assert len(helper_calls) == 2
