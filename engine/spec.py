@@ -435,6 +435,25 @@ ToolSpec = Annotated[
 ]
 
 
+class AnonymizeSpec(Spec):
+    """Oxy's `anonymize:`: words of a file are replaced in everything sent to the model and
+    restored in what comes back. Paths are relative to the project root."""
+
+    type: Literal["flash_text"] = "flash_text"
+    keywords_file: str | None = Field(None, description="One word or phrase per line.")
+    mapping_file: str | None = Field(None, description="'original,replacement' per line.")
+    delimiter: str = Field(",", min_length=1)
+    replacement: str = Field("FLASH", min_length=1, description="Placeholder prefix (keywords).")
+    pluralize: bool = False
+    case_insensitive: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AnonymizeSpec:
+        if not self.keywords_file and not self.mapping_file:
+            raise ValueError("anonymize needs keywords_file or mapping_file")
+        return self
+
+
 class AgentSpec(Spec):
     """An `.agent.yml`: a model, its instructions, context and tools."""
 
@@ -457,5 +476,5 @@ class AgentSpec(Spec):
     reasoning: Any = oxy_ignored()
     max_tool_concurrency: Any = oxy_ignored()
     output_format: Any = oxy_ignored()
-    anonymize: Any = oxy_ignored()
+    anonymize: AnonymizeSpec | None = None
     retrieval: Any = oxy_ignored()

@@ -82,6 +82,13 @@ class AgentTaskSpec(TaskSpec):
             if problem:
                 yield ("agent_ref",), f"agent file '{ref}': {problem}"
         yield from _instruction_issues(agent, ref, frozenset(self.variables))
+        if agent.anonymize is not None:
+            from tasks.anonymize import Anonymizer
+
+            try:
+                Anonymizer.from_spec(agent.anonymize, project.root, f"agent file '{ref}'")
+            except AccordError as exc:
+                yield ("agent_ref",), exc.message
 
 
 def _instruction_issues(

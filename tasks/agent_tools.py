@@ -190,11 +190,12 @@ async def run_agent_loop(
     """Ask the model until it answers without a tool call or the tool budget is spent."""
     client = ctx.run.models()
     toolbox = Toolbox(agent, ctx, depth, sample)
+    shield = _anonymizer(agent, ctx)
     messages: list[dict[str, Any]] = []
     system = await system_message(agent, ctx, variables or {})
     if system:
-        messages.append({"role": "system", "content": system})
-    messages.append({"role": "user", "content": prompt})
+        messages.append({"role": "system", "content": shield.hide(system)})
+    messages.append({"role": "user", "content": shield.hide(prompt)})
     calls = 0
     model = agent.model or ctx.run.project.default_model
     while True:
@@ -205,11 +206,38 @@ async def run_agent_loop(
         if not completion.tool_calls or offer is None:
             if not completion.text.strip():
                 raise TaskError(ctx.key, f"model '{model}' returned no text")
-            return AgentAnswer(completion.text, toolbox.last_sql, toolbox.last_table)
+            text = shield.reveal(completion.text)
+            return AgentAnswer(text, toolbox.last_sql, toolbox.last_table)
         messages.append(completion.message())
         results = await asyncio.gather(
-            *(toolbox.call(call.name, call.arguments) for call in completion.tool_calls)
+            *(
+                toolbox.call(call.name, shield.reveal(call.arguments))
+                for call in completion.tool_calls
+            )
         )
         for call, result in zip(completion.tool_calls, results, strict=True):
             calls += 1
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            content = shield.hide(result)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+
+
+class _Plain:
+    """No `anonymize:`: text goes to the model as it is."""
+
+    def hide(self, text: str) -> str:
+        return text
+
+    def reveal(self, text: str) -> str:
+        return text
+
+
+def _anonymizer(agent: AgentSpec, ctx: TaskContext) -> Any:
+    if agent.anonymize is None:
+        return _Plain()
+    from tasks.anonymize import Anonymizer
+
+    try:
+        words = Anonymizer.from_spec(agent.anonymize, ctx.root, f"task '{ctx.key}'")
+    except AccordError as exc:
+        raise TaskError(ctx.key, exc.message) from None
+    return words.session()

@@ -132,3 +132,50 @@ def test_sub_agent_calls_belong_to_the_caller_sample(tmp_path: Path, fake_llm: F
     assert result.exit_code == 0, result.output
     helper_calls = [r for r in fake_llm.requests if "helper agent" in r["messages"][0]["content"]]
     assert len(helper_calls) == 2
+
+
+def test_anonymize_hides_words_from_the_model_and_restores_its_sql_and_answer(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    import re
+
+    path = setup(tmp_path, fake_llm)
+    (tmp_path / "main.agent.yml").write_text(
+        "model: fake\nsystem_instructions: Answer about each region.\n"
+        "tools:\n  - {name: query, type: execute_sql, database: local}\n"
+        "anonymize:\n  type: flash_text\n  mapping_file: map.csv\n  keywords_file: words.txt\n"
+        "  pluralize: true\n"
+    )
+    (tmp_path / "map.csv").write_text("region,zone\n")
+    (tmp_path / "words.txt").write_text("EU\n")
+    path.write_text(TASK.replace("prompt: go", "prompt: What did EU sell, by region?"))
+
+    def respond(body: dict[str, Any]) -> Reply:
+        results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+        if not results:
+            sql = "SELECT zone, SUM(amount) AS total FROM sales WHERE zone = 'FLASH0' GROUP BY 1"
+            return Reply.tool("query", {"sql": sql})
+        total = results[-1].splitlines()[-1].split("|")[2].strip()
+        return Reply(text=f"FLASH0 sold {total} across zones.")
+
+    fake_llm.responder = respond
+    result = CliRunner().invoke(main, ["run", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    outputs = json.loads(result.stdout)["outputs"]
+    assert outputs["ask"] == "EU sold 15 across regions."
+    sent = json.dumps(fake_llm.requests)
+    assert not re.search(r"\bEU\b|region", sent), "a hidden word reached the model"
+    first = fake_llm.requests[0]["messages"]
+    assert first[0]["content"] == "Answer about each zone."
+    assert first[1]["content"] == "What did FLASH0 sell, by zone?"
+    assert tool_results(fake_llm) == ["| zone | total |\n|---|---|\n| FLASH0 | 15 |"]
+
+
+def test_a_missing_anonymize_file_fails_validation(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    path = setup(tmp_path, fake_llm)
+    (tmp_path / "main.agent.yml").write_text(
+        "model: fake\nanonymize: {type: flash_text, mapping_file: data/nope.csv}\n"
+    )
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "anonymize file 'data/nope.csv'" in result.stderr and "not found" in result.stderr

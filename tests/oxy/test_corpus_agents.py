@@ -244,11 +244,13 @@ class Analyst:
                 text=f"Total active users: {total}\nActive users by organization: {platforms}\n"
                 "Analysis: activity levels as given."
             )
-        if prompt.startswith('Generate "Responses to the survey by Organization"'):
+        if prompt.startswith('Generate "Responses to the survey by Company"'):
+            # anon.agent.yml maps organization -> company and total_response -> feedback: the
+            # model sees only those, and answers in them
             [row] = markdown_rows(prompt)
             return Reply(
-                text=f"Total responses: {row['total_response']}\n"
-                f"Organization: {row['organizations']}\n"
+                text=f"Total responses: {row['feedback']}\n"
+                f"Company: {row['companies']}\n"
                 f"Analysis: {row['total_positive']} positive, {row['total_negative']} negative."
             )
         if prompt.startswith("Generate a detail "):  # survey_responses, per schedule and metric
@@ -549,11 +551,13 @@ def test_anonymize(project: Path, analyst: Analyst, fake_llm: FakeOpenAI) -> Non
     assert request.system == LOCAL_INSTRUCTIONS  # anon.agent.yml has the same text
     assert (
         "[BEGIN DATA]\n"
-        "| organizations | total_response | total_positive | total_negative | total_neutral |\n"
+        "| companies | feedback | total_positive | total_negative | total_neutral |\n"
         "|---|---|---|---|---|\n"
         "| oxy | 10 | 5 | 5 | 0 |\n"
         "[END DATA]"
     ) in request.prompt
+    sent = json.dumps(fake_llm.requests).lower()
+    assert "organization" not in sent and "total_response" not in sent
 
 
 def test_fruit_sales_analyst(project: Path, analyst: Analyst, fake_llm: FakeOpenAI) -> None:
