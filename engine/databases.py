@@ -64,15 +64,15 @@ class Interrupter:
             stop()
 
     def disarm(self) -> None:
+        """The query is over: waits for a stop in progress, so none reaches a closed handle."""
         with self._lock:
             self._stop = None
 
     def fire(self) -> None:
         with self._lock:
             self.fired = True
-            stop = self._stop
-        if stop is not None:
-            stop()
+            if self._stop is not None:
+                self._stop()
 
 
 async def _in_thread(
@@ -295,7 +295,7 @@ class Postgres:
             ) as conn:
                 conn.read_only = self.spec.read_only
                 # the cancel request is a connection of its own: not on the event loop
-                interrupter.arm(lambda: _start_thread(conn.cancel_safe, "accord-pg-cancel"))
+                interrupter.arm(lambda: _start_thread(_cancel(conn), "accord-pg-cancel"))
                 try:
                     with conn.cursor() as cursor:
                         cursor.execute(sql)
@@ -314,6 +314,17 @@ class Postgres:
 
     def close(self) -> None:
         return None
+
+
+def _cancel(conn: Any) -> Callable[[], None]:
+    def cancel() -> None:
+        import psycopg
+
+        # the query may have ended meanwhile: then there is nothing to cancel
+        with contextlib.suppress(psycopg.Error):
+            conn.cancel_safe(timeout=10)
+
+    return cancel
 
 
 def _start_thread(target: Callable[[], Any], name: str) -> None:
