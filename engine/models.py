@@ -182,6 +182,7 @@ class ModelClient:
         self.backoff_base = _env_seconds(BACKOFF_ENV, backoff_base)
         self.backoff_cap = backoff_cap
         self._log = log.get()
+        self._key_check: dict[str, list[str]] = {}
 
     def close(self) -> None:
         """Release the cache and the local model's weights."""
@@ -206,6 +207,22 @@ class ModelClient:
             params["max_tokens"] = model.max_tokens
         return params
 
+    def _missing_keys(self, model: ModelConfig) -> list[str]:
+        """The provider's API-key variables that are unset (litellm knows which a provider
+        reads); other settings it lists (a base URL, AWS profiles) have working defaults."""
+        if model.litellm_model == LOCAL_LITELLM:
+            return []
+        if model.litellm_model not in self._key_check:
+            try:
+                found = load_litellm().validate_environment(
+                    model=model.litellm_model, api_base=model.api_base
+                )
+                names = [str(k) for k in found.get("missing_keys") or []]
+            except Exception:  # a model litellm cannot place: the call itself will say so
+                names = []
+            self._key_check[model.litellm_model] = [n for n in names if n.endswith("_API_KEY")]
+        return self._key_check[model.litellm_model]
+
     def _credentials(self, model: ModelConfig, task: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if model.api_base:
@@ -220,6 +237,14 @@ class ModelClient:
             out["api_key"] = key
         elif model.api_key:
             out["api_key"] = model.api_key
+        else:
+            missing = self._missing_keys(model)
+            if missing:
+                raise ModelError(
+                    f"task '{task}': model '{model.name}' needs an API key: set the environment "
+                    f"variable {' and '.join(missing)}, or name the variable holding it with "
+                    "key_var on the model in config.yml"
+                )
         headers = {}
         for name, value in model.headers:
             if value.startswith("env:"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +249,23 @@ def test_missing_key_names_the_env_var(tmp_path: Path, fake_llm: FakeOpenAI) -> 
     result = run_cli("run", str(path))
     assert result.exit_code != 0
     assert "ACCORD_TEST_MISSING_KEY" in result.stderr
+    assert fake_llm.requests == []
+
+
+def test_a_provider_key_that_is_not_set_fails_at_once_naming_it(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    # no api_key, no key_var: litellm says the openai provider reads OPENAI_API_KEY, unset here
+    path = project(tmp_path, fake_llm, INLINE)
+    config = (tmp_path / "config.yml").read_text().replace("    api_key: test-key\n", "")
+    (tmp_path / "config.yml").write_text(config.replace("max_retries: 2", "max_retries: 6"))
+    started = time.perf_counter()
+    result = run_cli("run", str(path))
+    assert time.perf_counter() - started < 10  # not retried like a server error
+    assert result.exit_code == 1  # the SQL task before it succeeded
+    assert "model 'fake' needs an API key" in result.stderr
+    assert "OPENAI_API_KEY" in result.stderr and "key_var" in result.stderr
+    assert "model_retry" not in result.stderr
     assert fake_llm.requests == []
 
 
