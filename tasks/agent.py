@@ -82,6 +82,8 @@ class AgentTaskSpec(TaskSpec):
             if problem:
                 yield ("agent_ref",), f"agent file '{ref}': {problem}"
         yield from _instruction_issues(agent, ref, frozenset(self.variables))
+        for problem in agent_file_issues(agent, project):
+            yield ("agent_ref",), f"agent file '{ref}': {problem}"
         if agent.anonymize is not None:
             from tasks.anonymize import Anonymizer
 
@@ -89,6 +91,37 @@ class AgentTaskSpec(TaskSpec):
                 Anonymizer.from_spec(agent.anonymize, project.root, f"agent file '{ref}'")
             except AccordError as exc:
                 yield ("agent_ref",), exc.message
+
+
+def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
+    """Context globs that match no file, tools naming a database, workflow or agent that
+    does not exist (paths are relative to the project root, as at run time)."""
+    import glob
+
+    from engine.spec import AgentToolSpec, SqlToolSpec, WorkflowToolSpec
+
+    root = project.root
+    for index, entry in enumerate(agent.context):
+        for pattern in entry.globs:
+            if not any(Path(m).is_file() for m in glob.glob(str(root / pattern), recursive=True)):
+                yield (
+                    f"context[{index}] '{entry.name}': no file matches '{pattern}' "
+                    f"(relative to the project root {root})"
+                )
+    known = frozenset(project.databases)
+    for index, tool in enumerate(agent.tools):
+        where = f"tools[{index}] ({tool.name or tool.type})"
+        if isinstance(tool, SqlToolSpec):
+            name = tool.database or project.default_database
+            if name is None:
+                yield f"{where}: no database given and the project has no default"
+            elif name not in known:
+                listing = ", ".join(sorted(known)) or "none configured"
+                yield f"{where}: unknown database '{name}' (databases: {listing})"
+        elif isinstance(tool, WorkflowToolSpec | AgentToolSpec):
+            ref = tool.workflow_ref if isinstance(tool, WorkflowToolSpec) else tool.agent_ref
+            if not (root / ref).is_file():
+                yield f"{where}: file '{ref}' not found under {root}"
 
 
 def _instruction_issues(

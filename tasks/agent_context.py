@@ -21,7 +21,7 @@ import yaml
 
 from engine import log
 from engine.databases import QueryResult
-from engine.errors import TaskError
+from engine.errors import AccordError, TaskError
 from engine.render import BUILTIN_NAMES, referenced_names
 from engine.spec import AgentSpec, RemoteDatabase
 
@@ -150,12 +150,19 @@ def context_values(agent: AgentSpec, ctx: TaskContext) -> dict[str, Any]:
     """`context.<name>` for each context entry of the agent."""
     out: dict[str, Any] = {}
     for entry in agent.context:
-        paths = [
-            Path(match)
-            for pattern in entry.globs
-            for match in sorted(glob.glob(str(ctx.root / pattern), recursive=True))
-            if Path(match).is_file()
-        ]
+        paths: list[Path] = []
+        for pattern in entry.globs:
+            found = [
+                Path(match)
+                for match in sorted(glob.glob(str(ctx.root / pattern), recursive=True))
+                if Path(match).is_file()
+            ]
+            if not found:
+                raise AccordError(
+                    f"agent context '{entry.name}': no file matches '{pattern}' (relative to "
+                    f"the project root {ctx.root})"
+                )
+            paths += found
         if entry.type == "semantic_model":
             models = [_semantic_model(path, ctx) for path in paths]
             out[entry.name] = models[0] if len(models) == 1 else models

@@ -179,3 +179,28 @@ def test_a_missing_anonymize_file_fails_validation(tmp_path: Path, fake_llm: Fak
     result = CliRunner().invoke(main, ["validate", str(path)])
     assert result.exit_code == 2
     assert "anonymize file 'data/nope.csv'" in result.stderr and "not found" in result.stderr
+
+
+def test_agent_file_references_are_checked_by_validate(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    path = setup(tmp_path, fake_llm)
+    (tmp_path / "main.agent.yml").write_text(
+        "model: fake\n"
+        "context:\n  - {name: notes, src: [docs/missing.md]}\n"
+        "tools:\n"
+        "  - {type: execute_sql, database: nope}\n"
+        "  - {name: sub, type: workflow, workflow_ref: nope.workflow.yml}\n"
+        "  - {type: agent, agent_ref: nope.agent.yml}\n"
+    )
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    err = result.stderr
+    assert "agent file 'main.agent.yml': context[0] 'notes': no file matches" in err
+    assert "docs/missing.md" in err
+    assert "tools[0] (execute_sql): unknown database 'nope' (databases: local)" in err
+    assert "tools[1] (sub): file 'nope.workflow.yml' not found" in err
+    assert "tools[2] (agent): file 'nope.agent.yml' not found" in err
+    # the run refuses the same way, before any model call
+    ran = CliRunner().invoke(main, ["run", str(path)])
+    assert ran.exit_code == 2 and fake_llm.requests == []
