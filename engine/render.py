@@ -238,9 +238,32 @@ def _attr(environment: jinja2.Environment, obj: Any, name: str) -> Any:
     return jinja2.filters.do_attr(environment, obj, name)
 
 
+class _Missing(jinja2.StrictUndefined):
+    """StrictUndefined whose message for a missing column or key lists what there is."""
+
+    __slots__ = ()
+
+    @property
+    def _undefined_message(self) -> str:
+        owner, name = self._undefined_obj, self._undefined_name
+        if isinstance(name, str) and isinstance(owner, TableView):
+            return f"the table has no column '{name}'{_choices(name, owner.columns, 'columns')}"
+        if isinstance(name, str) and isinstance(owner, Mapping):
+            names = [k for k in owner if isinstance(k, str)]
+            return f"no '{name}' in this mapping{_choices(name, names, 'it has')}"
+        return str(super()._undefined_message)
+
+
+def _choices(name: str, names: list[str], label: str) -> str:
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+    return f"{hint} ({label}: {shown or 'none'})"
+
+
 def _build_env() -> SandboxedEnvironment:
     env = AccordSandbox(
-        undefined=jinja2.StrictUndefined,
+        undefined=_Missing,
         autoescape=False,
         keep_trailing_newline=True,
         extensions=["jinja2.ext.loopcontrols", "jinja2.ext.do"],

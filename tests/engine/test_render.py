@@ -185,3 +185,17 @@ def test_ordering_none_in_conditions_and_other_type_errors() -> None:
     assert render("{{ x > 15 }}", {"x": 20}) == "True"
     with pytest.raises(TemplateError, match="not supported"):
         render("{{ 'a' > 1 }}", {})
+
+
+def test_a_missing_column_or_key_lists_what_there_is() -> None:
+    table = TableView(["region", "revenue"], [("EU", 1.0)])
+    with pytest.raises(TemplateError) as column:
+        render("{{ rev.revenu[0] }}", {"rev": table})
+    assert "no column 'revenu'; did you mean 'revenue'? (columns: region, revenue)" in str(
+        column.value
+    )
+    with pytest.raises(TemplateError) as key:
+        render("{{ child.sumary }}", {"child": {"orders": 1, "summary": 2}})
+    assert "no 'sumary' in this mapping; did you mean 'summary'? (it has: orders, summary)" in (
+        str(key.value)
+    )
