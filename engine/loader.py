@@ -244,6 +244,12 @@ def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
         options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         hint = _did_you_mean(value, options)
         return f"{text[0].lower()}{text[1:]} (got {value!r}){hint}"
+    if kind == "string_type" and isinstance(value, bool | int | float):
+        # `name: yes` or `name: 2024`: YAML reads these as a boolean or a number
+        return (
+            f"{text[0].lower()}{text[1:]} (YAML read this value as {value!r}): put it in "
+            "quotes to make it text"
+        )
     if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
         return f"{text[0].lower()}{text[1:]} (got {value!r})"
     return text[0].lower() + text[1:]

@@ -326,6 +326,25 @@ def test_config_misspelt_key_names_config_file(write: WriteFile) -> None:
     assert "did you mean 'dataset'?" in messages
 
 
+def test_yaml_booleans_and_numbers_where_text_is_expected_say_to_quote(
+    write: WriteFile,
+) -> None:
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - name: yes
+            type: formatter
+            template: 2024
+        """,
+    )
+    issues = {i.path: i.message for i in problems(path).issues}
+    assert issues["tasks[0].name"].endswith(
+        "(YAML read this value as True): put it in quotes to make it text"
+    )
+    assert "(YAML read this value as 2024)" in issues["tasks[0].template"]
+
+
 def test_config_unknown_database_type(write: WriteFile) -> None:
     config = write(
         "config.yml",
