@@ -21,7 +21,7 @@ from engine.project import Project
 from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
 from engine.spec import AgentSpec, TestSpecBase, variable_spec
 from engine.yamlmarks import Loc, format_path
-from tasks.consistency import DEFAULT_PROMPT
+from tasks.judge import DEFAULT_PROMPT
 from tasks.suites.datasets import load_dataset
 from tasks.suites.prepared import CaseInput, Judging, PreparedTest
 from tasks.suites.specs import MetricSpec
@@ -222,7 +222,9 @@ class TestChecker:
         path = self.project.root / test.dataset
         if not path.is_file():
             self.issue(
-                (*loc, "dataset"), f"dataset file '{test.dataset}' not found under {path.parent}"
+                (*loc, "dataset"),
+                f"dataset file '{test.dataset}' not found under the project root "
+                f"{self.project.root} (paths are relative to it, not to this file)",
             )
             return None
         try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.render import render
-from tasks.consistency import ask_judge
+from tasks.judge import ask_judge
 
 if TYPE_CHECKING:
     from engine.context import TaskContext

@@ -10,7 +10,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from engine.cli import main
-from tasks.consistency import parse_verdict
+from tasks.judge import parse_verdict
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 
