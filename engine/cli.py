@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -43,8 +44,7 @@ def handle_errors(func: F) -> F:
             click.echo(f"error: {exc.message}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
+            _interrupted()
         except click.exceptions.Exit:
             raise
         except click.ClickException:
@@ -59,6 +59,84 @@ def handle_errors(func: F) -> F:
             sys.exit(70)
 
     return wrapper  # type: ignore[return-value]
+
+
+_signal_received: int | None = None  # SIGTERM, when that is what interrupted `accord run`
+
+
+def _interrupted() -> NoReturn:
+    """Ctrl-C or SIGTERM: record this process's unfinished runs as interrupted, and exit.
+
+    Every task that finished is already on its way to the run store, so `--resume` reuses it.
+    """
+    import signal
+
+    signum = _signal_received or signal.SIGINT
+    name = signal.Signals(signum).name
+    stored: list[Any] = []
+    store = sys.modules.get("engine.store")  # loaded only if a run was recorded
+    if store is not None:
+        try:
+            stored = store.interrupt_open_runs(f"interrupted ({name})")
+        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting for the disk
+            stored = []
+    if not stored:
+        click.echo(f"interrupted ({name})", err=True)
+    for run_store in stored:
+        kept = run_store.counts.get("succeeded", 0)
+        click.echo(
+            f"interrupted ({name}): run {run_store.run_id} is recorded as interrupted with "
+            f"{kept} finished task{'' if kept == 1 else 's'} kept; "
+            f"`accord run {_shown(run_store.file)} --resume last` runs the rest",
+            err=True,
+        )
+    sys.exit(128 + signum)
+
+
+def _shown(path: Path | None) -> str:
+    if path is None:
+        return "FILE"
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While a run is under way, SIGTERM stops it the way Ctrl-C does (and exits 143)."""
+    import signal
+    import threading
+
+    global _signal_received
+    _signal_received = None
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread can set handlers (the run is embedded: leave them)
+        return
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        global _signal_received
+        _signal_received = signum
+        handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is under way
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _check_resume(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            "it is empty: give a run id (see `accord runs list`) or 'last', "
+            "or leave --resume out to start fresh"
+        )
+    return value.strip() if value is not None else None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -125,7 +203,8 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
     "--resume",
     "resume",
     metavar="RUN",
-    help="Reuse the finished tasks of an earlier run (its id, or 'last').",
+    callback=_check_resume,
+    help="Reuse the finished tasks of an earlier run of this workflow (its id, or 'last').",
 )
 @handle_errors
 def run(
@@ -145,20 +224,29 @@ def run(
     from engine.runner import RunOptions, compile_workflow, execute
     from engine.variables import parse_assignments
 
+    parsed = parse_assignments(variables)
+    project, plan = compile_workflow(file)
+    if resume is not None:
+        from engine.store import find_run_of
+
+        store_path = project.root / ".accord" / "runs.db"
+        resume = find_run_of(store_path, resume, plan.name, file).run_id
     options = RunOptions(
-        variables=parse_assignments(variables),
+        variables=parsed,
         keep_going=keep_going,
         max_concurrency=max_concurrency,
         cache_mode=cache_mode,
         resume=resume,
     )
-    project, plan = compile_workflow(file)
+    with _sigterm_interrupts():
+        if fmt == "json":
+            result = asyncio.run(execute(project, plan, options))
+        else:
+            with pretty.RunDisplay(plan, quiet=quiet) as display:
+                result = asyncio.run(execute(project, plan, options, display))
     if fmt == "json":
-        result = asyncio.run(execute(project, plan, options))
         click.echo(json_report.render_run(result))
     else:
-        with pretty.RunDisplay(plan, quiet=quiet) as display:
-            result = asyncio.run(execute(project, plan, options, display))
         pretty.print_run(result, plan, quiet=quiet)
     if result.error and fmt == "json":
         named = f"task '{result.failed_task}'"
@@ -258,7 +346,14 @@ def _store_options(func: F) -> F:
 
 
 def _store_path(folder: Path) -> Path:
+    from engine.errors import ConfigError
     from engine.project import find_root
+
+    if not folder.exists():
+        raise ConfigError(
+            f"project folder '{folder}' does not exist; give --project a file or folder "
+            "of the project (the default is the current folder)"
+        )
 
     root, _config = find_root(folder)
     return root / ".accord" / "runs.db"

@@ -2,7 +2,8 @@
 
 Results are written as tasks finish, by a writer thread that commits whatever has queued
 since its last commit: the scheduler never waits for the disk, and a run killed with SIGKILL
-keeps every result committed before the kill. `--resume` reads the succeeded results of an
+keeps every result committed before the kill; Ctrl-C or SIGTERM records the run as
+`interrupted` after its finished results. `--resume` reads the succeeded results of an
 earlier run back and reuses those whose inputs hash the same.
 """
 
@@ -50,6 +51,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 _STOP = object()
+INTERRUPTED = "interrupted"  # a run's status after Ctrl-C or SIGTERM; `--resume` reuses its tasks
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
 
@@ -81,6 +83,9 @@ def _output_blob(output: Any) -> bytes | None:
         return None
 
 
+_OPEN: list[RunStore] = []  # stores whose run has not finished, for `interrupt_open_runs`
+
+
 class RunStore:
     """Writes one run's rows from a background thread; a scheduler observer."""
 
@@ -88,30 +93,50 @@ class RunStore:
         self.path = path
         self.run_id = run_id
         self.input_hashes: dict[str, str] = {}
+        self.file: Path | None = None
+        self.counts: dict[str, int] = {s.value: 0 for s in Status}
+        self._started = time.perf_counter()
+        self._finished = False
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._conn = connect(path)
         self._error: str | None = None
         self._thread = threading.Thread(target=self._write_loop, name="accord-store", daemon=True)
         self._thread.start()
+        _OPEN.append(self)
 
     def begin(self, workflow: str, file: Path, variables: dict[str, Any]) -> None:
-        self._queue.put(("run", workflow, str(file), json.dumps(jsonable(variables))))
+        # the file's absolute path: `--resume last` finds this workflow's runs by it, from
+        # whichever folder and with whichever spelling of the path it is run next time
+        self.file = Path(file).resolve()
+        self._started = time.perf_counter()
+        self._queue.put(("run", workflow, str(self.file), json.dumps(jsonable(variables))))
 
     def node_started(self, node: Any) -> None:
         return None
 
     def node_finished(self, node: Any, result: TaskResult) -> None:
+        self.counts[result.status.value] = self.counts.get(result.status.value, 0) + 1
         if node.uses_slot or result.status is not Status.SUCCEEDED:
             self._queue.put(("result", result, self.input_hashes.get(result.key)))
 
     def finish(self, status: str, error: str | None, summary: dict[str, Any]) -> None:
         """Record the run's end and wait until everything queued is on disk."""
+        if self._finished:
+            return
+        self._finished = True
+        if self in _OPEN:
+            _OPEN.remove(self)
         self._queue.put(("end", status, error, json.dumps(summary, default=str)))
         self._queue.put(_STOP)
         self._thread.join(timeout=60)
         self._conn.close()
         if self._error:
             raise ConfigError(f"the run store {self.path} could not be written: {self._error}")
+
+    def interrupt(self, reason: str) -> None:
+        """Record the run as `interrupted`, after every result that finished before it."""
+        summary = {"seconds": round(time.perf_counter() - self._started, 6), "tasks": self.counts}
+        self.finish(INTERRUPTED, reason, summary)
 
     def _write_loop(self) -> None:
         while True:
@@ -185,6 +210,23 @@ class RunStore:
         )
 
 
+def interrupt_open_runs(reason: str) -> list[RunStore]:
+    """Record every run of this process that has not finished as interrupted.
+
+    For Ctrl-C and SIGTERM: the scheduler has settled what it could (cancelled tasks are
+    recorded as `cancelled`), and the finished tasks stay for `--resume`.
+    """
+    interrupted = []
+    for store in list(_OPEN):
+        try:
+            store.interrupt(reason)
+        except ConfigError:
+            continue
+        if store.file is not None:  # its run row was queued, so it is on disk now
+            interrupted.append(store)
+    return interrupted
+
+
 @dataclass(frozen=True)
 class StoredRun:
     """A run as the store has it."""
@@ -241,6 +283,70 @@ def find_run(path: Path, run: str) -> StoredRun:
         what = "matches several runs" if matches else "is not a recorded run"
         raise ConfigError(f"'{run}' {what} (recent runs: {recent}; or use 'last')")
     return matches[0]
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def is_run_of(stored: StoredRun, file: Path, root: Path) -> bool:
+    """Whether a stored run ran `file` (an absolute, resolved path)."""
+    candidate = Path(stored.path)
+    if candidate.is_absolute():
+        return _resolved(candidate) == file
+    # runs recorded before paths were stored absolute: relative to the folder accord ran
+    # in, most often the project root
+    return file in {_resolved(root / candidate), _resolved(Path.cwd() / candidate)}
+
+
+def _listed(runs: list[StoredRun]) -> str:
+    return ", ".join(f"{r.run_id} ({r.status})" for r in runs[:5]) or "none"
+
+
+def find_run_of(path: Path, run: str, workflow: str, file: Path) -> StoredRun:
+    """The run `--resume RUN` names for the workflow `workflow` in `file`.
+
+    `last` is the newest run of this workflow file, not of the project; an id (or unique
+    prefix) of a run of another workflow file is refused. A `ConfigError` says what exists.
+    """
+    runs = list_runs(path, limit=100000)
+    target = _resolved(file)
+    mine = [r for r in runs if is_run_of(r, target, path.parent.parent)]
+    this = f"workflow '{workflow}' ({file})"
+    recent = f"recent runs of this workflow: {_listed(mine)}"
+    instead = (
+        f"resume one of them or 'last' ({recent})"
+        if mine
+        else "no run of it is recorded yet: leave --resume out to start fresh"
+    )
+    if run == "last":
+        if not mine:
+            raise ConfigError(
+                f"--resume last: no earlier run of {this} is recorded ({recent}); "
+                "run it without --resume to start fresh"
+            )
+        return mine[0]
+    matches = (
+        [r for r in runs if r.run_id == run]
+        or [r for r in mine if r.run_id.startswith(run)]
+        or [r for r in runs if r.run_id.startswith(run)]
+    )
+    if len(matches) != 1:
+        what = "matches several runs" if matches else "is not a recorded run"
+        raise ConfigError(
+            f"--resume '{run}' {what} ({recent}); give a run id from `accord runs list`, "
+            "'last', or leave --resume out to start fresh"
+        )
+    found = matches[0]
+    if found not in mine:
+        raise ConfigError(
+            f"--resume: run {found.run_id} is a run of workflow '{found.workflow}' "
+            f"({found.path}), not of {this}; {instead}"
+        )
+    return found
 
 
 def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from engine.store import StoredRun
+from engine.store import INTERRUPTED, StoredRun
 
 
 def _when(timestamp: float | None) -> str:
@@ -83,4 +83,9 @@ def render_run(run: StoredRun, results: list[dict[str, Any]], fmt: str) -> str:
             escape(item["error"] or ""),
         )
     head = f"{run.workflow} ({run.path}): {run.status}, started {_when(run.started)}"
+    if run.status == INTERRUPTED:
+        head += (
+            f"\n{run.error or 'interrupted'}: `accord run {run.path} --resume "
+            f"{run.run_id}` reuses its finished tasks"
+        )
     return head + "\n" + _render(table)
