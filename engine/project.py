@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.catalog import ModelCatalog
 from engine.errors import Issue, ValidationError
-from engine.loader import load_config
-from engine.spec import ConfigSpec, DuckDBDatabase
-from engine.yamlmarks import format_path
+from engine.loader import Loaded, load_config
+from engine.spec import ConfigSpec, DuckDBDatabase, SQLiteDatabase
+from engine.yamlmarks import Loc, format_path
 
 if TYPE_CHECKING:
     from engine.databases import Databases
@@ -24,6 +27,8 @@ class Project:
     root: Path
     config: ConfigSpec
     config_path: Path | None
+    # Problems of config.yml that do not stop a run; logged when a run opens its databases.
+    warnings: tuple[Issue, ...] = ()
 
     @property
     def databases(self) -> dict[str, Any]:
@@ -48,6 +53,12 @@ class Project:
     def open_databases(self) -> Databases:
         from engine.databases import Databases
 
+        if self.warnings:
+            from engine import log
+
+            logger = log.get()
+            for warning in self.warnings:
+                logger.warning("config_warning", problem=warning.render())
         return Databases(self.root, self.databases, self.default_database)
 
 
@@ -64,40 +75,107 @@ def find_root(start: Path) -> tuple[Path, Path | None]:
 
 
 def load_project(file: Path) -> Project:
-    """The project that `file` belongs to, its config validated."""
+    """The project that `file` belongs to, its config validated.
+
+    Names are checked first (duplicate databases and models, defaults naming nothing); once
+    they are consistent, the files the databases read: a missing DuckDB `dataset:` folder or
+    SQLite file is an error. A missing DuckDB `path:` file is only a warning, logged when a
+    run starts: Oxy's own configs name persistent DuckDB files that do not exist yet.
+    """
     root, config_path = find_root(file)
     if config_path is None:
         return Project(root, ConfigSpec(), None)
     loaded = load_config(config_path)
     config: ConfigSpec = loaded.spec
-    issues: list[Issue] = []
-    seen: set[str] = set()
-    for index, db in enumerate(config.databases):
-        if db.name in seen:
-            line, col = loaded.marks.find(("databases", index, "name"))
-            issues.append(
-                Issue(
-                    config_path,
-                    line,
-                    col,
-                    format_path(("databases", index, "name")),
-                    f"duplicate database name '{db.name}'",
-                )
-            )
-        seen.add(db.name)
-    default = config.defaults.database
-    if default is not None and default not in seen:
-        line, col = loaded.marks.find(("defaults", "database"))
-        issues.append(
-            Issue(
-                config_path,
-                line,
-                col,
-                "defaults.database",
-                f"names unknown database '{default}' (databases: "
-                f"{', '.join(sorted(seen)) or 'none'})",
-            )
-        )
+    issues = _name_issues(loaded)
     if issues:
         raise ValidationError(issues)
-    return Project(root, config, config_path)
+    issues, warnings = _file_issues(loaded, root)
+    if issues:
+        raise ValidationError(issues)
+    return Project(root, config, config_path, tuple(warnings))
+
+
+def _issue(loaded: Loaded, loc: Loc, message: str) -> Issue:
+    line, col = loaded.marks.find(loc)
+    return Issue(loaded.path, line, col, format_path(loc), message)
+
+
+def _name_issues(loaded: Loaded) -> list[Issue]:
+    config: ConfigSpec = loaded.spec
+    issues: list[Issue] = []
+    for section, entries, kind in (
+        ("databases", config.databases, "database"),
+        ("models", config.models, "model"),
+    ):
+        first: dict[str, int] = {}
+        for index, entry in enumerate(entries):
+            if entry.name in first:
+                issues.append(
+                    _issue(
+                        loaded,
+                        (section, index, "name"),
+                        f"duplicate {kind} name '{entry.name}' (first used by "
+                        f"{section}[{first[entry.name]}]): rename or remove one of them",
+                    )
+                )
+            first.setdefault(entry.name, index)
+    databases = {db.name for db in config.databases}
+    default = config.defaults.database
+    if default is not None and default not in databases:
+        issues.append(
+            _issue(
+                loaded,
+                ("defaults", "database"),
+                f"names unknown database '{default}' (databases: "
+                f"{', '.join(sorted(databases)) or 'none'})",
+            )
+        )
+    catalog = ModelCatalog(config)
+    for field in ("model", "judge_model"):
+        name = getattr(config.defaults, field)
+        if name is not None and (problem := catalog.problem(name)) is not None:
+            issues.append(_issue(loaded, ("defaults", field), problem))
+    issues.sort(key=lambda i: (i.line or 0, i.column or 0))
+    return issues
+
+
+def _file_issues(loaded: Loaded, root: Path) -> tuple[list[Issue], list[Issue]]:
+    """(errors, warnings) about the files and folders the databases read."""
+    config: ConfigSpec = loaded.spec
+    errors: list[Issue] = []
+    warnings: list[Issue] = []
+    for index, db in enumerate(config.databases):
+        if isinstance(db, DuckDBDatabase) and db.dataset is not None:
+            field, given, want, into = "dataset", db.dataset, "folder", errors
+            label = "dataset folder"
+            advice = "create the folder with its .csv/.parquet files, or correct 'dataset'"
+        elif isinstance(db, DuckDBDatabase) and db.path is not None and db.read_only:
+            field, given, want, into = "path", db.path, "file", warnings
+            label = "file"
+            advice = "queries on it will fail; correct 'path', or set read_only: false to create it"
+        elif isinstance(db, SQLiteDatabase):
+            field, given, want, into = "path", db.path, "file", errors
+            label = "SQLite file"
+            advice = "correct 'path', or create the file"
+        else:  # postgres and remote types: nothing on disk
+            continue
+        kind = _kind(root / given)
+        if kind == want:
+            continue
+        if kind == "missing":
+            what = "not found under the project root (the folder holding config.yml)"
+        else:
+            what = f"is a {kind}, not a {want}"
+        message = f"database '{db.name}': {label} '{given}' {what}: {advice}"
+        into.append(_issue(loaded, ("databases", index, field), message))
+    return errors, warnings
+
+
+def _kind(path: Path) -> str:
+    """'folder', 'file' (anything that is not a folder), or 'missing'."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing, a bad name (NUL, too long), no permission
+        return "missing"
+    return "folder" if stat.S_ISDIR(mode) else "file"

@@ -8,6 +8,8 @@ stderr.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +60,7 @@ def run_test_command(command: TestCommand) -> int:
     suite = select(prepare(command.file), command.tags, command.cases)
     if not suite.tests:
         raise LoadError(f"{command.file}: no test or case matches {_filters(command)}")
+    check_targets(command)
     options = RunOptions(max_concurrency=command.max_concurrency, cache_mode=command.cache_mode)
     quiet = command.quiet or command.fmt != "pretty"
     with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
@@ -102,6 +105,59 @@ def _write_result(command: TestCommand, result: SuiteResult, gate: GateResult | 
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+_EXAMPLES = {"pretty": "results.txt", "json": "results.json", "junit": "results.xml"}
+
+
+def check_targets(command: TestCommand) -> None:
+    """Refuse, before any test runs, an `--output` or `--report` that could not be written:
+    a folder, a file in a folder that cannot be created, a file that cannot be opened for
+    writing, the tested file itself, or both options naming one file. Missing folders are
+    created (as writing them at the end would)."""
+    targets = [
+        (o, p)
+        for o, p in (("--output", command.output), ("--report", command.report))
+        if p is not None
+    ]
+    seen: dict[Path, str] = {_same(command.file): "the tested file"}
+    for option, path in targets:
+        key = _same(path)
+        if key in seen:
+            raise AccordError(f"{option} {path}: is {seen[key]}; give another file")
+        seen[key] = f"also given to {option}"
+        if _kind(path) == "folder":
+            example = path / (_EXAMPLES[command.fmt] if option == "--output" else "report.html")
+            raise AccordError(f"{option} {path}: is a folder; give a file in it, e.g. {example}")
+        for folder in path.parents:
+            kind = _kind(folder)
+            if kind == "file":
+                raise AccordError(f"{option} {path}: '{folder}' is a file, not a folder")
+            if kind == "folder":
+                break
+        existed = _kind(path) == "file"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT))
+            if not existed:
+                path.unlink()
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise AccordError(f"{option} {path}: cannot write: {reason}; no test was run") from None
+
+
+def _kind(path: Path) -> str:
+    try:
+        return "folder" if stat.S_ISDIR(os.stat(path).st_mode) else "file"
+    except (OSError, ValueError):
+        return "missing"
+
+
+def _same(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 def _open(path: Path) -> TextIO:

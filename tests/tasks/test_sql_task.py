@@ -373,8 +373,9 @@ def test_missing_dataset_folder_fails_with_a_clear_message(empty_project: Projec
             sql_query: SELECT 1 AS one
         """
     )
-    assert run.exit_code == 1
+    assert run.exit_code == 2  # refused with the config before any task runs
     assert "dataset folder 'missing' not found" in run.stderr
+    assert "config.yml:" in run.stderr
 
 
 def test_pivot_without_in_list_explains_the_read_only_refusal(project: Project) -> None:
