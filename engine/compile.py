@@ -25,6 +25,7 @@ from engine.project import Project
 from engine.registry import task_type
 from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
 from engine.spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
+from engine.variables import default_problem
 from engine.yamlmarks import Loc, Marks, format_path
 
 
@@ -361,10 +362,9 @@ def compile_file(
     compiler.issues.extend(loaded.issues)
     variables = {name: variable_spec(v) for name, v in spec.variables.items()}
     for name, var in variables.items():
-        if var.default is not None and var.enum is not None and var.default not in var.enum:
-            compiler.issue(
-                ("variables", name, "default"), f"default {var.default!r} is not one of {var.enum}"
-            )
+        problem = default_problem(name, var)
+        if problem is not None:
+            compiler.issue(("variables", name, "default"), problem)
     visible = frozenset(variables)
     plan = compiler.compile_scope(
         list(spec.tasks),

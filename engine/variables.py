@@ -20,6 +20,8 @@ def parse_assignments(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise ConfigError(f"-v expects name=value, got '{pair}'")
+        if name.strip() in out:
+            raise ConfigError(f"-v {name.strip()} is given twice: give each variable once")
         out[name.strip()] = value
     return out
 
@@ -41,6 +43,42 @@ def _declared_types(spec: VariableSpec) -> list[str]:
         if isinstance(spec.default, python_type):
             return [json_type]
     return []
+
+
+_SHAPE_ONLY = {"type", "enum", "default", "description", "title", "examples"}
+
+
+def _is_type(value: Any, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    expected = {"string": str, "boolean": bool, "array": list, "object": dict}.get(kind)
+    if kind == "null":
+        return value is None
+    return expected is None or isinstance(value, expected)
+
+
+def default_problem(name: str, spec: VariableSpec) -> str | None:
+    """Why a declared default breaks the variable's own schema (None when it does not).
+
+    Type and enum are checked here; other keywords (minimum, pattern, ...) by jsonschema,
+    imported only for such variables (it costs ~90 ms, and `validate` must stay quick).
+    """
+    if not spec.has_default or spec.default is None:
+        return None  # `default: null` is how some files say "no default"
+    value = spec.default
+    types = _declared_types(spec)
+    if types and not any(_is_type(value, kind) for kind in types):
+        return f"default {value!r} is not of type {' or '.join(types)}"
+    if spec.enum is not None and value not in spec.enum:
+        return f"default {value!r} is not one of {spec.enum}"
+    if set(spec.json_schema()) - _SHAPE_ONLY:
+        try:
+            validate(name, value, spec)
+        except ConfigError as exc:
+            return f"default {value!r}: {exc.message.removeprefix(f'variable {name!r}: ')}"
+    return None
 
 
 def convert(name: str, raw: Any, spec: VariableSpec) -> Any:

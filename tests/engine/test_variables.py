@@ -8,7 +8,7 @@ import pytest
 
 from engine.errors import ConfigError
 from engine.spec import VariableSpec, variable_spec
-from engine.variables import parse_assignments, resolve
+from engine.variables import default_problem, parse_assignments, resolve
 
 
 def one(spec: dict[str, Any] | Any, raw: Any) -> Any:
@@ -130,3 +130,39 @@ def test_parse_assignments() -> None:
     assert parse_assignments(["a=1", "b=x=y", "c="]) == {"a": "1", "b": "x=y", "c": ""}
     with pytest.raises(ConfigError, match="name=value"):
         parse_assignments(["novalue"])
+
+
+def test_a_variable_given_twice_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="-v m is given twice"):
+        parse_assignments(["m=1", "n=2", "m=3"])
+
+
+@pytest.mark.parametrize(
+    ("declared", "problem"),
+    [
+        ({"type": "integer", "default": "abc"}, "default 'abc' is not of type integer"),
+        ({"type": "integer", "default": True}, "default True is not of type integer"),
+        ({"type": "integer", "minimum": 5, "default": 1}, "1 is less than the minimum of 5"),
+        ({"enum": ["EU", "US"], "default": "XX"}, "default 'XX' is not one of ['EU', 'US']"),
+        ({"type": ["string", "null"], "default": 3}, "is not of type string or null"),
+    ],
+)
+def test_a_default_that_breaks_its_own_schema_is_named(
+    declared: dict[str, Any], problem: str
+) -> None:
+    message = default_problem("v", VariableSpec(**declared))
+    assert message is not None and problem in message
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        {"type": "number", "default": 3},
+        {"type": "integer", "minimum": 5, "default": 5},
+        {"type": "string"},
+        {"type": "string", "default": None},
+        {"default": [1, 2]},
+    ],
+)
+def test_good_defaults_pass(declared: dict[str, Any]) -> None:
+    assert default_problem("v", VariableSpec(**declared)) is None
