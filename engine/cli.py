@@ -272,21 +272,53 @@ def exit_code_for(result: Any) -> int:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @handle_errors
 def validate(files: tuple[Path, ...]) -> None:
-    """Parse, type-check and compile files; no model or database is called."""
-    from engine.compile import compile_workflow
+    """Check workflow, agent, test and config.yml files; no model or database is called."""
     from engine.errors import AccordError
 
     failures = 0
     for file in files:
         try:
-            _project, plan = compile_workflow(file)
+            summary = _validate_one(file)
         except AccordError as exc:
             failures += 1
             click.echo(f"error: {exc.message}", err=True)
             continue
-        click.echo(f"ok: {file} ({plan.count_nodes()} tasks)")
+        click.echo(f"ok: {file} ({summary})")
     if failures:
         sys.exit(EXIT_INVALID)
+
+
+def _validate_one(file: Path) -> str:
+    """A workflow is compiled; then every registered check sees the file (agent and test
+    files, a workflow's `tests:`); config.yml is loaded and checked as a project's."""
+    from engine.compile import compile_workflow
+    from engine.errors import LoadError
+    from engine.loader import is_workflow_file
+    from engine.registry import file_checks
+
+    if not file.exists():
+        raise LoadError(f"{file}: file not found")
+    if file.is_dir():
+        raise LoadError(f"{file}: is a folder; give the files to check")
+    if file.name == "config.yml":
+        from engine.project import load_project
+
+        config = load_project(file).config
+        return f"{len(config.databases)} databases, {len(config.models)} models"
+    found: list[str] = []
+    if is_workflow_file(file):
+        _project, plan = compile_workflow(file)
+        found.append(f"{plan.count_nodes()} tasks")
+    for check in file_checks():
+        summary = check(file)
+        if summary:
+            found.append(summary)
+    if not found:
+        raise LoadError(
+            f"{file}: not a file accord checks: give a .workflow.yml (or Oxy's .procedure.yml "
+            "/ .automation.yml), an .agent.yml, a .test.yml or a config.yml"
+        )
+    return ", ".join(found)
 
 
 @main.command()

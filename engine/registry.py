@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import AccordError
@@ -38,6 +39,7 @@ class TaskType:
 
 _TASK_TYPES: dict[str, TaskType] = {}
 _FILE_KINDS: dict[str, Any] = {}
+_FILE_CHECKS: list[Callable[[Path], str | None]] = []
 _loaded = False
 
 
@@ -71,6 +73,17 @@ def load_plugins() -> None:
         )
     for entry in found:
         entry.load()
+
+
+def register_file_check(check: Callable[[Path], str | None]) -> None:
+    """A check `accord validate` runs on every file: it returns a summary for a file it
+    knows (raising AccordError for a bad one), or None."""
+    _FILE_CHECKS.append(check)
+
+
+def file_checks() -> list[Callable[[Path], str | None]]:
+    load_plugins()
+    return list(_FILE_CHECKS)
 
 
 def register_file_kind(name: str, model: Any) -> None:

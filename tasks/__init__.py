@@ -1,10 +1,22 @@
 """Built-in task types. Importing this package registers them with the engine."""
 
-from engine.registry import register_file_kind
+from pathlib import Path
+
+from engine.registry import register_file_check, register_file_kind
 from tasks import agent, conditional, consistency, formatter, loop, sql, subworkflow, visualize
 from tasks.suites.specs import TestSuiteSpec
 
 register_file_kind("test", TestSuiteSpec)
+register_file_check(agent.check_agent_file)
+
+
+def _check_tests(path: Path) -> str | None:
+    from tasks.suites.loading import check_tests  # loaded only when a file is validated
+
+    return check_tests(path)
+
+
+register_file_check(_check_tests)
 
 __all__ = [
     "agent",

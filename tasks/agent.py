@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from engine.errors import AccordError, ValidationError
+from engine.errors import AccordError, Issue, ValidationError
 from engine.loader import load_spec
 from engine.plan import PlannedTask
 from engine.registry import register_task
@@ -91,6 +91,39 @@ class AgentTaskSpec(TaskSpec):
                 Anonymizer.from_spec(agent.anonymize, project.root, f"agent file '{ref}'")
             except AccordError as exc:
                 yield ("agent_ref",), exc.message
+
+
+def check_agent_file(path: Path) -> str | None:
+    """`accord validate` on an .agent.yml: its schema, model, instructions' syntax and the
+    files, databases, workflows and agents it names (None for any other file)."""
+    if not path.name.endswith((".agent.yml", ".agent.yaml")):
+        return None
+    from engine.catalog import ModelCatalog
+    from engine.project import load_project
+    from engine.render import TemplateError, referenced_names
+
+    project = load_project(path)
+    agent = load_agent(path)
+    problems: list[str] = []
+    if agent.model is not None:
+        problem = ModelCatalog(project.config).problem(agent.model)
+        if problem:
+            problems.append(f"model: {problem}")
+    try:
+        referenced_names(agent.system_instructions)
+    except TemplateError as exc:
+        problems.append(f"system_instructions: {exc}")
+    problems += agent_file_issues(agent, project)
+    if agent.anonymize is not None:
+        from tasks.anonymize import Anonymizer
+
+        try:
+            Anonymizer.from_spec(agent.anonymize, project.root, str(path))
+        except AccordError as exc:
+            problems.append(exc.message)
+    if problems:
+        raise ValidationError([Issue(path, None, None, "", problem) for problem in problems])
+    return f"agent, {len(agent.tools)} tool{'' if len(agent.tools) == 1 else 's'}"
 
 
 def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:

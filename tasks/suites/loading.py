@@ -7,6 +7,7 @@ the file's other problems as one `ValidationError` (exit 2).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,23 @@ def prepare(path: Path) -> PreparedSuite:
         f"{path}: accord test takes a .workflow.yml (or .procedure.yml / .automation.yml), "
         "an .agent.yml or a .test.yml file"
     )
+
+
+def check_tests(path: Path) -> str | None:
+    """`accord validate` on a file's tests: a .test.yml, or the `tests:` of a workflow or an
+    agent (everything `accord test` checks before it runs); None for a file with none."""
+    if not path.name.endswith(SUITE_SUFFIXES):
+        if not (is_workflow_file(path) or path.name.endswith(AGENT_SUFFIXES)):
+            return None
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None  # the workflow or agent check reports it
+        if not re.search(r"^tests\s*:", text, re.MULTILINE):
+            return None
+    suite = prepare(path)
+    count = len(suite.tests)
+    return f"{count} test{'' if count == 1 else 's'}"
 
 
 def _no_tests(path: Path) -> LoadError:
