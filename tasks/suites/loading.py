@@ -7,7 +7,6 @@ the file's other problems as one `ValidationError` (exit 2).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from engine.spec import AgentSpec
 from engine.yamlmarks import Loc, format_path, parse_yaml, read_text
 from tasks.suites.checks import TestChecker
 from tasks.suites.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
-from tasks.suites.specs import TestSuiteSpec
+from tasks.suites.specs import TestSuiteSpec, declares_tests
 
 AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
 SUITE_SUFFIXES = (".test.yml", ".test.yaml")
@@ -47,15 +46,8 @@ def prepare(path: Path) -> PreparedSuite:
 def check_tests(path: Path) -> str | None:
     """`accord validate` on a file's tests: a .test.yml, or the `tests:` of a workflow or an
     agent (everything `accord test` checks before it runs); None for a file with none."""
-    if not path.name.endswith(SUITE_SUFFIXES):
-        if not (is_workflow_file(path) or path.name.endswith(AGENT_SUFFIXES)):
-            return None
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None  # the workflow or agent check reports it
-        if not re.search(r"^tests\s*:", text, re.MULTILINE):
-            return None
+    if not declares_tests(path):
+        return None
     suite = prepare(path)
     count = len(suite.tests)
     return f"{count} test{'' if count == 1 else 's'}"

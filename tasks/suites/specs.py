@@ -9,10 +9,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator
 
+from engine.loader import is_workflow_file
 from engine.spec import Spec
 
 MetricName = Literal["similarity", "context_recall", "correctness"]
@@ -78,3 +81,18 @@ class TestSuiteSpec(Spec):
     target: str = Field(description="The agent file under test, relative to the project root.")
     settings: SuiteSettings = Field(default_factory=SuiteSettings)
     cases: list[CaseSpec] = Field(min_length=1, description="The cases, at least one.")
+
+
+def declares_tests(path: Path) -> bool:
+    """A .test.yml, or a workflow or agent file with a top-level `tests:` (a quick look at
+    the text, so that `accord validate` loads the test runner only for files with tests)."""
+    name = path.name
+    if name.endswith((".test.yml", ".test.yaml")):
+        return True
+    if not (is_workflow_file(path) or name.endswith((".agent.yml", ".agent.yaml"))):
+        return False
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False  # the workflow or agent check reports it
+    return re.search(r"^tests\s*:", text, re.MULTILINE) is not None

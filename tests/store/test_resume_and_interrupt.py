@@ -96,7 +96,7 @@ def test_resume_refuses_a_run_of_another_workflow(tmp_path: Path) -> None:
     a, b = make_project(tmp_path)
     run_a = run_json(a)["run_id"]
     run_b = run_json(b)["run_id"]
-    for given in (run_a, run_a[:17]):
+    for given in (run_a, run_a[:20]):  # a prefix unique to A (ids share the second)
         result = cli("run", b, "--resume", given)
         assert_usage_error(result, run_a, "workflow 'A'", "workflow 'B'", run_b)
     missing = cli("run", b, "--resume", "19990101-000000-abcdef")
