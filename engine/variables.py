@@ -184,6 +184,8 @@ def validate(name: str, value: Any, spec: VariableSpec) -> None:
     import jsonschema
 
     try:
+        # a broken sub-schema (`items: {type: 0string}`) makes validation itself crash
+        jsonschema.Draft7Validator.check_schema(schema)
         jsonschema.Draft7Validator(schema).validate(value)
     except jsonschema.ValidationError as exc:
         raise ConfigError(f"variable '{name}': {exc.message}") from None

@@ -166,3 +166,12 @@ def test_a_default_that_breaks_its_own_schema_is_named(
 )
 def test_good_defaults_pass(declared: dict[str, Any]) -> None:
     assert default_problem("v", VariableSpec(**declared)) is None
+
+
+@pytest.mark.parametrize("items", [{"type": None}, {"type": "0string"}, {"type": [["x"]]}])
+def test_a_broken_sub_schema_is_reported_not_crashed_on(items: dict[str, Any]) -> None:
+    spec = VariableSpec(type="array", items=items, default=["2024-01"])
+    message = default_problem("months", spec)
+    assert message is not None and "its schema is invalid" in message
+    with pytest.raises(ConfigError, match="its schema is invalid"):
+        resolve({"months": spec}, {"months": '["2024-02"]'}, where="w.workflow.yml")
