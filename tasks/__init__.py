@@ -11,11 +11,14 @@ register_file_check(agent.check_agent_file)
 
 
 def _check_tests(path: Path) -> str | None:
+    """`accord validate` on a file's tests: a .test.yml, or the `tests:` of a workflow or an
+    agent (everything `accord test` checks before it runs); None for a file with none."""
     if not declares_tests(path):
         return None
-    from tasks.suites.loading import check_tests  # the test runner: only for files with tests
+    from tasks.suites.loading import prepare  # the test runner: only for files with tests
 
-    return check_tests(path)
+    count = len(prepare(path).tests)
+    return f"{count} test{'' if count == 1 else 's'}"
 
 
 register_file_check(_check_tests)

@@ -84,13 +84,6 @@ class AgentTaskSpec(TaskSpec):
         yield from _instruction_issues(agent, ref, frozenset(self.variables))
         for problem in agent_file_issues(agent, project):
             yield ("agent_ref",), f"agent file '{ref}': {problem}"
-        if agent.anonymize is not None:
-            from tasks.anonymize import Anonymizer
-
-            try:
-                Anonymizer.from_spec(agent.anonymize, project.root, f"agent file '{ref}'")
-            except AccordError as exc:
-                yield ("agent_ref",), exc.message
 
 
 def check_agent_file(path: Path) -> str | None:
@@ -114,13 +107,6 @@ def check_agent_file(path: Path) -> str | None:
     except TemplateError as exc:
         problems.append(f"system_instructions: {exc}")
     problems += agent_file_issues(agent, project)
-    if agent.anonymize is not None:
-        from tasks.anonymize import Anonymizer
-
-        try:
-            Anonymizer.from_spec(agent.anonymize, project.root, str(path))
-        except AccordError as exc:
-            problems.append(exc.message)
     if problems:
         raise ValidationError([Issue(path, None, None, "", problem) for problem in problems])
     return f"agent, {len(agent.tools)} tool{'' if len(agent.tools) == 1 else 's'}"
@@ -128,15 +114,15 @@ def check_agent_file(path: Path) -> str | None:
 
 def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
     """Context globs that match no file, tools naming a database, workflow or agent that
-    does not exist (paths are relative to the project root, as at run time)."""
-    import glob
-
+    does not exist, unreadable `anonymize` files (paths are relative to the project root, as
+    at run time)."""
     from engine.spec import AgentToolSpec, SqlToolSpec, WorkflowToolSpec
+    from tasks.agent_context import context_paths
 
     root = project.root
     for index, entry in enumerate(agent.context):
         for pattern in entry.globs:
-            if not any(Path(m).is_file() for m in glob.glob(str(root / pattern), recursive=True)):
+            if not context_paths(root, pattern):
                 yield (
                     f"context[{index}] '{entry.name}': no file matches '{pattern}' "
                     f"(relative to the project root {root})"
@@ -155,6 +141,13 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
             ref = tool.workflow_ref if isinstance(tool, WorkflowToolSpec) else tool.agent_ref
             if not (root / ref).is_file():
                 yield f"{where}: file '{ref}' not found under {root}"
+    if agent.anonymize is not None:
+        from tasks.anonymize import Anonymizer
+
+        try:
+            Anonymizer.from_spec(agent.anonymize, root)
+        except AccordError as exc:
+            yield exc.message
 
 
 def _instruction_issues(

@@ -146,17 +146,22 @@ def _semantic_model(path: Path, ctx: TaskContext) -> dict[str, Any]:
     return out
 
 
+def context_paths(root: Path, pattern: str) -> list[Path]:
+    """The files a context glob (relative to the project root) matches, sorted."""
+    return [
+        Path(match)
+        for match in sorted(glob.glob(str(root / pattern), recursive=True))
+        if Path(match).is_file()
+    ]
+
+
 def context_values(agent: AgentSpec, ctx: TaskContext) -> dict[str, Any]:
     """`context.<name>` for each context entry of the agent."""
     out: dict[str, Any] = {}
     for entry in agent.context:
         paths: list[Path] = []
         for pattern in entry.globs:
-            found = [
-                Path(match)
-                for match in sorted(glob.glob(str(ctx.root / pattern), recursive=True))
-                if Path(match).is_file()
-            ]
+            found = context_paths(ctx.root, pattern)
             if not found:
                 raise AccordError(
                     f"agent context '{entry.name}': no file matches '{pattern}' (relative to "

@@ -24,6 +24,7 @@ from engine.spec import (
     WorkflowToolSpec,
 )
 from tasks.agent_context import system_message
+from tasks.anonymize import Anonymizer, AnonymizeSession
 
 if TYPE_CHECKING:
     from engine.context import TaskContext
@@ -221,23 +222,13 @@ async def run_agent_loop(
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
 
 
-class _Plain:
-    """No `anonymize:`: text goes to the model as it is."""
-
-    def hide(self, text: str) -> str:
-        return text
-
-    def reveal(self, text: str) -> str:
-        return text
-
-
-def _anonymizer(agent: AgentSpec, ctx: TaskContext) -> Any:
+def _anonymizer(agent: AgentSpec, ctx: TaskContext) -> AnonymizeSession:
+    """This conversation's anonymizer (one that changes nothing when the agent has no
+    `anonymize:`)."""
     if agent.anonymize is None:
-        return _Plain()
-    from tasks.anonymize import Anonymizer
-
+        return Anonymizer([]).session()
     try:
-        words = Anonymizer.from_spec(agent.anonymize, ctx.root, f"task '{ctx.key}'")
+        words = Anonymizer.from_spec(agent.anonymize, ctx.root)
     except AccordError as exc:
         raise TaskError(ctx.key, exc.message) from None
     return words.session()

@@ -95,7 +95,9 @@ class Anonymizer:
         return AnonymizeSession(self)
 
     @classmethod
-    def from_spec(cls, spec: AnonymizeSpec, root: Path, where: str) -> Anonymizer:
+    def from_spec(cls, spec: AnonymizeSpec, root: Path, where: str = "") -> Anonymizer:
+        """The words of the spec's files; a problem with them raises AccordError, its message
+        starting with `where` when one is given."""
         entries: list[tuple[str, str | None]] = []
         if spec.keywords_file:
             for line in _lines(root, spec.keywords_file, where):
@@ -105,8 +107,8 @@ class Anonymizer:
                 original, sep, replaced = line.partition(spec.delimiter)
                 if not sep or not original.strip() or not replaced.strip():
                     raise AccordError(
-                        f"{where}: anonymize mapping_file '{spec.mapping_file}' line {number}: "
-                        f"expected 'original{spec.delimiter}replacement', got {line!r}"
+                        f"{_prefix(where)}anonymize mapping_file '{spec.mapping_file}' line "
+                        f"{number}: expected 'original{spec.delimiter}replacement', got {line!r}"
                     )
                 entries.append((original.strip(), replaced.strip()))
         return cls(
@@ -117,6 +119,10 @@ class Anonymizer:
         )
 
 
+def _prefix(where: str) -> str:
+    return f"{where}: " if where else ""
+
+
 def _lines(root: Path, name: str, where: str) -> list[str]:
     path = root / name
     try:
@@ -124,7 +130,8 @@ def _lines(root: Path, name: str, where: str) -> list[str]:
     except (OSError, UnicodeDecodeError) as exc:
         reason = "not found" if isinstance(exc, FileNotFoundError) else str(exc)
         raise AccordError(
-            f"{where}: anonymize file '{name}' (relative to the project root {root}): {reason}"
+            f"{_prefix(where)}anonymize file '{name}' (relative to the project root {root}): "
+            f"{reason}"
         ) from None
     return [line.strip() for line in text.splitlines() if line.strip()]
 

@@ -19,7 +19,7 @@ from engine.spec import AgentSpec
 from engine.yamlmarks import Loc, format_path, parse_yaml, read_text
 from tasks.suites.checks import TestChecker
 from tasks.suites.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
-from tasks.suites.specs import TestSuiteSpec, declares_tests
+from tasks.suites.specs import TestSuiteSpec
 
 AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
 SUITE_SUFFIXES = (".test.yml", ".test.yaml")
@@ -41,16 +41,6 @@ def prepare(path: Path) -> PreparedSuite:
         f"{path}: accord test takes a .workflow.yml (or .procedure.yml / .automation.yml), "
         "an .agent.yml or a .test.yml file"
     )
-
-
-def check_tests(path: Path) -> str | None:
-    """`accord validate` on a file's tests: a .test.yml, or the `tests:` of a workflow or an
-    agent (everything `accord test` checks before it runs); None for a file with none."""
-    if not declares_tests(path):
-        return None
-    suite = prepare(path)
-    count = len(suite.tests)
-    return f"{count} test{'' if count == 1 else 's'}"
 
 
 def _no_tests(path: Path) -> LoadError:
