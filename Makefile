@@ -23,8 +23,8 @@ demo: $(STAMP)
 	$(BIN)/accord run workflows/sales_review/sales_review.workflow.yml
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine tasks tests benchmarks
-	$(BIN)/ruff format --check engine tasks tests benchmarks
+	$(BIN)/ruff check engine tasks tests benchmarks src/accord/*.py
+	$(BIN)/ruff format --check engine tasks tests benchmarks src/accord/*.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

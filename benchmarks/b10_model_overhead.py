@@ -40,9 +40,9 @@ if str(ROOT) not in sys.path:
 
 from _synthetic import machine_note, verdict  # noqa: E402
 
-from engine.cache import CallCache  # noqa: E402
-from engine.models import ModelCatalog, ModelClient, load_litellm  # noqa: E402
-from engine.spec import ConfigSpec, ModelSpec  # noqa: E402
+from accord.engine.cache import CallCache  # noqa: E402
+from accord.engine.models import ModelCatalog, ModelClient, load_litellm  # noqa: E402
+from accord.engine.spec import ConfigSpec, ModelSpec  # noqa: E402
 
 CALLS = 1_000
 ROUNDS = 20

@@ -36,7 +36,7 @@ ACCORD = BIN / "accord"
 PROBE = """
 import json, sys
 sys.argv = ["accord", *sys.argv[1:]]
-from engine.cli import main
+from accord.cli import main
 code = 0
 try:
     main()

@@ -30,9 +30,9 @@ from _synthetic import (
     write_project,
 )
 
-from engine.results import Status
-from engine.runner import RunOptions, compile_workflow, execute
-from engine.scheduler import Node, Scheduler
+from accord.engine.results import Status
+from accord.engine.runner import RunOptions, compile_workflow, execute
+from accord.engine.scheduler import Node, Scheduler
 
 N = 10_000
 CONCURRENCY = 16  # the engine's default global limit

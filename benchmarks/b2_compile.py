@@ -23,11 +23,11 @@ from typing import Any
 
 from _synthetic import machine_note, random_dag, summary, verdict, write_project
 
-import engine.compile as compile_module
-import engine.loader as loader_module
-import engine.project as project_module
-import engine.runner as runner_module
-from engine.runner import compile_workflow
+import accord.engine.compile as compile_module
+import accord.engine.loader as loader_module
+import accord.engine.project as project_module
+import accord.engine.runner as runner_module
+from accord.engine.runner import compile_workflow
 
 N = 10_000
 RUNS = 5

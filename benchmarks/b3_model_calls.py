@@ -36,11 +36,11 @@ import aiohttp  # noqa: E402
 from _synthetic import machine_note, verdict  # noqa: E402
 from b10_model_overhead import child_server, fake_server, print_profile, profiler  # noqa: E402
 
-from engine.model_workers import ModelWorkers  # noqa: E402
-from engine.models import ModelCatalog, ModelClient, load_litellm  # noqa: E402
-from engine.results import Status  # noqa: E402
-from engine.scheduler import Node, Scheduler  # noqa: E402
-from engine.spec import ConfigSpec, ModelSpec  # noqa: E402
+from accord.engine.model_workers import ModelWorkers  # noqa: E402
+from accord.engine.models import ModelCatalog, ModelClient, load_litellm  # noqa: E402
+from accord.engine.results import Status  # noqa: E402
+from accord.engine.scheduler import Node, Scheduler  # noqa: E402
+from accord.engine.spec import ConfigSpec, ModelSpec  # noqa: E402
 from tests.fakes import FakeOpenAI  # noqa: E402
 
 N = 1_000

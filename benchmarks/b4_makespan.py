@@ -19,8 +19,8 @@ import time
 
 from _synthetic import longest_remaining_path, machine_note, random_dag, task_name, verdict
 
-from engine.results import Status
-from engine.scheduler import Node, Scheduler
+from accord.engine.results import Status
+from accord.engine.scheduler import Node, Scheduler
 
 N = 1_000
 SLOTS = 50

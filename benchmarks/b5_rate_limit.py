@@ -31,10 +31,10 @@ if str(ROOT) not in sys.path:
 
 from _synthetic import machine_note  # noqa: E402
 
-from engine.models import ModelCatalog, ModelClient  # noqa: E402
-from engine.results import Status  # noqa: E402
-from engine.scheduler import Node, Scheduler  # noqa: E402
-from engine.spec import ConfigSpec, ModelSpec  # noqa: E402
+from accord.engine.models import ModelCatalog, ModelClient  # noqa: E402
+from accord.engine.results import Status  # noqa: E402
+from accord.engine.scheduler import Node, Scheduler  # noqa: E402
+from accord.engine.spec import ConfigSpec, ModelSpec  # noqa: E402
 from tests.fakes import FakeOpenAI, Reply  # noqa: E402
 
 LIMIT = 600  # requests the fake accepts ...
@@ -134,7 +134,7 @@ async def warmed_run(
 
 async def bare_limiter(count: int) -> float:
     """The engine's limiter alone (RequestPacer), bodies that only sleep LATENCY."""
-    from engine.models import RequestPacer
+    from accord.engine.models import RequestPacer
 
     limiter = RequestPacer(RPM, WINDOW)
     gate = asyncio.Semaphore(SLOTS)

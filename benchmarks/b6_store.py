@@ -26,9 +26,9 @@ from pathlib import Path
 
 from _synthetic import machine_note, random_dag, summary, verdict, write_project
 
-from engine.results import Status
-from engine.runner import RunOptions, compile_workflow, execute
-from engine.store import ResumeIndex
+from accord.engine.results import Status
+from accord.engine.runner import RunOptions, compile_workflow, execute
+from accord.engine.store import ResumeIndex
 
 N = 10_000
 CONCURRENCY = 16  # the engine's default global limit

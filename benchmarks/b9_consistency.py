@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 from tests.fakes import FakeOpenAI, Reply
 
 FIXTURES: dict[str, tuple[list[str], int]] = {

@@ -30,7 +30,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from _synthetic import machine_note, verdict  # noqa: E402
 
-from engine.runner import RunOptions  # noqa: E402
+from accord.engine.runner import RunOptions  # noqa: E402
 from tests.fakes import FakeOpenAI, Reply  # noqa: E402
 
 TASKS, N, LATENCY, CONCURRENCY = 20, 10, 0.2, 32
@@ -89,8 +89,8 @@ def project(folder: Path, fake: FakeOpenAI) -> Path:
 
 def measure(path: Path, whole: bool) -> tuple[float, int, int, list[float]]:
     """Wall time, model calls, judge calls and accuracies of one `accord test` run."""
-    from tasks.suites import testing
-    from tasks.suites.loading import prepare
+    from accord.tasks.suites import testing
+    from accord.tasks.suites.loading import prepare
 
     suite = prepare(path)
     options = RunOptions(max_concurrency=CONCURRENCY, cache_mode="off")
@@ -108,7 +108,7 @@ def measure(path: Path, whole: bool) -> tuple[float, int, int, list[float]]:
 
 
 def main() -> int:
-    from engine.models import load_litellm
+    from accord.engine.models import load_litellm
 
     load_litellm()  # its 2-5 s import is paid once, before either measurement
     fake = FakeOpenAI()

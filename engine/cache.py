@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.errors import ConfigError
+from accord.engine.errors import ConfigError
 
 
 def call_key(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from engine.errors import ConfigError
-from engine.spec import ConfigSpec, ModelSpec
+from accord.engine.errors import ConfigError
+from accord.engine.spec import ConfigSpec, ModelSpec
 
 LOCAL_MODEL = "local"
 LOCAL_LITELLM = "accord-local/smollm2-135m-instruct"

@@ -34,14 +34,14 @@ def handle_errors(func: F) -> F:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from engine.errors import AccordError
+        from accord.engine.errors import AccordError
 
         try:
             return func(*args, **kwargs)
         except AccordError as exc:
             if _debug_enabled():
                 traceback.print_exc()
-            click.echo(f"error: {exc.message}", err=True)
+            click.echo(f"error: {exc.text}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             _interrupted()
@@ -74,7 +74,7 @@ def _interrupted() -> NoReturn:
     signum = _signal_received or signal.SIGINT
     name = signal.Signals(signum).name
     stored: list[Any] = []
-    store = sys.modules.get("engine.store")  # loaded only if a run was recorded
+    store = sys.modules.get("accord.engine.store")  # loaded only if a run was recorded
     if store is not None:
         try:
             stored = store.interrupt_open_runs(f"interrupted ({name})")
@@ -139,7 +139,38 @@ def _check_resume(ctx: click.Context, param: click.Parameter, value: str | None)
     return value.strip() if value is not None else None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group whose further commands are imported only when one of them is run.
+
+    `lazy` maps a command name to its `module:attribute` and its one-line help, so `accord
+    --help` lists them without importing the evaluation code.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy: dict[str, tuple[str, str]] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            import importlib
+
+            module, _, attribute = self.lazy[cmd_name][0].partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, cmd.get_short_help_str(60)) for name, cmd in self.commands.items()]
+        rows += [(name, short) for name, (_path, short) in self.lazy.items()]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(sorted(rows))
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.option(
     "--log-level",
@@ -154,7 +185,7 @@ def main(ctx: click.Context, debug: bool, log_level: str) -> None:
     """accord: workflow DAGs for LLM data analysis, and the tests that check them."""
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
-    from engine import log
+    from accord.engine import log
 
     log.configure("debug" if debug else log_level)
 
@@ -220,14 +251,14 @@ def run(
     """Run a workflow file."""
     import asyncio
 
-    from engine.report import json_report, pretty
-    from engine.runner import RunOptions, compile_workflow, execute
-    from engine.variables import parse_assignments
+    from accord.engine.report import json_report, pretty
+    from accord.engine.runner import RunOptions, compile_workflow, execute
+    from accord.engine.variables import parse_assignments
 
     parsed = parse_assignments(variables)
     project, plan = compile_workflow(file)
     if resume is not None:
-        from engine.store import find_run_of
+        from accord.engine.store import find_run_of
 
         store_path = project.root / ".accord" / "runs.db"
         resume = find_run_of(store_path, resume, plan.name, file).run_id
@@ -257,7 +288,7 @@ def run(
 
 
 def exit_code_for(result: Any) -> int:
-    from engine.results import Status
+    from accord.engine.results import Status
 
     if result.status is Status.SUCCEEDED:
         return EXIT_OK
@@ -273,7 +304,7 @@ def exit_code_for(result: Any) -> int:
 @handle_errors
 def validate(files: tuple[Path, ...]) -> None:
     """Check workflow, agent, test and config.yml files; no model or database is called."""
-    from engine.errors import AccordError
+    from accord.engine.errors import AccordError
 
     failures = 0
     for file in files:
@@ -281,7 +312,7 @@ def validate(files: tuple[Path, ...]) -> None:
             summary = _validate_one(file)
         except AccordError as exc:
             failures += 1
-            click.echo(f"error: {exc.message}", err=True)
+            click.echo(f"error: {exc.text}", err=True)
             continue
         click.echo(f"ok: {file} ({summary})")
     if failures:
@@ -291,17 +322,17 @@ def validate(files: tuple[Path, ...]) -> None:
 def _validate_one(file: Path) -> str:
     """A workflow is compiled; then every registered check sees the file (agent and test
     files, a workflow's `tests:`); config.yml is loaded and checked as a project's."""
-    from engine.compile import compile_workflow
-    from engine.errors import LoadError
-    from engine.loader import is_workflow_file
-    from engine.registry import file_checks
+    from accord.engine.compile import compile_workflow
+    from accord.engine.errors import LoadError
+    from accord.engine.loader import is_workflow_file
+    from accord.engine.registry import file_checks
 
     if not file.exists():
         raise LoadError(f"{file}: file not found")
     if file.is_dir():
         raise LoadError(f"{file}: is a folder; give the files to check")
     if file.name == "config.yml":
-        from engine.project import load_project
+        from accord.engine.project import load_project
 
         config = load_project(file).config
         return f"{len(config.databases)} databases, {len(config.models)} models"
@@ -333,8 +364,8 @@ def _validate_one(file: Path) -> str:
 @handle_errors
 def graph(file: Path, fmt: str) -> None:
     """Print the compiled DAG."""
-    from engine.compile import compile_workflow
-    from engine.report import graph as graph_report
+    from accord.engine.compile import compile_workflow
+    from accord.engine.report import graph as graph_report
 
     _project, plan = compile_workflow(file)
     click.echo(graph_report.render(plan, fmt))
@@ -347,7 +378,7 @@ def schema(kind: str | None) -> None:
     """Print the JSON Schema of a file kind (all kinds without an argument)."""
     import json
 
-    from engine.report.schema import schemas
+    from accord.engine.report.schema import schemas
 
     documents = schemas()
     click.echo(json.dumps(documents[kind] if kind else documents, indent=2))
@@ -378,8 +409,8 @@ def _store_options(func: F) -> F:
 
 
 def _store_path(folder: Path) -> Path:
-    from engine.errors import ConfigError
-    from engine.project import find_root
+    from accord.engine.errors import ConfigError
+    from accord.engine.project import find_root
 
     if not folder.exists():
         raise ConfigError(
@@ -397,8 +428,8 @@ def _store_path(folder: Path) -> Path:
 @handle_errors
 def runs_list(fmt: str, limit: int, folder: Path) -> None:
     """The newest runs first."""
-    from engine.report import store_report
-    from engine.store import list_runs
+    from accord.engine.report import store_report
+    from accord.engine.store import list_runs
 
     click.echo(store_report.render_runs(list_runs(_store_path(folder), limit), fmt))
 
@@ -409,105 +440,9 @@ def runs_list(fmt: str, limit: int, folder: Path) -> None:
 @handle_errors
 def runs_show(run_id: str, fmt: str, folder: Path) -> None:
     """One run's task results (RUN is an id, a unique prefix, or 'last')."""
-    from engine.report import store_report
-    from engine.store import find_run, run_results
+    from accord.engine.report import store_report
+    from accord.engine.store import find_run, run_results
 
     path = _store_path(folder)
     stored = find_run(path, run_id)
     click.echo(store_report.render_run(stored, run_results(path, stored.run_id), fmt))
-
-
-@main.command("test")
-@_files_arg()
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["pretty", "json", "junit"]),
-    default="pretty",
-    show_default=True,
-    help="Output format (stdout, or --output).",
-)
-@click.option(
-    "--min-accuracy",
-    type=click.FloatRange(0.0, 1.0),
-    default=None,
-    help="Exit 1 when accuracy is below this (0..1).",
-)
-@click.option(
-    "--threshold-mode",
-    type=click.Choice(["average", "all"]),
-    default="average",
-    show_default=True,
-    help="average: the mean of the tests' accuracies; all: every test.",
-)
-@click.option(
-    "--gate",
-    type=click.Choice(["mean", "lower-bound"]),
-    default="mean",
-    show_default=True,
-    help="Compare the accuracy, or the lower bound of its 95% Wilson interval.",
-)
-@click.option("-q", "--quiet", is_flag=True, help="Only the metrics: no failures, no progress.")
-@click.option(
-    "--output", type=click.Path(path_type=Path), default=None, help="Write the result here."
-)
-@click.option(
-    "--report",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Also write a self-contained HTML report.",
-)
-@click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
-@click.option("--case", "cases", multiple=True, help="Only this case or test (repeatable).")
-@click.option(
-    "--max-concurrency",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Work running at once, across all tests (default: config, else 16).",
-)
-@click.option(
-    "--cache",
-    "cache_mode",
-    type=click.Choice(["on", "off", "readonly", "replay"]),
-    default="on",
-    show_default=True,
-    help="Model-call cache; replay fails on any call not recorded before.",
-)
-@handle_errors
-def test_command(
-    file: Path,
-    fmt: str,
-    min_accuracy: float | None,
-    threshold_mode: str,
-    gate: str,
-    quiet: bool,
-    output: Path | None,
-    report: Path | None,
-    tags: tuple[str, ...],
-    cases: tuple[str, ...],
-    max_concurrency: int | None,
-    cache_mode: str,
-) -> None:
-    """Run the tests of a workflow, an agent or a .test.yml file."""
-    from engine.registry import command_plugin
-
-    run_tests = command_plugin("test")
-    options = {
-        "file": file,
-        "fmt": fmt,
-        "min_accuracy": min_accuracy,
-        "threshold_mode": "all" if threshold_mode == "all" else "average",
-        "gate": "lower-bound" if gate == "lower-bound" else "mean",
-        "quiet": quiet,
-        "output": output,
-        "report": report,
-        "tags": tags,
-        "cases": cases,
-        "max_concurrency": max_concurrency,
-        "cache_mode": cache_mode,
-    }
-    sys.exit(run_tests(options))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

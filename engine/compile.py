@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import CycleError, Issue, LoadError, ValidationError
-from engine.loader import Loaded, is_workflow_file, load_workflow
-from engine.plan import Plan, PlannedTask
-from engine.project import Project
-from engine.registry import task_type
-from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-from engine.spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
-from engine.variables import default_problem
-from engine.yamlmarks import Loc, Marks, format_path
+from accord.engine.errors import CycleError, Issue, LoadError, ValidationError
+from accord.engine.loader import Loaded, is_workflow_file, load_workflow
+from accord.engine.plan import Plan, PlannedTask
+from accord.engine.project import Project
+from accord.engine.registry import task_type
+from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
+from accord.engine.spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
+from accord.engine.variables import default_problem
+from accord.engine.yamlmarks import Loc, Marks, format_path
 
 
 @dataclass
@@ -410,7 +410,7 @@ def compile_workflow(path: Path) -> tuple[Project, Plan]:
             f"{path}: not a workflow file: expected a name ending in .workflow.yml "
             "(or Oxy's .procedure.yml / .automation.yml)"
         )
-    from engine.project import load_project
+    from accord.engine.project import load_project
 
     project = load_project(path)
     plan = compile_file(path, project.root, project=project)

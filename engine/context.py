@@ -14,20 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import render as rendering
-from engine.cache import CallCache
-from engine.catalog import ModelCatalog
-from engine.databases import Database, Databases
-from engine.errors import AccordError, TaskError
-from engine.models import ModelClient
-from engine.pinned import read_pinned, write_pinned
-from engine.plan import Plan, PlannedTask
-from engine.project import Project
-from engine.registry import task_type
-from engine.results import Status, TaskResult
-from engine.scheduler import Node, Scheduler
-from engine.store import ResumeIndex, RunStore
-from engine.usage import UsageLedger
+from accord.engine import render as rendering
+from accord.engine.cache import CallCache
+from accord.engine.catalog import ModelCatalog
+from accord.engine.databases import Database, Databases
+from accord.engine.errors import AccordError, TaskError
+from accord.engine.models import ModelClient
+from accord.engine.pinned import read_pinned, write_pinned
+from accord.engine.plan import Plan, PlannedTask
+from accord.engine.project import Project
+from accord.engine.registry import task_type
+from accord.engine.results import Status, TaskResult
+from accord.engine.scheduler import Node, Scheduler
+from accord.engine.store import ResumeIndex, RunStore
+from accord.engine.usage import UsageLedger
 
 
 class Scope:
@@ -77,7 +77,7 @@ class RunContext:
                 cache = CallCache(self.root / ".accord" / "cache.db")
             workers = None
             if self.project.config.model_workers:
-                from engine.model_workers import ModelWorkers
+                from accord.engine.model_workers import ModelWorkers
 
                 workers = ModelWorkers(self.project.config.model_workers)
             self._models = ModelClient(
@@ -292,7 +292,7 @@ class TaskContext:
                     write_pinned(pinned_path, output, self.input_hash())
             export = self.task.spec.export
             if export is not None:
-                from engine.export import write_export
+                from accord.engine.export import write_export
 
                 target = self.render(export.path)
                 write_export(self.root / target, export.format, output, self.key)

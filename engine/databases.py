@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.errors import AccordError, ConfigError
-from engine.render import TableView
-from engine.spec import DuckDBDatabase, PostgresDatabase, RemoteDatabase, SQLiteDatabase
+from accord.engine.errors import AccordError, ConfigError
+from accord.engine.render import TableView
+from accord.engine.spec import DuckDBDatabase, PostgresDatabase, RemoteDatabase, SQLiteDatabase
 
 
 class QueryError(AccordError):

@@ -10,20 +10,58 @@ from pathlib import Path
 
 
 class AccordError(Exception):
-    """Root of every error accord reports to a user."""
+    """Root of every error accord reports to a user.
+
+    An error carries fields: `task` (the node it happened in), `model`, `kind` (the provider's
+    error class, say) and `message` (what went wrong, without the task). `str(exc)` and
+    `exc.text` compose them once: "task 'x': model 'm' failed: RateLimitError: ...".
+    `permanent` errors (bad input, a missing package, an auth error) are never retried.
+    """
 
     exit_code = 2
+    permanent = False
 
-    def __init__(self, message: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        task: str | None = None,
+        model: str | None = None,
+        kind: str | None = None,
+        permanent: bool | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
+        self.task = task
+        self.model = model
+        self.kind = kind
+        if permanent is not None:
+            self.permanent = permanent
+
+    @property
+    def detail(self) -> str:
+        """The error without the task it happened in."""
+        return self.message
+
+    def text_in(self, task: str | None) -> str:
+        """The error as said inside `task`: the task is named only when it is another."""
+        if self.task is None or self.task == task:
+            return self.detail
+        return f"task '{self.task}': {self.detail}"
+
+    @property
+    def text(self) -> str:
+        """The whole message, naming the task."""
+        return self.text_in(None)
 
     def __str__(self) -> str:
-        return self.message
+        return self.text
 
 
 class LoadError(AccordError):
     """A file could not be read or is not valid YAML."""
+
+    permanent = True
 
 
 @dataclass(frozen=True)
@@ -49,6 +87,8 @@ class Issue:
 class ValidationError(AccordError):
     """One or more issues in the files; all of a file's issues are reported together."""
 
+    permanent = True
+
     def __init__(self, issues: list[Issue]) -> None:
         self.issues = issues
         lines = [issue.render() for issue in issues]
@@ -64,20 +104,47 @@ class CycleError(ValidationError):
 class ConfigError(AccordError):
     """The project configuration cannot be used as asked (unknown database, bad variable)."""
 
+    permanent = True
+
 
 class TaskError(AccordError):
-    """A task failed while running."""
+    """A task failed while running; `message` is the cause, without the task."""
 
     exit_code = 1
 
-    def __init__(self, task: str, message: str, attempt: int = 1) -> None:
-        self.task = task
+    def __init__(
+        self, task: str, message: str, attempt: int = 1, *, permanent: bool | None = None
+    ) -> None:
+        super().__init__(message, task=task, permanent=permanent)
         self.attempt = attempt
-        super().__init__(f"task '{task}' failed: {message}")
-        self.cause_message = message
+
+    def text_in(self, task: str | None) -> str:
+        if task == self.task:
+            return self.message
+        return f"task '{self.task}' failed: {self.message}"
 
 
 class ModelError(AccordError):
-    """A model call failed."""
+    """A model call failed: `model` names the model, `kind` the provider's error class."""
 
     exit_code = 1
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        task: str | None = None,
+        model: str | None = None,
+        kind: str | None = None,
+        permanent: bool | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message, task=task, model=model, kind=kind, permanent=permanent)
+        self.attempts = attempts
+
+    @property
+    def detail(self) -> str:
+        if self.kind is None:
+            return f"model '{self.model}' {self.message}" if self.model else self.message
+        tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
+        return f"model '{self.model}' failed{tries}: {self.kind}: {self.message}"

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.errors import AccordError
-from engine.render import TableView, format_cell, jsonable
+from accord.engine.errors import AccordError
+from accord.engine.render import TableView, format_cell, jsonable
 
 
 class ExportError(AccordError):

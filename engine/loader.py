@@ -15,11 +15,11 @@ from typing import Annotated, Any, Union
 import pydantic
 from pydantic import BaseModel, Field, TypeAdapter, create_model
 
-from engine import log
-from engine.errors import Issue, ValidationError
-from engine.registry import task_types
-from engine.spec import ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
-from engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
+from accord.engine import log
+from accord.engine.errors import Issue, ValidationError
+from accord.engine.registry import task_types
+from accord.engine.spec import ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
+from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 
 WORKFLOW_SUFFIXES = (".workflow.yml", ".workflow.yaml", ".procedure.yml", ".automation.yml")
 
@@ -236,9 +236,7 @@ def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
             f"'{_value_at(data, loc)}' is not a valid name: use letters, digits and '_', "
             "not starting with a digit"
         )
-    text = str(error["msg"])
-    if text.startswith("Value error, "):
-        text = text[len("Value error, ") :]
+    text = pydantic_text(error)
     value = _value_at(data, loc)
     if kind == "literal_error" and isinstance(value, str):
         options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
@@ -253,6 +251,14 @@ def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
     if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":
         return f"{text[0].lower()}{text[1:]} (got {value!r})"
     return text[0].lower() + text[1:]
+
+
+def pydantic_text(error: Any) -> str:
+    """A pydantic error's message; a validator's own words as it raised them."""
+    raised = (error.get("ctx") or {}).get("error")
+    if error.get("type") == "value_error" and raised is not None:
+        return str(raised)
+    return str(error["msg"])
 
 
 def _value_at(data: Any, loc: Loc) -> Any:

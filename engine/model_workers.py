@@ -17,7 +17,7 @@ import multiprocessing
 import threading
 from typing import Any
 
-from engine.errors import ModelError
+from accord.engine.errors import ModelError
 
 
 class WorkerCallError(Exception):
@@ -74,7 +74,7 @@ def _error_fields(exc: BaseException) -> tuple[str, str, int | None, str | None]
 
 def _worker_main(conn: Any) -> None:
     """A worker: read calls from the pipe, answer them concurrently on one event loop."""
-    from engine.models import load_litellm
+    from accord.engine.models import load_litellm
 
     litellm = load_litellm()
 

@@ -16,17 +16,17 @@ import re
 import time
 from typing import Any
 
-from engine import log
-from engine.cache import CallCache, call_key
-from engine.catalog import LOCAL_LITELLM as LOCAL_LITELLM
-from engine.catalog import LOCAL_MODEL as LOCAL_MODEL
-from engine.catalog import ModelCatalog as ModelCatalog
-from engine.catalog import ModelConfig
-from engine.errors import ConfigError, ModelError
-from engine.model_workers import ModelWorkers, answer_fields
-from engine.ratelimit import RequestPacer as RequestPacer
-from engine.ratelimit import _Limiters
-from engine.usage import Completion, ToolCall, UsageLedger
+from accord.engine import log
+from accord.engine.cache import CallCache, call_key
+from accord.engine.catalog import LOCAL_LITELLM as LOCAL_LITELLM
+from accord.engine.catalog import LOCAL_MODEL as LOCAL_MODEL
+from accord.engine.catalog import ModelCatalog as ModelCatalog
+from accord.engine.catalog import ModelConfig
+from accord.engine.errors import ConfigError, ModelError
+from accord.engine.model_workers import ModelWorkers, answer_fields
+from accord.engine.ratelimit import RequestPacer as RequestPacer
+from accord.engine.ratelimit import _Limiters
+from accord.engine.usage import Completion, ToolCall, UsageLedger
 
 RETRYABLE = (
     "RateLimitError",
@@ -59,7 +59,7 @@ def load_litellm() -> Any:
         litellm.suppress_debug_info = True
         litellm.drop_params = True
         litellm.num_retries = 0
-        from engine.local_model import LocalModel
+        from accord.engine.local_model import LocalModel
 
         provider = LOCAL_LITELLM.split("/", 1)[0]
         _local_handler = LocalModel()
@@ -82,7 +82,7 @@ def load_litellm() -> Any:
 
 def _local_provider(litellm: Any, local: Any) -> Any:
     """The `local` model as a litellm custom provider, so it takes the same door as others."""
-    from engine.local_model import fill_response
+    from accord.engine.local_model import fill_response
 
     class LocalProvider(litellm.CustomLLM):  # type: ignore[misc]
         async def acompletion(

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine import log
-from engine.render import TableView
+from accord.engine import log
+from accord.engine.render import TableView
 
 
 def sidecar(path: Path) -> Path:
@@ -43,7 +43,7 @@ def write_pinned(path: Path, output: Any, input_hash: str) -> None:
     """Write the output (text, or a table as JSON) and its sidecar."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(output, TableView):
-        from engine.render import jsonable
+        from accord.engine.render import jsonable
 
         rows = [[jsonable(v) for v in row] for row in output.rows]
         path.write_text(json.dumps({"columns": output.columns, "rows": rows}), encoding="utf-8")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.spec import TaskSpec, VariableSpec
+from accord.engine.spec import TaskSpec, VariableSpec
 
 
 @dataclass(frozen=True, eq=False)

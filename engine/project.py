@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.catalog import ModelCatalog
-from engine.errors import Issue, ValidationError
-from engine.loader import Loaded, load_config
-from engine.spec import ConfigSpec, DuckDBDatabase, SQLiteDatabase
-from engine.yamlmarks import Loc, format_path
+from accord.engine.catalog import ModelCatalog
+from accord.engine.errors import Issue, ValidationError
+from accord.engine.loader import Loaded, load_config
+from accord.engine.spec import ConfigSpec, DuckDBDatabase, SQLiteDatabase
+from accord.engine.yamlmarks import Loc, format_path
 
 if TYPE_CHECKING:
-    from engine.databases import Databases
+    from accord.engine.databases import Databases
 
 LOCAL_MODEL = "local"
 
@@ -51,10 +51,10 @@ class Project:
         return LOCAL_MODEL
 
     def open_databases(self) -> Databases:
-        from engine.databases import Databases
+        from accord.engine.databases import Databases
 
         if self.warnings:
-            from engine import log
+            from accord.engine import log
 
             logger = log.get()
             for warning in self.warnings:

@@ -8,7 +8,7 @@ import json
 from collections import deque
 from typing import Any
 
-from engine.catalog import ModelConfig
+from accord.engine.catalog import ModelConfig
 
 
 class RequestPacer:

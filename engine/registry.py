@@ -1,25 +1,121 @@
-"""Task types register here; the loader builds its discriminated union from this table.
+"""Every closed set of accord has one registry: task types, evaluators, databases, report
+formats and export formats. A member registers itself with a decorator in its own module, so
+adding one touches one file.
 
-The engine never imports the `tasks` package: built-in and third-party task types arrive
+A duplicate name is an error; a missing name is an error that lists the known ones; tests can
+put a registry back as the built-in plugins left it (`reset`).
+
+The engine never imports the `accord.tasks` package: built-in and third-party members arrive
 through the `accord.plugins` entry point group, loaded once on first use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from engine.errors import AccordError
+from accord.engine.errors import AccordError, ConfigError
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
-    from engine.plan import PlannedTask
-    from engine.spec import TaskSpec
+    from accord.engine.context import TaskContext
+    from accord.engine.plan import PlannedTask
+    from accord.engine.spec import TaskSpec
 
+T = TypeVar("T")
 TaskRunner = Callable[["PlannedTask", "TaskContext"], Awaitable[Any]]
+
+
+class RegistryError(AccordError):
+    """A plugin registered a name twice (a bug in the plugin, not in the user's files)."""
+
+
+class Registry(Generic[T]):
+    """Named members of one kind (`kind` names it in messages: "evaluator", "database")."""
+
+    def __init__(self, kind: str, *, plugins: bool = True) -> None:
+        self.kind = kind
+        self._members: dict[str, T] = {}
+        self._plugins = plugins
+        self._builtin: dict[str, T] | None = None
+        _REGISTRIES.append(self)
+
+    def add(self, name: str, member: T) -> T:
+        """Register `member` as `name`; a name taken already is an error."""
+        if name in self._members:
+            raise RegistryError(f"{self.kind} '{name}' is registered twice")
+        self._members[name] = member
+        return member
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator form of `add`."""
+
+        def decorate(member: T) -> T:
+            return self.add(name, member)
+
+        return decorate
+
+    def _loaded(self) -> dict[str, T]:
+        if self._plugins:
+            load_plugins()
+        return self._members
+
+    def get(self, name: str) -> T:
+        """The member `name`; an unknown name lists the known ones."""
+        members = self._loaded()
+        if name not in members:
+            known = ", ".join(sorted(members)) or "none"
+            raise ConfigError(f"unknown {self.kind} '{name}' (known: {known})")
+        return members[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaded()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._loaded()))
+
+    def names(self) -> list[str]:
+        """Known names, in registration order."""
+        return list(self._loaded())
+
+    def items(self) -> list[tuple[str, T]]:
+        return list(self._loaded().items())
+
+    def _snapshot(self) -> None:
+        self._builtin = dict(self._members)
+
+    def reset(self) -> None:
+        """Forget every member registered after the built-in plugins loaded (for tests)."""
+        if self._builtin is not None:
+            self._members = dict(self._builtin)
+
+
+_REGISTRIES: list[Registry[Any]] = []
+_loaded = False
+
+
+def load_plugins() -> None:
+    """Import every `accord.plugins` entry point once; what they register then is the
+    built-in state that `Registry.reset` returns to."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    found = entry_points(group="accord.plugins")
+    if not found:
+        raise AccordError(
+            "no task types are registered: accord is not installed as a package "
+            "(run 'pip install -e .' in the checkout)"
+        )
+    for entry in found:
+        entry.load()
+    for registry in _REGISTRIES:
+        registry._snapshot()
+
+
+# --- task types ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -37,10 +133,9 @@ class TaskType:
     internal: bool = False
 
 
-_TASK_TYPES: dict[str, TaskType] = {}
-_FILE_KINDS: dict[str, Any] = {}
-_FILE_CHECKS: list[Callable[[Path], str | None]] = []
-_loaded = False
+TASK_TYPES: Registry[TaskType] = Registry("task type")
+FILE_KINDS: Registry[Any] = Registry("file kind")
+FILE_CHECKS: Registry[Callable[[Path], str | None]] = Registry("file check")
 
 
 def register_task(
@@ -53,69 +148,37 @@ def register_task(
     """
 
     def decorate(run: TaskRunner) -> TaskRunner:
-        _TASK_TYPES[name] = TaskType(name, spec, run, container, internal)
+        TASK_TYPES.add(name, TaskType(name, spec, run, container, internal))
         return run
 
     return decorate
 
 
-def load_plugins() -> None:
-    """Import every `accord.plugins` entry point once."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    found = entry_points(group="accord.plugins")
-    if not found:
-        raise AccordError(
-            "no task types are registered: accord is not installed as a package "
-            "(run 'pip install -e .' in the checkout)"
-        )
-    for entry in found:
-        entry.load()
-
-
-def register_file_check(check: Callable[[Path], str | None]) -> None:
+def register_file_check(name: str, check: Callable[[Path], str | None]) -> None:
     """A check `accord validate` runs on every file: it returns a summary for a file it
     knows (raising AccordError for a bad one), or None."""
-    _FILE_CHECKS.append(check)
+    FILE_CHECKS.add(name, check)
 
 
 def file_checks() -> list[Callable[[Path], str | None]]:
-    load_plugins()
-    return list(_FILE_CHECKS)
+    return [check for _name, check in FILE_CHECKS.items()]
 
 
 def register_file_kind(name: str, model: Any) -> None:
     """A file kind a plugin defines (e.g. `.test.yml`), for `accord schema`."""
-    _FILE_KINDS[name] = model
+    FILE_KINDS.add(name, model)
 
 
 def file_kinds() -> dict[str, Any]:
     """File kinds defined by plugins, by name."""
-    load_plugins()
-    return _FILE_KINDS
+    return dict(FILE_KINDS.items())
 
 
 def task_types() -> dict[str, TaskType]:
     """All registered task types by name."""
-    load_plugins()
-    return _TASK_TYPES
+    return dict(TASK_TYPES.items())
 
 
 def task_type(name: str) -> TaskType:
     """The registered task type `name`."""
-    return task_types()[name]
-
-
-def command_plugin(name: str) -> Callable[[dict[str, Any]], int]:
-    """The implementation of a CLI command provided by a plugin (`accord.commands` group):
-    the test runner lives with the task types it runs, and the engine never imports it."""
-    found = [e for e in entry_points(group="accord.commands") if e.name == name]
-    if not found:
-        raise AccordError(
-            f"no plugin provides the '{name}' command: accord is not installed as a package "
-            "(run 'pip install -e .' in the checkout)"
-        )
-    runner: Callable[[dict[str, Any]], int] = found[0].load()
-    return runner
+    return TASK_TYPES.get(name)

@@ -20,7 +20,7 @@ from jinja2 import meta, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import SandboxedEnvironment
 
-from engine.errors import AccordError
+from accord.engine.errors import AccordError
 
 
 class TemplateError(AccordError):

@@ -7,17 +7,18 @@ import datetime as dt
 import secrets
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from engine import log
-from engine import variables as workflow_variables
-from engine.compile import compile_workflow as compile_workflow  # re-exported
-from engine.context import RunContext, Scope
-from engine.plan import Plan
-from engine.project import Project
-from engine.results import RunResult, Status, TaskResult
-from engine.scheduler import Node, Observer, Scheduler
-from engine.store import ResumeIndex, RunStore, find_run
+from accord.engine import log
+from accord.engine import variables as workflow_variables
+from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
+from accord.engine.context import RunContext, Scope
+from accord.engine.plan import Plan
+from accord.engine.project import Project
+from accord.engine.results import RunResult, Status, TaskResult
+from accord.engine.scheduler import Node, Observer, Scheduler
+from accord.engine.store import ResumeIndex, RunStore, find_run
 
 DEFAULT_CONCURRENCY = 16
 
@@ -168,3 +169,16 @@ async def execute(
         store.finish(status.value, result.error, _summary(result))
     logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
     return result
+
+
+def run_workflow(
+    file: str | Path, variables: dict[str, Any] | None = None, **options: Any
+) -> RunResult:
+    """Compile and run a workflow file from Python; `options` are `RunOptions` fields
+    (`keep_going`, `max_concurrency`, `cache_mode`, `resume`, `store`). Raises `AccordError`
+    for invalid input; a failed task is in the result, not raised."""
+    import asyncio
+
+    project, plan = compile_workflow(Path(file))
+    run_options = RunOptions(variables=dict(variables or {}), **options)
+    return asyncio.run(execute(project, plan, run_options))

@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine import log
-from engine.errors import AccordError
-from engine.results import Status, TaskResult
+from accord.engine import log
+from accord.engine.errors import AccordError
+from accord.engine.results import Status, TaskResult
 
 NodeBody = Callable[[], Awaitable[Any]]
 
@@ -216,7 +216,7 @@ class Scheduler:
                     # raised inside the body (a network read, say), not by the node's timeout
                     error = f"timed out: {exc}" if str(exc) else "timed out"
                 except AccordError as exc:
-                    error = getattr(exc, "cause_message", exc.message)
+                    error = exc.text_in(node.key)
                 except Exception as exc:  # a bug in a task type: keep the run, report it
                     error = f"internal error: {type(exc).__name__}: {exc}"
                     self.log.exception("task_crashed", task=node.key)

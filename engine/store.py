@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.errors import ConfigError
-from engine.render import jsonable
-from engine.results import Status, TaskResult
+from accord.engine.errors import ConfigError
+from accord.engine.render import jsonable
+from accord.engine.results import Status, TaskResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -374,7 +374,7 @@ def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
     ]
 
 
-_SAFE_MODULES = ("engine.", "tasks.")
+_SAFE_MODULES = ("accord.engine.", "accord.tasks.")
 _SAFE_GLOBALS = {
     ("builtins", name)
     for name in (

@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from engine.errors import ConfigError
-from engine.spec import VariableSpec
+from accord.engine.errors import ConfigError
+from accord.engine.spec import VariableSpec
 
 
 def parse_assignments(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
@@ -74,10 +74,9 @@ def default_problem(name: str, spec: VariableSpec) -> str | None:
     if spec.enum is not None and value not in spec.enum:
         return f"default {value!r} is not one of {spec.enum}"
     if set(spec.json_schema()) - _SHAPE_ONLY:
-        try:
-            validate(name, value, spec)
-        except ConfigError as exc:
-            return f"default {value!r}: {exc.message.removeprefix(f'variable {name!r}: ')}"
+        problem = schema_problem(value, spec)
+        if problem is not None:
+            return f"default {value!r}: {problem}"
     return None
 
 
@@ -178,9 +177,16 @@ def _coerce_structured(name: str, raw: Any, types: list[str]) -> Any:
 
 def validate(name: str, value: Any, spec: VariableSpec) -> None:
     """Check the value against the variable's JSON Schema (Draft 7)."""
+    problem = schema_problem(value, spec)
+    if problem is not None:
+        raise ConfigError(f"variable '{name}': {problem}")
+
+
+def schema_problem(value: Any, spec: VariableSpec) -> str | None:
+    """What breaks the variable's JSON Schema (Draft 7) in `value`, or None."""
     schema = spec.json_schema()
     if not schema or set(schema) <= {"description", "title", "examples"}:
-        return
+        return None
     import jsonschema
 
     try:
@@ -188,9 +194,10 @@ def validate(name: str, value: Any, spec: VariableSpec) -> None:
         jsonschema.Draft7Validator.check_schema(schema)
         jsonschema.Draft7Validator(schema).validate(value)
     except jsonschema.ValidationError as exc:
-        raise ConfigError(f"variable '{name}': {exc.message}") from None
+        return exc.message
     except jsonschema.SchemaError as exc:
-        raise ConfigError(f"variable '{name}': its schema is invalid: {exc.message}") from None
+        return f"its schema is invalid: {exc.message}"
+    return None
 
 
 def resolve(

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from engine.errors import Issue, LoadError
+from accord.engine.errors import Issue, LoadError
 
 Loc = tuple[str | int, ...]
 
@@ -111,7 +111,7 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
     if problem is not None:
         raise LoadError(f"{path or '<input>'}: {problem}")
     if duplicates:
-        from engine.errors import ValidationError
+        from accord.engine.errors import ValidationError
 
         raise ValidationError(duplicates)
     return data, marks

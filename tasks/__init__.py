@@ -2,12 +2,22 @@
 
 from pathlib import Path
 
-from engine.registry import register_file_check, register_file_kind
-from tasks import agent, conditional, consistency, formatter, loop, sql, subworkflow, visualize
-from tasks.suites.specs import TestSuiteSpec, declares_tests
+from accord.engine.registry import register_file_check, register_file_kind
+from accord.tasks import (
+    agent,
+    conditional,
+    consistency,
+    evaluators,
+    formatter,
+    loop,
+    sql,
+    subworkflow,
+    visualize,
+)
+from accord.tasks.suites.specs import TestSuiteSpec, declares_tests
 
 register_file_kind("test", TestSuiteSpec)
-register_file_check(agent.check_agent_file)
+register_file_check("agent", agent.check_agent_file)
 
 
 def _check_tests(path: Path) -> str | None:
@@ -15,18 +25,19 @@ def _check_tests(path: Path) -> str | None:
     agent (everything `accord test` checks before it runs); None for a file with none."""
     if not declares_tests(path):
         return None
-    from tasks.suites.loading import prepare  # the test runner: only for files with tests
+    from accord.tasks.suites.loading import prepare  # the test runner: only for files with tests
 
     count = len(prepare(path).tests)
     return f"{count} test{'' if count == 1 else 's'}"
 
 
-register_file_check(_check_tests)
+register_file_check("tests", _check_tests)
 
 __all__ = [
     "agent",
     "conditional",
     "consistency",
+    "evaluators",
     "formatter",
     "loop",
     "sql",

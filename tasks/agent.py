@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from engine.errors import AccordError, Issue, ValidationError
-from engine.loader import load_spec
-from engine.plan import PlannedTask
-from engine.registry import register_task
-from engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
-from tasks.agent_tools import AgentAnswer, run_agent_loop
+from accord.engine.errors import AccordError, Issue, ValidationError
+from accord.engine.loader import load_spec
+from accord.engine.plan import PlannedTask
+from accord.engine.registry import register_task
+from accord.engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
+from accord.tasks.agent_tools import AgentAnswer, run_agent_loop
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
+    from accord.engine.context import TaskContext
 
 Loc = tuple[str | int, ...]
 
@@ -52,14 +52,14 @@ class AgentTaskSpec(TaskSpec):
     def child_scopes(self) -> list[ChildScope]:
         if self.consistency_run < 2:
             return []
-        from tasks.consistency import consistency_children
+        from accord.tasks.consistency import consistency_children
 
         return [
             ChildScope("consistency", ("consistency_run",), consistency_children(self), frozenset())
         ]
 
     def project_issues(self, project: Any) -> Iterable[tuple[Loc, str]]:
-        from engine.catalog import ModelCatalog
+        from accord.engine.catalog import ModelCatalog
 
         catalog = ModelCatalog(project.config)
         if self.model is not None:
@@ -91,9 +91,9 @@ def check_agent_file(path: Path) -> str | None:
     files, databases, workflows and agents it names (None for any other file)."""
     if not path.name.endswith((".agent.yml", ".agent.yaml")):
         return None
-    from engine.catalog import ModelCatalog
-    from engine.project import load_project
-    from engine.render import TemplateError, referenced_names
+    from accord.engine.catalog import ModelCatalog
+    from accord.engine.project import load_project
+    from accord.engine.render import TemplateError, referenced_names
 
     project = load_project(path)
     agent = load_agent(path)
@@ -116,8 +116,8 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
     """Context globs that match no file, tools naming a database, workflow or agent that
     does not exist, unreadable `anonymize` files (paths are relative to the project root, as
     at run time)."""
-    from engine.spec import AgentToolSpec, SqlToolSpec, WorkflowToolSpec
-    from tasks.agent_context import context_paths
+    from accord.engine.spec import AgentToolSpec, SqlToolSpec, WorkflowToolSpec
+    from accord.tasks.agent_context import context_paths
 
     root = project.root
     for index, entry in enumerate(agent.context):
@@ -142,7 +142,7 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
             if not (root / ref).is_file():
                 yield f"{where}: file '{ref}' not found under {root}"
     if agent.anonymize is not None:
-        from tasks.anonymize import Anonymizer
+        from accord.tasks.anonymize import Anonymizer
 
         try:
             Anonymizer.from_spec(agent.anonymize, root)
@@ -154,8 +154,8 @@ def _instruction_issues(
     agent: AgentSpec, ref: str, given: frozenset[str]
 ) -> Iterable[tuple[Loc, str]]:
     """Names in the system instructions that nothing will define at run time."""
-    from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-    from tasks.agent_context import OXY_ONLY_NAMES
+    from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
+    from accord.tasks.agent_context import OXY_ONLY_NAMES
 
     try:
         names = referenced_names(agent.system_instructions)

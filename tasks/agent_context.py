@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from engine import log
-from engine.databases import QueryResult
-from engine.errors import AccordError, TaskError
-from engine.render import BUILTIN_NAMES, referenced_names
-from engine.spec import AgentSpec, RemoteDatabase
+from accord.engine import log
+from accord.engine.databases import QueryResult
+from accord.engine.errors import AccordError, TaskError
+from accord.engine.render import BUILTIN_NAMES, referenced_names
+from accord.engine.spec import AgentSpec, RemoteDatabase
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
+    from accord.engine.context import TaskContext
 
 OXY_ONLY_NAMES = frozenset({"tools", "dimensions", "models"})
 

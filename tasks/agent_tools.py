@@ -12,22 +12,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import log
-from engine.databases import QueryError
-from engine.errors import AccordError, TaskError
-from engine.render import TableView, markdown_table
-from engine.spec import (
+from accord.engine import log
+from accord.engine.databases import QueryError
+from accord.engine.errors import AccordError, TaskError
+from accord.engine.render import TableView, markdown_table
+from accord.engine.spec import (
     AgentSpec,
     AgentToolSpec,
     OxyToolSpec,
     SqlToolSpec,
     WorkflowToolSpec,
 )
-from tasks.agent_context import system_message
-from tasks.anonymize import Anonymizer, AnonymizeSession
+from accord.tasks.agent_context import system_message
+from accord.tasks.anonymize import Anonymizer, AnonymizeSession
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
+    from accord.engine.context import TaskContext
 
 TOOL_ROWS = 50  # rows of a result shown to the model
 
@@ -114,7 +114,7 @@ class Toolbox:
         self._add(name, description, params, run)
 
     def _workflow_tool(self, spec: WorkflowToolSpec) -> None:
-        from engine.compile import compile_file
+        from accord.engine.compile import compile_file
 
         plan = compile_file(
             self.ctx.path(spec.workflow_ref), self.ctx.root, project=self.ctx.run.project
@@ -125,8 +125,8 @@ class Toolbox:
         params = {"type": "object", "properties": properties, "required": required}
 
         async def run(args: dict[str, Any]) -> str:
-            from engine import variables as workflow_variables
-            from engine.render import to_json
+            from accord.engine import variables as workflow_variables
+            from accord.engine.render import to_json
 
             values = workflow_variables.resolve(plan.variables, args, where=spec.workflow_ref)
             outputs = await self.ctx.run_child(
@@ -139,7 +139,7 @@ class Toolbox:
         self._add(name, spec.description or plan.description or f"Run {name}.", params, run)
 
     def _agent_tool(self, spec: AgentToolSpec) -> None:
-        from tasks.agent import load_agent
+        from accord.tasks.agent import load_agent
 
         other = load_agent(self.ctx.path(spec.agent_ref))
         name = spec.name or Path(spec.agent_ref).name.split(".")[0]

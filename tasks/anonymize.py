@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.errors import AccordError
-from engine.spec import AnonymizeSpec
+from accord.engine.errors import AccordError
+from accord.engine.spec import AnonymizeSpec
 
 
 def plural(word: str) -> str:

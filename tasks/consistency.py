@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from engine import log
-from engine.errors import AccordError, TaskError
-from engine.plan import PlannedTask
-from engine.registry import register_task
-from engine.spec import TaskSpec
-from tasks.judge import DEFAULT_PROMPT, JudgeOutcome, Verdict, judge_pair
+from accord.engine import log
+from accord.engine.errors import AccordError, TaskError
+from accord.engine.plan import PlannedTask
+from accord.engine.registry import register_task
+from accord.engine.spec import TaskSpec
+from accord.tasks.judge import DEFAULT_PROMPT, JudgeOutcome, Verdict, judge_pair
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
+    from accord.engine.context import TaskContext
 
 Loc = tuple[str | int, ...]
 
@@ -105,7 +105,7 @@ async def select_consistent(ctx: TaskContext, selection: Selection) -> Consisten
     if count == 1:
         runs = [{"index": 0, "output": texts[0], "score": 1.0}]
         return ConsistencyResult(selection.outputs[0], 1.0, 0, runs, 0, 0)
-    from tasks.prejudge import normalise, prejudge
+    from accord.tasks.prejudge import normalise, prejudge
 
     keyer = normalise if selection.prejudge_mode != "off" else (lambda t: t)
     cluster_of: dict[str, int] = {}
@@ -255,7 +255,7 @@ async def run_sample(task: PlannedTask, ctx: TaskContext) -> Any:
     selection can drop it."""
     import asyncio
 
-    from tasks.agent import answer
+    from accord.tasks.agent import answer
 
     spec = task.spec
     assert isinstance(spec, AgentSampleSpec)
@@ -271,7 +271,7 @@ async def run_sample(task: PlannedTask, ctx: TaskContext) -> Any:
         except TimeoutError:
             message = f"timed out after {agent.timeout:g} s"
         except AccordError as exc:
-            message = getattr(exc, "cause_message", exc.message)
+            message = exc.text_in(exc.task)
     log.get().warning("consistency_run_failed", task=ctx.key, error=message)
     return SampleFailure(spec.sample, message)
 
@@ -293,7 +293,7 @@ async def run_select(task: PlannedTask, ctx: TaskContext) -> ConsistencyResult:
     mode: Literal["off", "identical", "tolerant"] = agent.consistency_prejudge or (
         "identical" if custom else "tolerant"
     )
-    from tasks.agent import task_agent
+    from accord.tasks.agent import task_agent
 
     model = agent.consistency_model or ctx.run.project.config.defaults.judge_model
     if model is None:

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from engine.errors import AccordError
-from engine.render import render
+from accord.engine.errors import AccordError
+from accord.engine.render import render
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
+    from accord.engine.context import TaskContext
 
 Verdict = Literal["A", "B"]
 VerdictT = TypeVar("VerdictT")

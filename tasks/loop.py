@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from engine.errors import TaskError
-from engine.plan import PlannedTask
-from engine.registry import register_task
-from engine.render import TableView
-from engine.spec import ChildScope, TaskSpec
+from accord.engine.errors import TaskError
+from accord.engine.plan import PlannedTask
+from accord.engine.registry import register_task
+from accord.engine.render import TableView
+from accord.engine.spec import ChildScope, TaskSpec
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
+    from accord.engine.context import TaskContext
 
 
 class LoopSpec(TaskSpec):
@@ -86,7 +86,7 @@ async def run_loop(task: PlannedTask, ctx: TaskContext) -> list[dict[str, Any]]:
         if isinstance(first, TaskError):
             raise TaskError(
                 ctx.key,
-                f"{len(errors)} of {len(values)} iterations failed; first: {first.cause_message}",
+                f"{len(errors)} of {len(values)} iterations failed; first: {first.message}",
             )
         raise first
     return [r for r in results if isinstance(r, dict)]

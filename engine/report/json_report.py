@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.render import jsonable
-from engine.results import RunResult
+from accord.engine.render import jsonable
+from accord.engine.results import RunResult
 
 
 def run_document(result: RunResult) -> dict[str, Any]:

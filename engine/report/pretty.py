@@ -12,11 +12,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engine.plan import Plan
-from engine.render import TableView, format_cell
-from engine.results import RunResult, Status, TaskResult
-from engine.scheduler import Node
-from engine.usage import Usage
+from accord.engine.plan import Plan
+from accord.engine.render import TableView, format_cell
+from accord.engine.results import RunResult, Status, TaskResult
+from accord.engine.scheduler import Node
+from accord.engine.usage import Usage
 
 MAX_ROWS = 20
 _MARK = {

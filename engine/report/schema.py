@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.loader import workflow_model
-from engine.registry import file_kinds
-from engine.spec import AgentSpec, ConfigSpec
+from accord.engine.loader import workflow_model
+from accord.engine.registry import file_kinds
+from accord.engine.spec import AgentSpec, ConfigSpec
 
 
 def schemas() -> dict[str, Any]:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from engine.store import INTERRUPTED, StoredRun
+from accord.engine.store import INTERRUPTED, StoredRun
 
 
 def _when(timestamp: float | None) -> str:

@@ -13,21 +13,21 @@ from typing import Any
 
 import pydantic
 
-from engine.catalog import ModelCatalog
-from engine.errors import AccordError, Issue, ValidationError
-from engine.loader import Loaded
-from engine.plan import Plan
-from engine.project import Project
-from engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-from engine.spec import AgentSpec, TestSpecBase, variable_spec
-from engine.yamlmarks import Loc, format_path
-from tasks.judge import DEFAULT_PROMPT
-from tasks.suites.datasets import load_dataset
-from tasks.suites.prepared import CaseInput, Judging, PreparedTest
-from tasks.suites.specs import MetricSpec
+from accord.engine.catalog import ModelCatalog
+from accord.engine.errors import AccordError, Issue, ValidationError
+from accord.engine.loader import Loaded, pydantic_text
+from accord.engine.plan import Plan
+from accord.engine.project import Project
+from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
+from accord.engine.spec import AgentSpec, TestSpecBase, variable_spec
+from accord.engine.yamlmarks import Loc, format_path
+from accord.tasks.evaluators.base import EVALUATORS
+from accord.tasks.evaluators.judged import JUDGE_NAMES
+from accord.tasks.judge import DEFAULT_PROMPT
+from accord.tasks.suites.datasets import load_dataset
+from accord.tasks.suites.prepared import CaseInput, Judging, PreparedTest
+from accord.tasks.suites.specs import MetricSpec
 
-JUDGE_NAMES = frozenset({"submission_1", "submission_2", "task_description"})
-GRADE_NAMES = frozenset({"question", "expected", "answer"})
 DEFAULT_METRICS = ("similarity",)
 
 
@@ -271,7 +271,7 @@ class TestChecker:
         if model is not None and (problem := self.catalog.problem(model)):
             self.issue(loc, problem)
         if metric.prompt:
-            allowed = JUDGE_NAMES if metric.type == "similarity" else GRADE_NAMES
+            allowed = EVALUATORS.get(metric.type).prompt_names
             self.check_template((*loc, "prompt"), metric.prompt, allowed)
         return metric
 
@@ -279,8 +279,8 @@ class TestChecker:
         self, test: TestSpecBase, loc: Loc, cases: list[CaseInput], metrics: tuple[str, ...]
     ) -> None:
         where = (*loc, "dataset")
-        for metric in ("similarity", "correctness"):
-            missing = [c.name for c in cases if metric in metrics and c.expected is None]
+        for metric in (m for m in metrics if EVALUATORS.get(m).needs_expected):
+            missing = [c.name for c in cases if c.expected is None]
             if missing:
                 self.issue(
                     where,
@@ -288,11 +288,12 @@ class TestChecker:
                     f"{'has' if len(missing) == 1 else 'have'} no 'response', the expected "
                     f"answer that {metric} compares with",
                 )
-        if "context_recall" in metrics and not any(c.contexts for c in cases):
-            self.issue(
-                where,
-                f"dataset '{test.dataset}': context_recall needs 'relevant_contexts' in the rows",
-            )
+        for metric in (m for m in metrics if EVALUATORS.get(m).needs_contexts):
+            if not any(c.contexts for c in cases):
+                self.issue(
+                    where,
+                    f"dataset '{test.dataset}': {metric} needs 'relevant_contexts' in the rows",
+                )
 
     def task_model(self, task_ref: str) -> str | None:
         """The model of the tested task, when it is an agent task (the judge's default)."""
@@ -307,7 +308,7 @@ class TestChecker:
 
 
 def _agent_model(path: Path) -> str | None:
-    from tasks.agent import load_agent
+    from accord.tasks.agent import load_agent
 
     try:
         return load_agent(path).model
@@ -324,5 +325,5 @@ def _consistency_name(task_ref: str | None, description: str | None) -> str:
 
 def _pydantic_message(error: Any) -> str:
     where = ".".join(str(p) for p in error["loc"])
-    text = str(error["msg"])
+    text = pydantic_text(error)
     return f"{where}: {text}" if where else text

@@ -13,17 +13,21 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Literal, TextIO
 
+import click
 from rich.console import Console
 
-from engine.errors import AccordError, LoadError
-from engine.runner import RunOptions
-from tasks.suites.gate import GateKind, GateResult, Mode, check
-from tasks.suites.outcomes import SuiteResult
-from tasks.suites.prepared import select
+from accord.engine.cli import handle_errors
+from accord.engine.errors import AccordError, LoadError
+from accord.engine.runner import RunOptions
+from accord.tasks.suites.gate import GateKind, GateResult, Mode, check
+from accord.tasks.suites.outcomes import SuiteResult
+from accord.tasks.suites.prepared import select
 
 EXIT_OK, EXIT_GATE, EXIT_NO_RESULT = 0, 1, 3
+Format = Literal["pretty", "json", "junit"]
+CacheMode = Literal["on", "off", "readonly", "replay"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,7 @@ class TestCommand:
     __test__ = False  # not a pytest test class
 
     file: Path
-    fmt: str = "pretty"
+    fmt: Format = "pretty"
     min_accuracy: float | None = None
     threshold_mode: Mode = "average"
     gate: GateKind = "mean"
@@ -43,19 +47,14 @@ class TestCommand:
     tags: tuple[str, ...] = ()
     cases: tuple[str, ...] = ()
     max_concurrency: int | None = None
-    cache_mode: str = "on"
-
-
-def run_from_cli(options: dict[str, Any]) -> int:
-    """Entry point `accord.commands: test`: the CLI's parsed options -> exit code."""
-    return run_test_command(TestCommand(**options))
+    cache_mode: CacheMode = "on"
 
 
 def run_test_command(command: TestCommand) -> int:
     """Run `accord test` and return its exit code."""
-    from engine.report.pretty import RunDisplay
-    from tasks.suites.loading import prepare
-    from tasks.suites.testing import build_test_plan, run_tests
+    from accord.engine.report.pretty import RunDisplay
+    from accord.tasks.suites.loading import prepare
+    from accord.tasks.suites.testing import build_test_plan, run_tests
 
     suite = select(prepare(command.file), command.tags, command.cases)
     if not suite.tests:
@@ -66,7 +65,7 @@ def run_test_command(command: TestCommand) -> int:
     with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
         result = run_tests(suite, options, display)
     err = Console(stderr=True, soft_wrap=True)
-    from tasks.suites.reports import print_problems
+    from accord.tasks.suites.reports import print_problems
 
     print_problems(result, err)
     gate = None
@@ -74,7 +73,7 @@ def run_test_command(command: TestCommand) -> int:
         gate = check(result.tests, command.min_accuracy, command.threshold_mode, command.gate)
     _write_result(command, result, gate)
     if command.report is not None:
-        from tasks.suites.html import render_html
+        from accord.tasks.suites.html import render_html
 
         _write(command.report, render_html(result))
     return _exit_code(result, gate, err)
@@ -86,7 +85,7 @@ def _filters(command: TestCommand) -> str:
 
 
 def _write_result(command: TestCommand, result: SuiteResult, gate: GateResult | None) -> None:
-    from tasks.suites import reports
+    from accord.tasks.suites import reports
 
     if command.fmt == "json":
         text = reports.render_json(result, gate) + "\n"
@@ -187,3 +186,92 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
     for message in gate.messages:
         err.print(message, highlight=False, markup=False)
     return EXIT_OK if gate.passed else EXIT_GATE
+
+
+@click.command("test")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["pretty", "json", "junit"]),
+    default="pretty",
+    show_default=True,
+    help="Output format (stdout, or --output).",
+)
+@click.option(
+    "--min-accuracy",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Exit 1 when accuracy is below this (0..1).",
+)
+@click.option(
+    "--threshold-mode",
+    type=click.Choice(["average", "all"]),
+    default="average",
+    show_default=True,
+    help="average: the mean of the tests' accuracies; all: every test.",
+)
+@click.option(
+    "--gate",
+    type=click.Choice(["mean", "lower-bound"]),
+    default="mean",
+    show_default=True,
+    help="Compare the accuracy, or the lower bound of its 95% Wilson interval.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Only the metrics: no failures, no progress.")
+@click.option(
+    "--output", type=click.Path(path_type=Path), default=None, help="Write the result here."
+)
+@click.option(
+    "--report",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write a self-contained HTML report.",
+)
+@click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
+@click.option("--case", "cases", multiple=True, help="Only this case or test (repeatable).")
+@click.option(
+    "--max-concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Work running at once, across all tests (default: config, else 16).",
+)
+@click.option(
+    "--cache",
+    "cache_mode",
+    type=click.Choice(["on", "off", "readonly", "replay"]),
+    default="on",
+    show_default=True,
+    help="Model-call cache; replay fails on any call not recorded before.",
+)
+@handle_errors
+def test_command(
+    file: Path,
+    fmt: Format,
+    min_accuracy: float | None,
+    threshold_mode: Mode,
+    gate: GateKind,
+    quiet: bool,
+    output: Path | None,
+    report: Path | None,
+    tags: tuple[str, ...],
+    cases: tuple[str, ...],
+    max_concurrency: int | None,
+    cache_mode: CacheMode,
+) -> None:
+    """Run the tests of a workflow, an agent or a .test.yml file."""
+    command = TestCommand(
+        file=file,
+        fmt=fmt,
+        min_accuracy=min_accuracy,
+        threshold_mode=threshold_mode,
+        gate=gate,
+        quiet=quiet,
+        output=output,
+        report=report,
+        tags=tags,
+        cases=cases,
+        max_concurrency=max_concurrency,
+        cache_mode=cache_mode,
+    )
+    sys.exit(run_test_command(command))

@@ -14,10 +14,10 @@ from typing import Any
 
 import pydantic
 
-from engine.errors import Issue, LoadError, ValidationError
-from engine.loader import load_spec, pydantic_issues
-from engine.yamlmarks import Marks, read_text
-from tasks.suites.specs import DatasetRow
+from accord.engine.errors import Issue, LoadError, ValidationError
+from accord.engine.loader import load_spec, pydantic_issues
+from accord.engine.yamlmarks import Marks, read_text
+from accord.tasks.suites.specs import DatasetRow
 
 
 def load_dataset(path: Path) -> list[DatasetRow]:

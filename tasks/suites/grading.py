@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.render import render
-from tasks.judge import ask_judge
+from accord.engine.render import render
+from accord.tasks.judge import ask_judge
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
+    from accord.engine.context import TaskContext
 
 CORRECTNESS_PROMPT = """\
 You grade an answer that a data-analysis assistant gave, against the expected answer.

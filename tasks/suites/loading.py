@@ -10,16 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.catalog import ModelCatalog
-from engine.compile import compile_workflow
-from engine.errors import AccordError, Issue, LoadError, ValidationError
-from engine.loader import Loaded, is_workflow_file, load_spec, load_workflow
-from engine.project import Project, load_project
-from engine.spec import AgentSpec
-from engine.yamlmarks import Loc, format_path, parse_yaml, read_text
-from tasks.suites.checks import TestChecker
-from tasks.suites.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
-from tasks.suites.specs import TestSuiteSpec
+from accord.engine.catalog import ModelCatalog
+from accord.engine.compile import compile_workflow
+from accord.engine.errors import AccordError, Issue, LoadError, ValidationError
+from accord.engine.loader import Loaded, is_workflow_file, load_spec, load_workflow
+from accord.engine.project import Project, load_project
+from accord.engine.spec import AgentSpec
+from accord.engine.yamlmarks import Loc, format_path, parse_yaml, read_text
+from accord.tasks.suites.checks import TestChecker
+from accord.tasks.suites.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
+from accord.tasks.suites.specs import TestSuiteSpec
 
 AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
 SUITE_SUFFIXES = (".test.yml", ".test.yaml")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tasks.suites.metrics import Metric
+from accord.tasks.suites.metrics import Metric
 
 TestKind = Literal["consistency", "custom", "cases"]
 
@@ -46,12 +46,17 @@ class CaseRecord:
     output: str | None = None
     passed: bool | None = None
     reasoning: str = ""
-    recall: float | None = None
     error: str | None = None
     tags: list[str] = field(default_factory=list)
     checks: dict[str, bool | None] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
     judge_errors: list[str] = field(default_factory=list)
     judge_calls: int = 0
+
+    @property
+    def recall(self) -> float | None:
+        """Context recall, when the test measures it."""
+        return self.scores.get("context_recall")
 
     @property
     def failed(self) -> bool:

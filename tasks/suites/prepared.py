@@ -6,10 +6,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.plan import Plan
-from engine.project import Project
-from engine.spec import AgentSpec
-from tasks.suites.outcomes import TestKind
+from accord.engine.plan import Plan
+from accord.engine.project import Project
+from accord.engine.spec import AgentSpec
+from accord.tasks.suites.outcomes import TestKind
 
 SubjectKind = Literal["workflow", "agent", "suite"]
 PrejudgeMode = Literal["off", "identical", "tolerant"]

@@ -16,17 +16,18 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING
 
-from tasks.consistency import Selection, pair_plan, select_consistent
-from tasks.suites.grading import Grade, grade_answer
-from tasks.suites.metrics import context_recall, mean_metric, proportion
-from tasks.suites.outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
-from tasks.suites.prepared import CaseInput, PreparedTest
+from accord.tasks.consistency import Selection, pair_plan, select_consistent
+from accord.tasks.evaluators.base import EVALUATORS
+from accord.tasks.suites.metrics import mean_metric, proportion
+from accord.tasks.suites.outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
+from accord.tasks.suites.prepared import CaseInput, PreparedTest
 
 if TYPE_CHECKING:
-    from engine.context import TaskContext
-    from tasks.suites.testing import Produced, Subject
+    from accord.engine.context import TaskContext
+    from accord.tasks.suites.testing import Produced, Subject
 
-JUDGED = ("similarity", "correctness")
+# Oxy reports context recall as `recall`
+SCORE_NAMES = {"context_recall": "recall"}
 
 
 # --- consistency -------------------------------------------------------------------------------
@@ -134,61 +135,28 @@ async def _case(
         record.error = produced.error
         return record
     record.output = produced.text
-    if "context_recall" in test.metrics and case.contexts:
-        record.recall = context_recall(case.contexts, produced.contexts)
     case_ctx = dataclasses.replace(ctx, key=f"{ctx.key}{label}", order=(*ctx.order, index))
     reasons: list[str] = []
-    judged = [m for m in test.metrics if m in JUDGED]
-    for metric in judged:
-        verdict, reasoning = await _judge_case(case_ctx, test, metric, case, produced.text, record)
-        record.checks[metric] = verdict
-        reasons.append(f"{metric}: {reasoning}" if len(judged) > 1 else reasoning)
+    judged = _verdicts(test)
+    for name in test.metrics:
+        found = await EVALUATORS.get(name)().evaluate(
+            case_ctx, test, case, produced.text, produced.contexts
+        )
+        record.judge_calls += found.judge_calls
+        record.judge_errors.extend(found.errors)
+        if name in judged:
+            record.checks[name] = found.verdict
+            reasons.append(f"{name}: {found.reasoning}" if len(judged) > 1 else found.reasoning)
+        elif found.score is not None:
+            record.scores[name] = found.score
     record.passed = record.checks.get(judged[0]) if judged else None
     record.reasoning = "\n\n".join(reasons)
     return record
 
 
-async def _judge_case(
-    ctx: TaskContext,
-    test: PreparedTest,
-    metric: str,
-    case: CaseInput,
-    answer: str,
-    record: CaseRecord,
-) -> tuple[bool | None, str]:
-    expected = case.expected or ""
-    model = test.judge_model(metric)
-    if metric == "similarity":
-        judging = test.judging
-        selection = Selection(
-            [expected, answer], case.prompt, judging.prompt, model, judging.prejudge
-        )
-        result = await select_consistent(ctx, selection)
-        record.judge_calls += result.judge_calls
-        ctx.run.count("judge_calls", result.judge_calls)
-        ctx.run.count("judge_calls_saved", 1 - result.judge_calls)
-        record.judge_errors.extend(result.judge_errors)
-        pair = result.pairs[0]
-        verdict = None if pair["verdict"] is None else pair["verdict"] == "A"
-        return verdict, str(pair["reasoning"])
-
-    async def grade() -> Grade:
-        return await grade_answer(
-            ctx,
-            question=case.prompt,
-            expected=expected,
-            answer=answer,
-            prompt=test.judging.correctness_prompt,
-            model=model,
-        )
-
-    (result,) = await ctx.run_leaves([("grade", grade)], type="judge")
-    assert isinstance(result, Grade)
-    record.judge_calls += 1
-    ctx.run.count("judge_calls")
-    if result.error:
-        record.judge_errors.append(result.error)
-    return result.passed, result.reasoning
+def _verdicts(test: PreparedTest) -> list[str]:
+    """The test's evaluators that give verdicts, in file order (the first is `accuracy`)."""
+    return [m for m in test.metrics if EVALUATORS.get(m).kind == "verdict"]
 
 
 def _case_metrics(test: PreparedTest, outcome: TestOutcome) -> None:
@@ -203,17 +171,18 @@ def _case_metrics(test: PreparedTest, outcome: TestOutcome) -> None:
         )
     judge_errors = [e for c in answered for e in c.judge_errors]
     outcome.warnings.extend(f"judge: {e}" for e in judge_errors)
-    for position, metric in enumerate(m for m in test.metrics if m in JUDGED):
+    for position, metric in enumerate(_verdicts(test)):
         verdicts = [c.checks[metric] for c in answered if c.checks.get(metric) is not None]
         name = "accuracy" if position == 0 else metric
         value = proportion(name, sum(bool(v) for v in verdicts), len(verdicts), "answers")
         if value is not None:
             outcome.metrics[name] = value
-    if "context_recall" in test.metrics:
-        recalls = [c.recall for c in answered if c.recall is not None]
-        recall = mean_metric("recall", recalls, "cases")
-        if recall is not None:
-            outcome.metrics["recall"] = recall
+    for metric in (m for m in test.metrics if EVALUATORS.get(m).kind == "score"):
+        values = [c.scores[metric] for c in answered if metric in c.scores]
+        name = SCORE_NAMES.get(metric, metric)
+        mean = mean_metric(name, values, "cases")
+        if mean is not None:
+            outcome.metrics[name] = mean
     if not outcome.metrics:
         cause = judge_errors[0] if judge_errors else "no metric applied"
         outcome.error = f"no answer could be judged; {cause}"

@@ -11,25 +11,34 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, field_validator
 
-from engine.loader import is_workflow_file
-from engine.spec import Spec
-
-MetricName = Literal["similarity", "context_recall", "correctness"]
+from accord.engine.loader import is_workflow_file
+from accord.engine.spec import Spec
 
 
 class MetricSpec(Spec):
     """A metric of a custom test: `{type: similarity}` (or just `similarity`)."""
 
-    type: MetricName = Field(description="similarity, context_recall or correctness.")
+    type: str = Field(
+        description="A registered evaluator: similarity, context_recall, correctness."
+    )
     prompt: str | None = Field(None, description="Judge prompt (similarity, correctness).")
     model: str | None = Field(None, description="Judge model (default: the test's judge).")
     model_ref: str | None = Field(None, description="Oxy's name for `model`.")
     distance: str | None = Field(None, description="Oxy: accepted; Levenshtein is used.")
     threshold: float | None = Field(None, description="Oxy: accepted and ignored.")
+
+    @field_validator("type")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from accord.tasks.evaluators.base import EVALUATORS
+
+        if value not in EVALUATORS:
+            known = ", ".join(EVALUATORS.names())
+            raise ValueError(f"unknown evaluator '{value}' (known: {known})")
+        return value
 
 
 class DatasetRow(Spec):

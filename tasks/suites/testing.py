@@ -18,21 +18,21 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from engine import variables as workflow_variables
-from engine.context import Scope, TaskContext
-from engine.errors import AccordError
-from engine.plan import Plan, PlannedTask
-from engine.registry import register_task
-from engine.render import render
-from engine.results import Status, TaskResult
-from engine.runner import RunOptions, create_run_context
-from engine.scheduler import Observer
-from engine.spec import TaskSpec, variable_spec
-from tasks.agent_tools import run_agent_loop
-from tasks.suites import scoring
-from tasks.suites.outcomes import SuiteResult, TestOutcome
-from tasks.suites.prepared import PreparedSuite, PreparedTest
-from tasks.suites.subdag import contexts_of, output_text, sampled, sub_plan
+from accord.engine import variables as workflow_variables
+from accord.engine.context import Scope, TaskContext
+from accord.engine.errors import AccordError
+from accord.engine.plan import Plan, PlannedTask
+from accord.engine.registry import register_task
+from accord.engine.render import render
+from accord.engine.results import Status, TaskResult
+from accord.engine.runner import RunOptions, create_run_context
+from accord.engine.scheduler import Observer
+from accord.engine.spec import TaskSpec, variable_spec
+from accord.tasks.agent_tools import run_agent_loop
+from accord.tasks.suites import scoring
+from accord.tasks.suites.outcomes import SuiteResult, TestOutcome
+from accord.tasks.suites.prepared import PreparedSuite, PreparedTest
+from accord.tasks.suites.subdag import contexts_of, output_text, sampled, sub_plan
 
 
 @dataclass
@@ -71,7 +71,7 @@ class Subject:
                 return await self._workflow(prompt, run, index, label)
             return await self._agent(prompt or "", run, label)
         except AccordError as exc:
-            return Produced(error=getattr(exc, "cause_message", exc.message))
+            return Produced(error=exc.text_in(exc.task))
 
     async def _workflow(self, prompt: str | None, run: int, index: int, label: str) -> Produced:
         assert self.plan is not None and self.test.task_ref is not None
@@ -115,7 +115,7 @@ class Subject:
                     agent, prompt, self.ctx, sample=run, variables=defaults
                 )
             except AccordError as exc:
-                return Produced(error=getattr(exc, "cause_message", exc.message))
+                return Produced(error=exc.text_in(exc.task))
             return Produced(str(reply), tuple(contexts_of(reply)))
 
         (produced,) = await self.ctx.run_leaves([(label.lstrip("."), body)], type="test_run")
@@ -137,7 +137,7 @@ async def run_test_node(task: PlannedTask, ctx: TaskContext) -> TestOutcome:
         else:
             await scoring.cases(ctx, subject, test, outcome)
     except AccordError as exc:
-        outcome.error = getattr(exc, "cause_message", exc.message)
+        outcome.error = exc.text_in(exc.task)
     return outcome
 
 

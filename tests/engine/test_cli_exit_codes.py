@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from engine.cli import main
+from accord.cli import main
 
 WriteFile = Callable[[str, str], Path]
 
@@ -394,7 +394,7 @@ def test_validate_does_not_import_litellm(write: WriteFile) -> None:
     script = (
         "import sys\n"
         "from click.testing import CliRunner\n"
-        "from engine.cli import main\n"
+        "from accord.cli import main\n"
         f"result = CliRunner().invoke(main, ['validate', {str(path)!r}])\n"
         "print(result.exit_code, 'litellm' in sys.modules)\n"
     )

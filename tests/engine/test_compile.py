@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.compile import compile_file
-from engine.errors import CycleError, ValidationError
-from engine.plan import Plan
-from engine.runner import compile_workflow
+from accord.engine.compile import compile_file
+from accord.engine.errors import CycleError, ValidationError
+from accord.engine.plan import Plan
+from accord.engine.runner import compile_workflow
 
 WriteFile = Callable[[str, str], Path]
 

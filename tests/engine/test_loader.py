@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import AccordError, LoadError, ValidationError
-from engine.loader import load_config, load_workflow
-from engine.project import load_project
-from engine.runner import compile_workflow
-from engine.yamlmarks import parse_yaml
+from accord.engine.errors import AccordError, LoadError, ValidationError
+from accord.engine.loader import load_config, load_workflow
+from accord.engine.project import load_project
+from accord.engine.runner import compile_workflow
+from accord.engine.yamlmarks import parse_yaml
 
 WriteFile = Callable[[str, str], Path]
 

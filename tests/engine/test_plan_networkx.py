@@ -6,7 +6,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from engine.compile import compile_workflow
+from accord.engine.compile import compile_workflow
 
 
 def test_to_networkx_has_the_template_and_depends_on_edges(tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from engine.cli import main
-from engine.errors import ValidationError
-from engine.project import load_project
+from accord.cli import main
+from accord.engine.errors import ValidationError
+from accord.engine.project import load_project
 
 WriteFile = Callable[[str, str], Path]
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
-from engine.databases import Databases, Interrupter
-from engine.spec import DuckDBDatabase, SQLiteDatabase
+from accord.cli import main
+from accord.engine.databases import Databases, Interrupter
+from accord.engine.spec import DuckDBDatabase, SQLiteDatabase
 
 # minutes of work for either engine, unless interrupted
 SLOW_DUCKDB = "SELECT sum(a.range * b.range) FROM range(3000000) a, range(3000000) b"

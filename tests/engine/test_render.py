@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from engine.errors import AccordError
-from engine.render import (
+from accord.engine.errors import AccordError
+from accord.engine.render import (
     TableView,
     TemplateError,
     evaluate,

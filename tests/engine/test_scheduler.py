@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from engine.errors import AccordError, TaskError
-from engine.results import Status
-from engine.scheduler import Graph, Node, Scheduler
+from accord.engine.errors import AccordError, TaskError
+from accord.engine.results import Status
+from accord.engine.scheduler import Graph, Node, Scheduler
 
 Body = Callable[[], Awaitable[Any]]
 

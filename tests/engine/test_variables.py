@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from engine.errors import ConfigError
-from engine.spec import VariableSpec, variable_spec
-from engine.variables import default_problem, parse_assignments, resolve
+from accord.engine.errors import ConfigError
+from accord.engine.spec import VariableSpec, variable_spec
+from accord.engine.variables import default_problem, parse_assignments, resolve
 
 
 def one(spec: dict[str, Any] | Any, raw: Any) -> Any:

@@ -47,7 +47,7 @@ def accord(
     started = time.perf_counter()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "engine.cli", *args],
+            [sys.executable, "-m", "accord.cli", *args],
             cwd=cwd,
             env=environment,
             capture_output=True,

@@ -27,11 +27,11 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from engine.compile import compile_file
-from engine.errors import AccordError
-from engine.loader import load_config, load_workflow
-from engine.project import load_project
-from engine.runner import compile_workflow
+from accord.engine.compile import compile_file
+from accord.engine.errors import AccordError
+from accord.engine.loader import load_config, load_workflow
+from accord.engine.project import load_project
+from accord.engine.runner import compile_workflow
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "oxy-corpus"

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
-from engine.errors import AccordError
-from engine.results import Status
-from engine.scheduler import Node, Scheduler
+from accord.cli import main
+from accord.engine.errors import AccordError
+from accord.engine.results import Status
+from accord.engine.scheduler import Node, Scheduler
 
 
 def bounded(coro: Any, seconds: float = 20) -> Any:

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from engine import models as engine_models
-from engine.errors import ConfigError
-from engine.models import ModelCatalog, ModelClient
-from engine.spec import ConfigSpec
+from accord.engine import models as engine_models
+from accord.engine.errors import ConfigError
+from accord.engine.models import ModelCatalog, ModelClient
+from accord.engine.spec import ConfigSpec
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 from tests.faults.helpers import accord, assert_no_traceback

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from engine.cli import main
-from engine.render import render
+from accord.cli import main
+from accord.engine.render import render
 
 ESCAPES = [
     "{{ ''.__class__.__mro__ }}",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import ConfigError
-from engine.models import LOCAL_LITELLM, ModelCatalog
-from engine.spec import ConfigSpec, ModelSpec
+from accord.engine.errors import ConfigError
+from accord.engine.models import LOCAL_LITELLM, ModelCatalog
+from accord.engine.spec import ConfigSpec, ModelSpec
 
 
 def catalog(*models: ModelSpec, default: str | None = None) -> ModelCatalog:

@@ -9,8 +9,8 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from engine.cli import main
-from tasks.judge import parse_verdict
+from accord.cli import main
+from accord.tasks.judge import parse_verdict
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 PROBE = """
 import sys
-from engine.cli import main
+from accord.cli import main
 try:
     main({args!r})
 except SystemExit as exc:

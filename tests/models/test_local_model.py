@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 
 needs_llama = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None

@@ -9,7 +9,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 

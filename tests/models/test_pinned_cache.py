@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from engine.models import RequestPacer
+from accord.engine.models import RequestPacer
 
 
 def test_no_window_holds_more_than_the_limit() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 
 CONFIG = "databases:\n  - {name: local, type: duckdb, dataset: data}\n"
 

@@ -29,7 +29,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("ACCORD_OXY_CORPUS", REPO.parent / "shared" / "oxy-corpus"))

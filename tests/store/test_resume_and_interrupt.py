@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 # minutes of DuckDB work unless interrupted
@@ -146,7 +146,7 @@ def test_an_interrupted_run_is_recorded_and_can_be_resumed(
     )
     db = tmp_path / ".accord" / "runs.db"
     process = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "run", str(a), "--quiet"],
+        [sys.executable, "-m", "accord.cli", "run", str(a), "--quiet"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -14,7 +14,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 
@@ -102,7 +102,7 @@ def test_resume_after_sigkill_loses_no_finished_task(tmp_path: Path, fake_llm: F
         [
             sys.executable,
             "-m",
-            "engine.cli",
+            "accord.cli",
             "run",
             str(path),
             "--max-concurrency",
@@ -149,7 +149,7 @@ def test_two_runs_at_once_share_store_and_cache(tmp_path: Path, fake_llm: FakeOp
     answering(fake_llm, delay=0.05)
     path = make_project(tmp_path, fake_llm)
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    command = [sys.executable, "-m", "engine.cli", "run", str(path), "--format", "json"]
+    command = [sys.executable, "-m", "accord.cli", "run", str(path), "--format", "json"]
     procs = [
         subprocess.Popen(
             command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

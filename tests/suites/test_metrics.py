@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.compile import compile_file
-from tasks.suites.gate import check
-from tasks.suites.metrics import Metric, context_recall, proportion, wilson_interval
-from tasks.suites.outcomes import TestOutcome
-from tasks.suites.subdag import ancestors, sub_plan
+from accord.engine.compile import compile_file
+from accord.tasks.suites.gate import check
+from accord.tasks.suites.metrics import Metric, context_recall, proportion, wilson_interval
+from accord.tasks.suites.outcomes import TestOutcome
+from accord.tasks.suites.subdag import ancestors, sub_plan
 
 
 def test_wilson_interval_known_values() -> None:

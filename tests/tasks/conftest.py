@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 
 SALES_CSV = """\
 order_id,region,product,units,price

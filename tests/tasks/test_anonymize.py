@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import AccordError
-from engine.spec import AnonymizeSpec
-from tasks.anonymize import Anonymizer, plural, singular
+from accord.engine.errors import AccordError
+from accord.engine.spec import AnonymizeSpec
+from accord.tasks.anonymize import Anonymizer, plural, singular
 
 
 def test_mapping_keeps_case_and_plural_forms_and_restores_them() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 
 
 def _server_binary(name: str) -> str | None:

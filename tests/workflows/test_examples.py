@@ -23,7 +23,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from engine.cli import main
+from accord.cli import main
 from tests.fakes import FakeOpenAI, Reply
 
 REPO = Path(__file__).resolve().parents[2]

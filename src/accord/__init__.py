@@ -1,0 +1,70 @@
+"""accord's Python API: `from accord import run_workflow, compile_workflow, AccordError`.
+
+The engine lives in `accord.engine` and the task types and evaluation in `accord.tasks`; only
+the `accord` name is put on the import path, so a user project's own `tasks.py` or `engine/`
+never collides with them. Names are imported on first use: `import accord` costs nothing, and
+`accord --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "AccordError": "accord.engine.errors",
+    "ValidationError": "accord.engine.errors",
+    "TaskError": "accord.engine.errors",
+    "ModelError": "accord.engine.errors",
+    "ConfigError": "accord.engine.errors",
+    "compile_workflow": "accord.engine.runner",
+    "run_workflow": "accord.engine.runner",
+    "execute": "accord.engine.runner",
+    "RunOptions": "accord.engine.runner",
+    "RunResult": "accord.engine.results",
+    "TaskResult": "accord.engine.results",
+    "Status": "accord.engine.results",
+    "Plan": "accord.engine.plan",
+}
+
+if TYPE_CHECKING:
+    from accord.engine.errors import (
+        AccordError,
+        ConfigError,
+        ModelError,
+        TaskError,
+        ValidationError,
+    )
+    from accord.engine.plan import Plan
+    from accord.engine.results import RunResult, Status, TaskResult
+    from accord.engine.runner import RunOptions, compile_workflow, execute, run_workflow
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'accord' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "AccordError",
+    "ConfigError",
+    "ModelError",
+    "Plan",
+    "RunOptions",
+    "RunResult",
+    "Status",
+    "TaskError",
+    "TaskResult",
+    "ValidationError",
+    "compile_workflow",
+    "execute",
+    "run_workflow",
+]
