@@ -280,10 +280,7 @@ def run(
     else:
         pretty.print_run(result, plan, quiet=quiet)
     if result.error and fmt == "json":
-        named = f"task '{result.failed_task}'"
-        # model errors already start with the task's name; say it once
-        message = result.error if result.error.startswith(named) else f"{named}: {result.error}"
-        click.echo(f"error: {message}", err=True)
+        click.echo(f"error: task '{result.failed_task}': {result.error}", err=True)
     sys.exit(exit_code_for(result))
 
 

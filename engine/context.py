@@ -7,6 +7,7 @@ workflow, a loop iteration, a branch and a sub-workflow all run on the same sche
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -25,7 +26,8 @@ from accord.engine.plan import Plan, PlannedTask
 from accord.engine.project import Project
 from accord.engine.registry import task_type
 from accord.engine.results import Status, TaskResult
-from accord.engine.scheduler import Node, Scheduler
+from accord.engine.retry import RetryPolicy
+from accord.engine.scheduler import NO_RETRY, Node, Scheduler
 from accord.engine.store import ResumeIndex, RunStore
 from accord.engine.usage import UsageLedger
 
@@ -144,6 +146,7 @@ class RunContext:
             )
             spec = task.spec
             retry = spec.retry
+            on_failure = task_type(task.type).on_failure
             node = Node(
                 key=key,
                 name=task.name,
@@ -153,11 +156,11 @@ class RunContext:
                 body=tctx.execute,
                 uses_slot=not task.container,
                 resources=(() if task.container else (*tctx.resources(), *resources)),
-                attempts=retry.attempts if retry else 1,
-                backoff=retry.backoff if retry else 0.0,
+                retry=RetryPolicy(retry.attempts, retry.backoff) if retry else NO_RETRY,
                 timeout=spec.timeout,
                 top_level=top_level,
                 on_success=_store(scope, task.name),
+                on_failure=None if on_failure is None else functools.partial(on_failure, task, key),
             )
             nodes[task.name] = node
         edges = [(nodes[dep], nodes[task.name]) for task in plan.tasks for dep in task.deps]
@@ -300,9 +303,7 @@ class TaskContext:
         except TaskError:
             raise
         except AccordError as exc:
-            # model errors name their task already: keep one "task 'x':" in the message
-            message = exc.message.removeprefix(f"task '{self.key}': ")
-            raise TaskError(self.key, message) from None
+            raise TaskError(self.key, exc.text_in(self.key), permanent=exc.permanent) from None
 
     async def run_leaves(
         self, items: list[tuple[str, Callable[[], Awaitable[Any]]]], *, type: str

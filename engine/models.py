@@ -11,7 +11,6 @@ import asyncio
 import atexit
 import gc
 import os
-import random
 import re
 import time
 from typing import Any
@@ -23,9 +22,11 @@ from accord.engine.catalog import LOCAL_MODEL as LOCAL_MODEL
 from accord.engine.catalog import ModelCatalog as ModelCatalog
 from accord.engine.catalog import ModelConfig
 from accord.engine.errors import ConfigError, ModelError
+from accord.engine.local_model import local_model_problem
 from accord.engine.model_workers import ModelWorkers, answer_fields
 from accord.engine.ratelimit import RequestPacer as RequestPacer
 from accord.engine.ratelimit import _Limiters
+from accord.engine.retry import RetryPolicy, wait_out
 from accord.engine.usage import Completion, ToolCall, UsageLedger
 
 RETRYABLE = (
@@ -36,7 +37,6 @@ RETRYABLE = (
     "APIConnectionError",
     "Timeout",
 )
-RETRY_AFTER_CAP = 120.0  # a provider's Retry-After is honoured up to this many seconds
 BACKOFF_ENV = "ACCORD_RETRY_BACKOFF"
 _JSON_PROBLEM = re.compile(
     r"(Expecting |Unterminated string|Extra data|Invalid control character|Invalid \\escape)"
@@ -137,7 +137,7 @@ def _retry_after(exc: Exception) -> float | None:
         return None
     if seconds is None or seconds != seconds:  # NaN
         return None
-    return min(max(0.0, seconds), RETRY_AFTER_CAP)
+    return seconds
 
 
 def _provider_message(exc: Exception) -> str:
@@ -157,10 +157,11 @@ def _provider_message(exc: Exception) -> str:
 class ModelClient:
     """Every model call of a run goes through `complete`.
 
-    Retries wait `backoff_base * 2**k` seconds with full jitter, at most `backoff_cap`, or
-    what the provider's Retry-After asks (at most `RETRY_AFTER_CAP`). The environment
-    variable `ACCORD_RETRY_BACKOFF` (seconds) overrides `backoff_base`: tests and CI set it
-    small so retries of a scripted fault do not wait a second each.
+    Retries follow the one `RetryPolicy`: `backoff_base * 2**k` seconds with full jitter, at
+    most `backoff_cap`, or what the provider's Retry-After asks (capped), without holding the
+    node's slot while they wait. The environment variable `ACCORD_RETRY_BACKOFF` (seconds)
+    overrides `backoff_base`: tests and CI set it small so retries of a scripted fault do not
+    wait a second each.
     """
 
     def __init__(
@@ -231,8 +232,11 @@ class ModelClient:
             key = os.environ.get(model.key_var)
             if not key:
                 raise ModelError(
-                    f"task '{task}': model '{model.name}' needs an API key: set the environment "
-                    f"variable {model.key_var} (key_var in config.yml)"
+                    f"needs an API key: set the environment variable {model.key_var} "
+                    "(key_var in config.yml)",
+                    task=task,
+                    model=model.name,
+                    permanent=True,
                 )
             out["api_key"] = key
         elif model.api_key:
@@ -241,9 +245,11 @@ class ModelClient:
             missing = self._missing_keys(model)
             if missing:
                 raise ModelError(
-                    f"task '{task}': model '{model.name}' needs an API key: set the environment "
-                    f"variable {' and '.join(missing)}, or name the variable holding it with "
-                    "key_var on the model in config.yml"
+                    f"needs an API key: set the environment variable {' and '.join(missing)}, "
+                    "or name the variable holding it with key_var on the model in config.yml",
+                    task=task,
+                    model=model.name,
+                    permanent=True,
                 )
         headers = {}
         for name, value in model.headers:
@@ -251,8 +257,10 @@ class ModelClient:
                 env = value[4:]
                 if env not in os.environ:
                     raise ModelError(
-                        f"task '{task}': model '{model.name}' header {name} needs "
-                        f"the environment variable {env}"
+                        f"header {name} needs the environment variable {env}",
+                        task=task,
+                        model=model.name,
+                        permanent=True,
                     )
                 headers[name] = os.environ[env]
             else:
@@ -286,8 +294,10 @@ class ModelClient:
                 return completion
         if self.mode == "replay":
             raise ModelError(
-                f"task '{task}': no recorded answer for this call to model '{model.name}' "
-                "(--cache replay allows recorded calls only; run once with --cache on to record)"
+                f"no recorded answer for this call to model '{model.name}' "
+                "(--cache replay allows recorded calls only; run once with --cache on to record)",
+                task=task,
+                permanent=True,
             )
         completion = await self._call(model, messages, tools, params, task)
         if self.cache is not None and self.mode == "on":
@@ -315,7 +325,15 @@ class ModelClient:
         }
         if tools:
             kwargs["tools"] = tools
+        if model.litellm_model == LOCAL_LITELLM:
+            local_model_problem(task)
         gate = self.limiters.gate(model)
+        policy = RetryPolicy(
+            attempts=model.max_retries + 1,
+            backoff=self.backoff_base,
+            cap=self.backoff_cap,
+            jitter=True,
+        )
         attempt = 0
         while True:
             attempt += 1
@@ -328,27 +346,24 @@ class ModelClient:
                 else:
                     response = await self._guarded(litellm, kwargs, model)
                 return self._completion(response, time.perf_counter() - started, model, task)
+            except ModelError:
+                raise
             except Exception as exc:
-                if isinstance(exc, ModelError):
-                    raise
-                kind = _kind(exc)
-                if not _is_retryable(exc) or attempt > model.max_retries:
+                error = self._error(exc, model, task, attempt)
+                if not policy.retries(attempt, error):
                     self.usage.failed(task)
-                    raise ModelError(self._describe(exc, model, task, attempt)) from None
-                delay = _retry_after(exc)
-                if delay is None:
-                    ceiling = min(self.backoff_cap, self.backoff_base * 2 ** (attempt - 1))
-                    delay = random.uniform(0, ceiling)  # full jitter
+                    raise error from None
+                delay = policy.delay(attempt, _retry_after(exc))
                 self.usage.retried(task)
                 self._log.warning(
                     "model_retry",
                     task=task,
                     model=model.name,
                     attempt=attempt,
-                    error=kind,
+                    error=error.kind,
                     delay=round(delay, 3),
                 )
-                await asyncio.sleep(delay)
+                await wait_out(delay)
 
     async def _guarded(
         self, litellm: Any, kwargs: dict[str, Any], model: ModelConfig
@@ -363,22 +378,30 @@ class ModelClient:
             try:
                 return answer_fields(litellm, response)
             except (AttributeError, IndexError, TypeError):
-                raise ModelError(f"model '{model.name}' returned no choices") from None
+                raise ModelError("returned no choices", model=model.name) from None
 
-    def _describe(self, exc: Exception, model: ModelConfig, task: str, attempt: int) -> str:
+    def _error(self, exc: Exception, model: ModelConfig, task: str, attempt: int) -> ModelError:
+        """The provider's error as a `ModelError`: its kind, its words (secrets redacted)
+        and a hint; permanent unless it is a 429, a 5xx, a timeout or a connection error."""
         kind = _kind(exc)
         message = redact(_provider_message(exc), _secrets(model))
         if isinstance(exc, TimeoutError) or kind == "Timeout":
             message = f"no answer within {model.timeout:g} s"
         elif _JSON_PROBLEM.search(message):
             message = f"the provider's answer is not valid JSON ({message})"
-        tries = f" after {attempt} attempts" if attempt > 1 else ""
         hint = ""
         if kind == "AuthenticationError":
             hint = f" (check the key in {model.key_var or 'the model entry'})"
         elif model.api_base and (kind == "APIConnectionError" or "Connection error" in message):
             hint = f" (is {model.api_base} reachable?)"
-        return f"task '{task}': model '{model.name}' failed{tries}: {kind}: {message}{hint}"
+        return ModelError(
+            f"{message}{hint}",
+            task=task,
+            model=model.name,
+            kind=kind,
+            permanent=not _is_retryable(exc),
+            attempts=attempt,
+        )
 
     def _completion(
         self, fields: dict[str, Any], latency: float, model: ModelConfig, task: str
@@ -386,7 +409,7 @@ class ModelClient:
         calls = tuple(ToolCall(*call) for call in fields["tool_calls"])
         text = fields["text"]
         if not text and not calls:
-            raise ModelError(f"task '{task}': model '{model.name}' returned no text")
+            raise ModelError("returned no text", task=task, model=model.name)
         cost = 0.0 if model.litellm_model == LOCAL_LITELLM else fields["cost"]
         return Completion(
             text, calls, fields["input_tokens"], fields["output_tokens"], cost, latency

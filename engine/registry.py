@@ -131,6 +131,7 @@ class TaskType:
     run: TaskRunner
     container: bool = False
     internal: bool = False
+    on_failure: Callable[[PlannedTask, str, str], Any] | None = None
 
 
 TASK_TYPES: Registry[TaskType] = Registry("task type")
@@ -139,16 +140,23 @@ FILE_CHECKS: Registry[Callable[[Path], str | None]] = Registry("file check")
 
 
 def register_task(
-    name: str, spec: type[TaskSpec], *, container: bool = False, internal: bool = False
+    name: str,
+    spec: type[TaskSpec],
+    *,
+    container: bool = False,
+    internal: bool = False,
+    on_failure: Callable[[PlannedTask, str, str], Any] | None = None,
 ) -> Callable[[TaskRunner], TaskRunner]:
     """Decorator: `@register_task("formatter", FormatterSpec)` on the runner coroutine.
 
     `internal` types are compiled from other tasks (consistency runs, their selection) and
-    cannot be written in a file.
+    cannot be written in a file. `on_failure` turns a failure that outlived the task's
+    retries into an output (a consistency sample's failure is dropped by the selection,
+    not a failure of the run).
     """
 
     def decorate(run: TaskRunner) -> TaskRunner:
-        TASK_TYPES.add(name, TaskType(name, spec, run, container, internal))
+        TASK_TYPES.add(name, TaskType(name, spec, run, container, internal, on_failure))
         return run
 
     return decorate

@@ -24,6 +24,9 @@ from typing import Any, Protocol
 from accord.engine import log
 from accord.engine.errors import AccordError
 from accord.engine.results import Status, TaskResult
+from accord.engine.retry import RetryPolicy, current_pause
+
+NO_RETRY = RetryPolicy()
 
 NodeBody = Callable[[], Awaitable[Any]]
 
@@ -48,8 +51,7 @@ class Node:
     body: NodeBody
     uses_slot: bool = True
     resources: tuple[str, ...] = ()
-    attempts: int = 1
-    backoff: float = 0.0
+    retry: RetryPolicy = NO_RETRY
     timeout: float | None = None
     top_level: bool = False
     deps_left: int = 0
@@ -58,6 +60,9 @@ class Node:
     result: TaskResult | None = None
     task: asyncio.Task[None] | None = None
     on_success: Callable[[Any], None] | None = None
+    on_failure: Callable[[str], Any] | None = None
+    holding: bool = False
+    waiter: asyncio.Future[None] | None = None
 
 
 @dataclass(eq=False)
@@ -72,8 +77,6 @@ class Graph:
 
 class Scheduler:
     """Runs graphs of nodes under one global limit and named resource limits."""
-
-    max_retry_delay = 300.0  # a doubling backoff never waits longer than this between tries
 
     def __init__(
         self,
@@ -160,17 +163,27 @@ class Scheduler:
         while self._ready and self._running < self.max_concurrency and not self._aborted:
             entry = heapq.heappop(self._ready)
             node = entry[3]
+            if node.waiter is not None and node.waiter.done():
+                continue  # it stopped waiting (cancelled) while in the queue
             full = self._saturated(node)
             if full is not None:
                 heapq.heappush(self._blocked.setdefault(full, []), entry)
                 continue
             self._start(node)
 
-    def _start(self, node: Node) -> None:
+    def _acquire(self, node: Node) -> None:
+        node.holding = True
         if node.uses_slot:
             self._running += 1
         for name in node.resources:
             self._used[name] = self._used.get(name, 0) + 1
+
+    def _start(self, node: Node) -> None:
+        self._acquire(node)
+        if node.waiter is not None:  # back from a backoff: its task goes on
+            waiter, node.waiter = node.waiter, None
+            waiter.set_result(None)
+            return
         task = asyncio.get_running_loop().create_task(self._execute(node), name=node.key)
         node.task = task
         self._tasks.add(task)
@@ -185,6 +198,9 @@ class Scheduler:
             self._settle(node, Status.CANCELLED, error="cancelled: the run stopped")
 
     def _release(self, node: Node) -> None:
+        if not node.holding:
+            return
+        node.holding = False
         if node.uses_slot:
             self._running -= 1
         for name in node.resources:
@@ -195,8 +211,23 @@ class Scheduler:
 
     # -- execution ----------------------------------------------------------------------
 
+    async def _pause(self, node: Node, delay: float) -> None:
+        """Wait `delay` seconds without the node's slot and resource limits, then queue for
+        them again like any ready node (its priority and order unchanged)."""
+        self._release(node)
+        self._dispatch()
+        await asyncio.sleep(delay)
+        if not node.uses_slot and not node.resources:
+            self._acquire(node)
+            return
+        waiter = node.waiter = asyncio.get_running_loop().create_future()
+        self._make_ready(node)
+        self._dispatch()
+        await waiter
+
     async def _execute(self, node: Node) -> None:
         started = time.perf_counter()
+        current_pause.set(functools.partial(self._pause, node))
         if self.observer is not None:
             self.observer.node_started(node)
         if self._debug:
@@ -215,22 +246,26 @@ class Scheduler:
                 except TimeoutError as exc:
                     # raised inside the body (a network read, say), not by the node's timeout
                     error = f"timed out: {exc}" if str(exc) else "timed out"
+                    failure: BaseException = exc
                 except AccordError as exc:
-                    error = exc.text_in(node.key)
+                    error, failure = exc.text_in(node.key), exc
                 except Exception as exc:  # a bug in a task type: keep the run, report it
                     error = f"internal error: {type(exc).__name__}: {exc}"
+                    failure = exc
                     self.log.exception("task_crashed", task=node.key)
-                if attempt >= node.attempts:
+                if not node.retry.retries(attempt, failure):
                     break
-                delay = min(node.backoff * (2 ** (attempt - 1)), self.max_retry_delay)
+                delay = node.retry.delay(attempt)
                 self.log.warning(
                     "task_retrying", task=node.key, attempt=attempt, error=error, delay=delay
                 )
-                await asyncio.sleep(delay)
+                await self._pause(node, delay)
         except asyncio.CancelledError:
             status, error = Status.CANCELLED, "cancelled"
         finally:
             self._release(node)
+        if status is Status.FAILED and node.on_failure is not None and error is not None:
+            output, status, error = node.on_failure(error), Status.SUCCEEDED, None
         if status is Status.SUCCEEDED and node.on_success is not None:
             node.on_success(output)
         self._settle(node, status, output=output, error=error, started=started, attempts=attempt)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from accord.engine import log
-from accord.engine.errors import AccordError, TaskError
+from accord.engine.errors import TaskError
 from accord.engine.plan import PlannedTask
 from accord.engine.registry import register_task
 from accord.engine.spec import TaskSpec
@@ -243,37 +243,32 @@ def consistency_children(task: Any) -> list[TaskSpec]:
     """The n sample specs and the select spec of an agent task with consistency_run > 1."""
     base = task.model_copy(update={"consistency_run": 1, "export": None, "cache": None})
     samples: list[TaskSpec] = [
-        AgentSampleSpec(name=f"run_{i}", sample=i, task=base) for i in range(task.consistency_run)
+        AgentSampleSpec(
+            name=f"run_{i}", sample=i, task=base, retry=task.retry, timeout=task.timeout
+        )
+        for i in range(task.consistency_run)
     ]
     select = ConsistencySelectSpec(name="select", runs=[s.name for s in samples], task=task)
     return [*samples, select]
 
 
-@register_task("agent_sample", AgentSampleSpec, internal=True)
-async def run_sample(task: PlannedTask, ctx: TaskContext) -> Any:
-    """One run; a failure (after the task's retries) is returned, not raised, so the
-    selection can drop it."""
-    import asyncio
+def _sample_failure(task: PlannedTask, key: str, error: str) -> SampleFailure:
+    """A run that failed after the task's retries is returned, not raised, so the selection
+    can drop it."""
+    spec = task.spec
+    assert isinstance(spec, AgentSampleSpec)
+    log.get().warning("consistency_run_failed", task=key, error=error)
+    return SampleFailure(spec.sample, error)
 
+
+@register_task("agent_sample", AgentSampleSpec, internal=True, on_failure=_sample_failure)
+async def run_sample(task: PlannedTask, ctx: TaskContext) -> Any:
+    """One run of the agent task's prompt (retried and timed out as the task says)."""
     from accord.tasks.agent import answer
 
     spec = task.spec
     assert isinstance(spec, AgentSampleSpec)
-    agent = spec.task
-    attempts = agent.retry.attempts if agent.retry else 1
-    message = ""
-    for _attempt in range(attempts):
-        try:
-            if agent.timeout:
-                async with asyncio.timeout(agent.timeout):
-                    return await answer(agent, ctx, sample=spec.sample)
-            return await answer(agent, ctx, sample=spec.sample)
-        except TimeoutError:
-            message = f"timed out after {agent.timeout:g} s"
-        except AccordError as exc:
-            message = exc.text_in(exc.task)
-    log.get().warning("consistency_run_failed", task=ctx.key, error=message)
-    return SampleFailure(spec.sample, message)
+    return await answer(spec.task, ctx, sample=spec.sample)
 
 
 @register_task("consistency_select", ConsistencySelectSpec, internal=True, container=True)

@@ -10,6 +10,7 @@ import pytest
 
 from accord.engine.errors import AccordError, TaskError
 from accord.engine.results import Status
+from accord.engine.retry import RetryPolicy
 from accord.engine.scheduler import Graph, Node, Scheduler
 
 Body = Callable[[], Awaitable[Any]]
@@ -273,7 +274,7 @@ def test_retry_reruns_a_failing_body_until_it_succeeds() -> None:
             raise TaskError("flaky", f"attempt {calls} failed")
         return "ok"
 
-    flaky_node = node("flaky", flaky, attempts=3, backoff=0.0)
+    flaky_node = node("flaky", flaky, retry=RetryPolicy(attempts=3))
     run_graph(Scheduler(), [flaky_node])
     assert calls == 3
     assert flaky_node.result is not None
@@ -290,7 +291,7 @@ def test_retry_gives_up_after_the_last_attempt() -> None:
         calls += 1
         raise TaskError("broken", f"attempt {calls}")
 
-    broken_node = node("broken", broken, attempts=2, backoff=0.0)
+    broken_node = node("broken", broken, retry=RetryPolicy(attempts=2))
     run_graph(Scheduler(), [broken_node])
     assert calls == 2
     assert broken_node.result is not None

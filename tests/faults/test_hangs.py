@@ -11,12 +11,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
 from accord.engine.errors import AccordError
 from accord.engine.results import Status
+from accord.engine.retry import RetryPolicy
 from accord.engine.scheduler import Node, Scheduler
 
 
@@ -72,9 +72,7 @@ def test_a_failing_task_beside_independent_ones_ends_the_run(tmp_path: Path) -> 
     assert "3 cancelled" in result.stdout + result.stderr
 
 
-def test_a_doubling_backoff_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 300 s in production; shrunk so an uncapped wait (1e6 s) shows as a timeout here
-    monkeypatch.setattr(Scheduler, "max_retry_delay", 0.01)
+def test_a_doubling_backoff_is_capped() -> None:
     attempts = 0
 
     async def flaky() -> str:
@@ -85,7 +83,14 @@ def test_a_doubling_backoff_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
         return "done"
 
     node = Node(
-        key="n", name="n", type="t", order=(0,), priority=1, body=flaky, attempts=3, backoff=1e6
+        key="n",
+        name="n",
+        type="t",
+        order=(0,),
+        priority=1,
+        body=flaky,
+        # the cap is 300 s in production; shrunk so an uncapped wait (1e6 s) shows as a timeout
+        retry=RetryPolicy(attempts=3, backoff=1e6, cap=0.01),
     )
     scheduler = Scheduler(max_concurrency=1)
     bounded(scheduler.run([node], []))

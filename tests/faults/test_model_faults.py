@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from accord.engine import models as engine_models
+from accord.engine import retry as engine_retry
 from accord.engine.errors import ConfigError
 from accord.engine.models import ModelCatalog, ModelClient
 from accord.engine.spec import ConfigSpec
@@ -298,7 +298,7 @@ def test_a_huge_retry_after_is_capped(
     fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, retry_after: str
 ) -> None:
     # the cap is 120 s in production; shrink it so a missing cap shows as a hang, caught below
-    monkeypatch.setattr(engine_models, "RETRY_AFTER_CAP", 0.05)
+    monkeypatch.setattr(engine_retry, "RETRY_AFTER_CAP", 0.05)
     fake_llm.script(Reply.error(429, "slow down", **{"Retry-After": retry_after}), "fine")
     config = ConfigSpec.model_validate(
         {"models": [{"name": "fake", "model": "openai/m", "api_base": fake_llm.url,

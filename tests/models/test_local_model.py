@@ -30,3 +30,30 @@ def test_local_model_answers_without_any_key(tmp_path: Path) -> None:
     assert doc["outputs"]["ask"].strip()
     usage = doc["summary"]["usage"]
     assert usage["calls"] == 1 and usage["output_tokens"] > 0 and usage["cost"] == 0.0
+
+
+def test_a_missing_llama_cpp_fails_at_once_with_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a missing optional package is permanent: no retry (the task asks for 3 attempts, and
+    # the model door would retry a connection error 7 times), no traceback
+    real_find_spec = importlib.util.find_spec
+
+    def without_llama(name: str, *args: object) -> object:
+        return None if name == "llama_cpp" else real_find_spec(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_llama)
+    wf = tmp_path / "w.workflow.yml"
+    wf.write_text(
+        "tasks:\n  - name: ask\n    type: agent\n    prompt: 'Say hello.'\n"
+        "    retry: {attempts: 3, backoff: 5}\n"
+    )
+    result = CliRunner().invoke(main, ["run", str(wf), "--format", "json", "--cache", "off"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    (task,) = doc["tasks"]
+    assert task["attempts"] == 1 and task["status"] == "failed"
+    assert doc["summary"]["usage"]["retries"] == 0
+    assert "pip install 'accord[local]'" in result.stderr
+    assert "model 'local' needs llama-cpp-python" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
