@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accord.engine.catalog import ModelCatalog
+from accord.engine.databases.base import DATABASES
+from accord.engine.databases.duckdb import DuckDBDatabase
 from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_config
-from accord.engine.spec import ConfigSpec, DuckDBDatabase, SQLiteDatabase
+from accord.engine.spec import ConfigSpec
 from accord.engine.yamlmarks import Loc, format_path
 
 if TYPE_CHECKING:
@@ -104,22 +106,23 @@ def _issue(loaded: Loaded, loc: Loc, message: str) -> Issue:
 def _name_issues(loaded: Loaded) -> list[Issue]:
     config: ConfigSpec = loaded.spec
     issues: list[Issue] = []
-    for section, entries, kind in (
-        ("databases", config.databases, "database"),
-        ("models", config.models, "model"),
-    ):
+    named: list[tuple[str, list[str], str]] = [
+        ("databases", [db.name for db in config.databases], "database"),
+        ("models", [model.name for model in config.models], "model"),
+    ]
+    for section, names, kind in named:
         first: dict[str, int] = {}
-        for index, entry in enumerate(entries):
-            if entry.name in first:
+        for index, name in enumerate(names):
+            if name in first:
                 issues.append(
                     _issue(
                         loaded,
                         (section, index, "name"),
-                        f"duplicate {kind} name '{entry.name}' (first used by "
-                        f"{section}[{first[entry.name]}]): rename or remove one of them",
+                        f"duplicate {kind} name '{name}' (first used by "
+                        f"{section}[{first[name]}]): rename or remove one of them",
                     )
                 )
-            first.setdefault(entry.name, index)
+            first.setdefault(name, index)
     databases = {db.name for db in config.databases}
     default = config.defaults.database
     if default is not None and default not in databases:
@@ -146,29 +149,17 @@ def _file_issues(loaded: Loaded, root: Path) -> tuple[list[Issue], list[Issue]]:
     errors: list[Issue] = []
     warnings: list[Issue] = []
     for index, db in enumerate(config.databases):
-        if isinstance(db, DuckDBDatabase) and db.dataset is not None:
-            field, given, want, into = "dataset", db.dataset, "folder", errors
-            label = "dataset folder"
-            advice = "create the folder with its .csv/.parquet files, or correct 'dataset'"
-        elif isinstance(db, DuckDBDatabase) and db.path is not None and db.read_only:
-            field, given, want, into = "path", db.path, "file", warnings
-            label = "file"
-            advice = "queries on it will fail; correct 'path', or set read_only: false to create it"
-        elif isinstance(db, SQLiteDatabase):
-            field, given, want, into = "path", db.path, "file", errors
-            label = "SQLite file"
-            advice = "correct 'path', or create the file"
-        else:  # postgres and remote types: nothing on disk
-            continue
-        kind = _kind(root / given)
-        if kind == want:
-            continue
-        if kind == "missing":
-            what = "not found under the project root (the folder holding config.yml)"
-        else:
-            what = f"is a {kind}, not a {want}"
-        message = f"database '{db.name}': {label} '{given}' {what}: {advice}"
-        into.append(_issue(loaded, ("databases", index, field), message))
+        for need in DATABASES.get(db.type).needs(db):
+            kind = _kind(root / need.given)
+            if kind == need.want:
+                continue
+            if kind == "missing":
+                what = "not found under the project root (the folder holding config.yml)"
+            else:
+                what = f"is a {kind}, not a {need.want}"
+            message = f"database '{db.name}': {need.label} '{need.given}' {what}: {need.advice}"
+            issue = _issue(loaded, ("databases", index, need.field), message)
+            (errors if need.error else warnings).append(issue)
     return errors, warnings
 
 

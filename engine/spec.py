@@ -12,19 +12,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from accord.engine.databases import DatabaseSpec
+from accord.engine.specbase import Spec as Spec
+from accord.engine.specbase import oxy_ignored as oxy_ignored
+
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 TaskName = Annotated[str, Field(pattern=NAME_PATTERN, description="Unique name of the task.")]
-
-
-def oxy_ignored(description: str = "Accepted for Oxy compatibility and ignored.") -> Any:
-    """A field Oxy's files use that accord accepts and ignores."""
-    return Field(default=None, description=description, json_schema_extra={"oxy_ignored": True})
-
-
-class Spec(BaseModel):
-    """Base of every file model: frozen, unknown keys rejected."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class RetrySpec(Spec):
@@ -225,74 +218,6 @@ class WorkflowSpecBase(Spec):
 
 
 # --- config.yml ---------------------------------------------------------------------------
-
-
-class DuckDBDatabase(Spec):
-    """DuckDB: an in-memory database over a folder of CSV/Parquet files, or a database file."""
-
-    name: str
-    type: Literal["duckdb"]
-    dataset: str | None = Field(None, description="Folder of .csv/.parquet files, one view each.")
-    path: str | None = Field(None, description="A .duckdb database file.")
-    read_only: bool = Field(True, description="Reject statements that write.")
-    max_concurrency: int | None = Field(None, ge=1, description="Concurrent queries allowed.")
-    key_path: Any = oxy_ignored()
-
-    @model_validator(mode="after")
-    def _one_source(self) -> DuckDBDatabase:
-        if (self.dataset is None) == (self.path is None):
-            raise ValueError("give exactly one of 'dataset' (a folder) or 'path' (a file)")
-        return self
-
-
-class SQLiteDatabase(Spec):
-    """SQLite database file."""
-
-    name: str
-    type: Literal["sqlite"]
-    path: str
-    read_only: bool = True
-    max_concurrency: int | None = Field(None, ge=1)
-
-
-class PostgresDatabase(Spec):
-    """PostgreSQL server (psycopg 3)."""
-
-    name: str
-    type: Literal["postgres"]
-    host: str = "localhost"
-    port: int = 5432
-    user: str | None = None
-    password_var: str | None = Field(None, description="Env var holding the password.")
-    database: str | None = None
-    read_only: bool = True
-    max_concurrency: int | None = Field(None, ge=1)
-
-
-class RemoteDatabase(BaseModel):
-    """A database type Oxy supports and accord cannot reach; using it is an error."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    name: str
-    type: Literal[
-        "bigquery",
-        "snowflake",
-        "clickhouse",
-        "mysql",
-        "domo",
-        "airhouse",
-        "redshift",
-        "databricks",
-        "motherduck",
-        "mssql",
-    ]
-
-
-DatabaseSpec = Annotated[
-    DuckDBDatabase | SQLiteDatabase | PostgresDatabase | RemoteDatabase,
-    Field(discriminator="type"),
-]
 
 
 class ModelSpec(Spec):

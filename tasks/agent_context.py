@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from accord.engine import log
-from accord.engine.databases import QueryResult
+from accord.engine.databases import DATABASES, QueryResult
 from accord.engine.errors import AccordError, TaskError
 from accord.engine.render import BUILTIN_NAMES, referenced_names
-from accord.engine.spec import AgentSpec, RemoteDatabase
+from accord.engine.spec import AgentSpec
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -96,22 +96,11 @@ def _ddl(result: QueryResult) -> str:
     )
 
 
-_COLUMNS_SQL = {
-    "duckdb": "SELECT table_name, column_name, data_type FROM information_schema.columns "
-    "ORDER BY table_name, ordinal_position",
-    "postgres": "SELECT table_name, column_name, data_type FROM information_schema.columns "
-    "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') "
-    "ORDER BY table_name, ordinal_position",
-    "sqlite": "SELECT m.name, p.name, p.type FROM sqlite_master m, pragma_table_info(m.name) p "
-    "WHERE m.type IN ('table', 'view') ORDER BY m.name, p.cid",
-}
-
-
 async def database_views(ctx: TaskContext) -> dict[str, Any]:
     """`databases.<name>.{dialect, schema, tables, datasets}` for system instructions."""
     views: dict[str, Any] = {}
     for name, spec in ctx.run.project.databases.items():
-        if isinstance(spec, RemoteDatabase):
+        if DATABASES.get(spec.type).open is None:
             note = f"(schema not available: accord cannot connect to {spec.type} databases)"
             views[name] = {
                 "dialect": spec.type,
@@ -121,7 +110,7 @@ async def database_views(ctx: TaskContext) -> dict[str, Any]:
             }
             continue
         db = ctx.run.databases.get(name)
-        columns = await db.query(_COLUMNS_SQL[db.dialect])
+        columns = await db.columns()
         ddl = _ddl(columns)
         views[name] = {
             "dialect": db.dialect,

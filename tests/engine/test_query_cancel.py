@@ -17,8 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
-from accord.engine.databases import Databases, Interrupter
-from accord.engine.spec import DuckDBDatabase, SQLiteDatabase
+from accord.engine.databases import Databases, DuckDBDatabase, Interrupter, SQLiteDatabase
 
 # minutes of work for either engine, unless interrupted
 SLOW_DUCKDB = "SELECT sum(a.range * b.range) FROM range(3000000) a, range(3000000) b"

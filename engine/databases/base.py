@@ -1,0 +1,145 @@
+"""What every database kind provides: the `Database` protocol its driver follows, the
+`DatabaseKind` it registers (config entry, driver, files it needs), and the pieces drivers
+share: query results, interrupting a query from the event loop, running it in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from accord.engine.errors import AccordError
+from accord.engine.registry import Registry
+from accord.engine.render import TableView
+
+
+class QueryError(AccordError):
+    """The database rejected a statement; the message is the database's own."""
+
+    exit_code = 1
+
+
+class QueryResult(TableView):
+    """A table plus the SQL that produced it (exported by `format: sql`)."""
+
+    __slots__ = ("_sql",)
+
+    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]], sql: str) -> None:
+        super().__init__(columns, rows)
+        self._sql = sql
+
+    @property
+    def sql(self) -> str:
+        return self._sql
+
+
+class DatabaseEntry(Protocol):
+    """What every database entry of config.yml has, whatever its kind."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
+
+
+class Database(Protocol):
+    """A connection to one configured database (connected on first use)."""
+
+    name: str
+    dialect: str
+
+    async def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        """Run `sql`; at most `limit` rows. Stops the query in the database if cancelled."""
+
+    async def columns(self) -> QueryResult:
+        """Every (table, column, type) of the database, for an agent's schema listing."""
+
+    def close(self) -> None:
+        """Release the connection, interrupting a query still running."""
+
+
+@dataclass(frozen=True)
+class PathNeed:
+    """A file or folder a database entry reads, checked by `validate` (field, kind, advice)."""
+
+    field: str
+    given: str
+    want: Literal["file", "folder"]
+    label: str
+    advice: str
+    error: bool = True  # else a warning
+
+
+@dataclass(frozen=True)
+class DatabaseKind:
+    """A registered database type: its config entry, how to open it, what it reads on disk.
+
+    `open` is None for types accord knows of (Oxy's) but cannot connect to; `unavailable`
+    then says what to do.
+    """
+
+    name: str
+    spec: type[Any]
+    open: Callable[[Any, Path], Database] | None
+    needs: Callable[[Any], list[PathNeed]] = lambda spec: []
+    unavailable: str = ""
+
+
+DATABASES: Registry[DatabaseKind] = Registry("database type", plugins=False)
+
+
+def register_database(kind: DatabaseKind) -> DatabaseKind:
+    return DATABASES.add(kind.name, kind)
+
+
+class Interrupter:
+    """The way to stop one query running in a worker thread, set by the thread once the
+    query has a connection; fired from the event loop when the awaiting task is cancelled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stop: Callable[[], None] | None = None
+        self.fired = False
+
+    def arm(self, stop: Callable[[], None]) -> None:
+        with self._lock:
+            self._stop = stop
+            fired = self.fired
+        if fired:  # cancelled while connecting: stop as soon as there is something to stop
+            stop()
+
+    def disarm(self) -> None:
+        """The query is over: waits for a stop in progress, so none reaches a closed handle."""
+        with self._lock:
+            self._stop = None
+
+    def fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            if self._stop is not None:
+                self._stop()
+
+
+async def in_thread(
+    run: Callable[[str, int | None, Interrupter], QueryResult], sql: str, limit: int | None
+) -> QueryResult:
+    """Run a blocking query in a worker thread; cancelling the awaiting task interrupts it."""
+    interrupter = Interrupter()
+    try:
+        return await asyncio.to_thread(run, sql, limit, interrupter)
+    except asyncio.CancelledError:
+        interrupter.fire()
+        raise
+
+
+def read_only_advice() -> str:
+    return "set read_only: false on its entry in config.yml to allow writes"
+
+
+def sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"

@@ -1,0 +1,183 @@
+"""DuckDB: an in-memory database over a folder of CSV/Parquet files (one view per file), or
+a database file. Read-only unless its entry says `read_only: false`."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from accord.engine.databases.base import (
+    DatabaseKind,
+    Interrupter,
+    PathNeed,
+    QueryError,
+    QueryResult,
+    in_thread,
+    read_only_advice,
+    register_database,
+    sql_string,
+)
+from accord.engine.errors import ConfigError
+from accord.engine.specbase import Spec, oxy_ignored
+
+
+class DuckDBDatabase(Spec):
+    """DuckDB: an in-memory database over a folder of CSV/Parquet files, or a database file."""
+
+    name: str
+    type: Literal["duckdb"]
+    dataset: str | None = Field(None, description="Folder of .csv/.parquet files, one view each.")
+    path: str | None = Field(None, description="A .duckdb database file.")
+    read_only: bool = Field(True, description="Reject statements that write.")
+    max_concurrency: int | None = Field(None, ge=1, description="Concurrent queries allowed.")
+    key_path: Any = oxy_ignored()
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DuckDBDatabase:
+        if (self.dataset is None) == (self.path is None):
+            raise ValueError("give exactly one of 'dataset' (a folder) or 'path' (a file)")
+        return self
+
+
+COLUMNS_SQL = (
+    "SELECT table_name, column_name, data_type FROM information_schema.columns "
+    "ORDER BY table_name, ordinal_position"
+)
+
+_READ_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA", "RELATION"}
+
+
+class DuckDB:
+    """DuckDB over a folder of CSV/Parquet files (in memory, one view per file) or a file."""
+
+    dialect = "duckdb"
+
+    def __init__(self, spec: DuckDBDatabase, root: Path) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.root = root
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        self._active: set[Any] = set()  # cursors running a query, interrupted by close()
+
+    def _connect(self) -> Any:
+        import duckdb
+
+        with self._lock:
+            if self._conn is not None:
+                return self._conn
+            if self.spec.path is not None:
+                target = self.root / self.spec.path
+                if not target.exists() and self.spec.read_only:
+                    raise ConfigError(
+                        f"database '{self.name}': file '{self.spec.path}' not found under "
+                        f"{self.root}"
+                    )
+                try:
+                    conn = duckdb.connect(str(target), read_only=self.spec.read_only)
+                except duckdb.Error as exc:
+                    raise ConfigError(f"database '{self.name}': cannot open: {exc}") from None
+                # `FROM 'data/x.csv'` is relative to the project root, like every other path
+                conn.execute(f"SET GLOBAL file_search_path = {sql_string(str(self.root))}")
+            else:
+                assert self.spec.dataset is not None
+                folder = (self.root / self.spec.dataset).resolve()
+                if not folder.is_dir():
+                    raise ConfigError(
+                        f"database '{self.name}': dataset folder '{self.spec.dataset}' not found "
+                        f"under {self.root}"
+                    )
+                conn = duckdb.connect(":memory:")
+                conn.execute(f"SET GLOBAL file_search_path = {sql_string(str(folder))}")
+                for view, reader in _dataset_views(folder):
+                    conn.execute(f'CREATE VIEW "{view}" AS SELECT * FROM {reader}')
+            self._conn = conn
+            return conn
+
+    def _run(self, sql: str, limit: int | None, interrupter: Interrupter) -> QueryResult:
+        import duckdb
+
+        cursor = self._connect().cursor()
+        with self._lock:
+            self._active.add(cursor)
+        interrupter.arm(cursor.interrupt)
+        try:
+            if self.spec.read_only:
+                for statement in cursor.extract_statements(sql):
+                    kind = str(statement.type).rsplit(".", 1)[-1]
+                    if kind not in _READ_STATEMENTS:
+                        raise QueryError(read_only_message(kind))
+            cursor.execute(sql)
+            if cursor.description is None:
+                return QueryResult([], [], sql)
+            columns = [d[0] for d in cursor.description]
+            rows = cursor.fetchmany(limit) if limit is not None else cursor.fetchall()
+            return QueryResult(columns, [tuple(r) for r in rows], sql)
+        except duckdb.Error as exc:
+            raise QueryError(str(exc).strip()) from None
+        finally:
+            interrupter.disarm()
+            with self._lock:
+                self._active.discard(cursor)
+            cursor.close()
+
+    async def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        return await in_thread(self._run, sql, limit)
+
+    async def columns(self) -> QueryResult:
+        return await self.query(COLUMNS_SQL)
+
+    def close(self) -> None:
+        import duckdb
+
+        with self._lock:
+            # A query whose task was cancelled (fail-fast) still runs in its worker thread:
+            # interrupt it, and leave the connection to the garbage collector if it is busy.
+            for cursor in self._active:
+                cursor.interrupt()
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(duckdb.Error):
+                conn.close()
+
+
+def read_only_message(kind: str) -> str:
+    if kind == "MULTI":  # DuckDB plans a PIVOT without an IN list as several statements
+        return (
+            "the database is read-only and this statement runs several statements (a PIVOT "
+            "without 'IN (...)' does): list the pivot values with IN (...), or set "
+            "read_only: false on its entry in config.yml"
+        )
+    return f"the database is read-only: {kind} statements are not allowed ({read_only_advice()})"
+
+
+def _dataset_views(folder: Path) -> list[tuple[str, str]]:
+    views = []
+    for path in sorted(folder.iterdir()):
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            reader = f"read_csv_auto({sql_string(str(path))})"
+        elif suffix == ".parquet":
+            reader = f"read_parquet({sql_string(str(path))})"
+        else:
+            continue
+        views.append((path.stem.replace('"', ""), reader))
+    return views
+
+
+def _needs(spec: DuckDBDatabase) -> list[PathNeed]:
+    if spec.dataset is not None:
+        advice = "create the folder with its .csv/.parquet files, or correct 'dataset'"
+        return [PathNeed("dataset", spec.dataset, "folder", "dataset folder", advice)]
+    if spec.path is not None and spec.read_only:
+        # Oxy's examples name files that are not there; a writable one is created
+        advice = "queries on it will fail; correct 'path', or set read_only: false to create it"
+        return [PathNeed("path", spec.path, "file", "file", advice, error=False)]
+    return []
+
+
+register_database(DatabaseKind("duckdb", DuckDBDatabase, DuckDB, _needs))

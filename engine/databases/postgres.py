@@ -1,0 +1,123 @@
+"""PostgreSQL through psycopg 3 (the `postgres` extra); read-only sessions unless
+`read_only: false`. A cancelled query gets a cancel request."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from accord.engine.databases.base import (
+    DatabaseKind,
+    Interrupter,
+    QueryError,
+    QueryResult,
+    in_thread,
+    register_database,
+)
+from accord.engine.errors import ConfigError
+from accord.engine.specbase import Spec
+
+
+class PostgresDatabase(Spec):
+    """PostgreSQL server (psycopg 3)."""
+
+    name: str
+    type: Literal["postgres"]
+    host: str = "localhost"
+    port: int = 5432
+    user: str | None = None
+    password_var: str | None = Field(None, description="Env var holding the password.")
+    database: str | None = None
+    read_only: bool = True
+    max_concurrency: int | None = Field(None, ge=1)
+
+
+COLUMNS_SQL = (
+    "SELECT table_name, column_name, data_type FROM information_schema.columns "
+    "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') "
+    "ORDER BY table_name, ordinal_position"
+)
+
+
+class Postgres:
+    """PostgreSQL through psycopg 3; read-only sessions unless `read_only: false`."""
+
+    dialect = "postgres"
+
+    def __init__(self, spec: PostgresDatabase, root: Path) -> None:
+        self.spec = spec
+        self.name = spec.name
+
+    def _run(self, sql: str, limit: int | None, interrupter: Interrupter) -> QueryResult:
+        try:
+            import psycopg
+        except ImportError:
+            raise ConfigError(
+                f"database '{self.name}' is PostgreSQL: install psycopg ('pip install "
+                '"psycopg[binary]"\')'
+            ) from None
+        password = None
+        if self.spec.password_var:
+            password = os.environ.get(self.spec.password_var)
+            if password is None:
+                raise ConfigError(
+                    f"database '{self.name}': environment variable {self.spec.password_var} "
+                    "(password_var) is not set"
+                )
+        try:
+            with psycopg.connect(
+                host=self.spec.host,
+                port=self.spec.port,
+                user=self.spec.user,
+                password=password,
+                dbname=self.spec.database,
+                connect_timeout=10,
+            ) as conn:
+                conn.read_only = self.spec.read_only
+                # the cancel request is a connection of its own: not on the event loop
+                interrupter.arm(lambda: _start_thread(_cancel(conn), "accord-pg-cancel"))
+                try:
+                    with conn.cursor() as cursor:
+                        cursor.execute(sql)
+                        if cursor.description is None:
+                            return QueryResult([], [], sql)
+                        columns = [d.name for d in cursor.description]
+                        rows = cursor.fetchmany(limit) if limit is not None else cursor.fetchall()
+                        return QueryResult(columns, [tuple(r) for r in rows], sql)
+                finally:
+                    interrupter.disarm()
+        except psycopg.Error as exc:
+            raise QueryError(str(exc).strip()) from None
+
+    async def query(self, sql: str, limit: int | None = None) -> QueryResult:
+        return await in_thread(self._run, sql, limit)
+
+    async def columns(self) -> QueryResult:
+        return await self.query(COLUMNS_SQL)
+
+    def close(self) -> None:
+        return None
+
+
+def _cancel(conn: Any) -> Callable[[], None]:
+    def cancel() -> None:
+        import psycopg
+
+        # the query may have ended meanwhile: then there is nothing to cancel
+        with contextlib.suppress(psycopg.Error):
+            conn.cancel_safe(timeout=10)
+
+    return cancel
+
+
+def _start_thread(target: Callable[[], Any], name: str) -> None:
+    threading.Thread(target=target, name=name, daemon=True).start()
+
+
+register_database(DatabaseKind("postgres", PostgresDatabase, Postgres))

@@ -1,0 +1,54 @@
+"""Database types Oxy supports that accord cannot connect to: their config entries load (so an
+Oxy project validates), and a task using one is refused with what to do instead."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from accord.engine.databases.base import DatabaseKind, register_database
+
+REMOTE_TYPES = (
+    "bigquery",
+    "snowflake",
+    "clickhouse",
+    "mysql",
+    "domo",
+    "airhouse",
+    "redshift",
+    "databricks",
+    "motherduck",
+    "mssql",
+)
+
+
+class RemoteDatabase(BaseModel):
+    """A database type Oxy supports and accord cannot reach; using it is an error."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    type: Literal[
+        "bigquery",
+        "snowflake",
+        "clickhouse",
+        "mysql",
+        "domo",
+        "airhouse",
+        "redshift",
+        "databricks",
+        "motherduck",
+        "mssql",
+    ]
+
+
+for _type in REMOTE_TYPES:
+    register_database(
+        DatabaseKind(
+            _type,
+            RemoteDatabase,
+            None,
+            unavailable="map it to a duckdb, sqlite or postgres database in config.yml",
+        )
+    )
