@@ -1,14 +1,19 @@
-"""Exports: a task's output written to csv, json, sql, txt, md or a real Word document."""
+"""Exports: a task's output written to csv, json, sql, txt, md or a real Word document.
+
+Each format is a writer registered in `EXPORT_FORMATS`; a new format is one decorated function.
+"""
 
 from __future__ import annotations
 
 import csv
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from accord.engine.errors import AccordError
+from accord.engine.registry import Registry
 from accord.engine.render import TableView, format_cell, jsonable
 
 
@@ -18,28 +23,47 @@ class ExportError(AccordError):
     exit_code = 1
 
 
+ExportWriter = Callable[[Path, Any, str], None]
+EXPORT_FORMATS: Registry[ExportWriter] = Registry("export format", plugins=False)
+
+
 def write_export(target: Path, fmt: str, output: Any, task: str) -> Path:
     """Write `output` to `target` in `fmt`; raise `ExportError` with the reason."""
+    writer = EXPORT_FORMATS.get(fmt)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        if fmt == "csv":
-            _write_csv(target, _require_table(output, fmt))
-        elif fmt == "json":
-            target.write_text(
-                json.dumps(jsonable(output), indent=2, ensure_ascii=False, default=str) + "\n",
-                encoding="utf-8",
-            )
-        elif fmt == "sql":
-            target.write_text(_sql_text(output, task), encoding="utf-8")
-        elif fmt in ("txt", "md"):
-            target.write_text(_text(output), encoding="utf-8")
-        elif fmt == "docx":
-            write_docx(target, output)
-        else:  # the spec's Literal makes this unreachable from a file
-            raise ExportError(f"unknown export format '{fmt}'")
+        writer(target, output, task)
     except OSError as exc:
         raise ExportError(f"export to '{target}' failed: {exc.strerror or exc}") from None
     return target
+
+
+@EXPORT_FORMATS.register("csv")
+def _write_csv(target: Path, output: Any, task: str) -> None:
+    table = _require_table(output, "csv")
+    with target.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(table.columns)
+        for row in table.rows:
+            writer.writerow(["" if v is None else v for v in row])
+
+
+@EXPORT_FORMATS.register("json")
+def _write_json(target: Path, output: Any, task: str) -> None:
+    text = json.dumps(jsonable(output), indent=2, ensure_ascii=False, default=str)
+    target.write_text(text + "\n", encoding="utf-8")
+
+
+@EXPORT_FORMATS.register("sql")
+def _write_sql(target: Path, output: Any, task: str) -> None:
+    target.write_text(_sql_text(output, task), encoding="utf-8")
+
+
+@EXPORT_FORMATS.register("txt")
+@EXPORT_FORMATS.register("md")
+def _write_text(target: Path, output: Any, task: str) -> None:
+    text = str(output)
+    target.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
 
 
 def _require_table(output: Any, fmt: str) -> TableView:
@@ -65,14 +89,6 @@ def _kind(output: Any) -> str:
     return type(output).__name__
 
 
-def _write_csv(target: Path, table: TableView) -> None:
-    with target.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(table.columns)
-        for row in table.rows:
-            writer.writerow(["" if v is None else v for v in row])
-
-
 def _sql_text(output: Any, task: str) -> str:
     sql = getattr(output, "sql", None)
     if isinstance(sql, str) and sql:
@@ -82,15 +98,15 @@ def _sql_text(output: Any, task: str) -> str:
     raise ExportError(f"export format 'sql' needs SQL; task '{task}' produced none")
 
 
-def _text(output: Any) -> str:
-    text = str(output)
-    return text if text.endswith("\n") else text + "\n"
-
-
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _BULLET = re.compile(r"^\s*[-*]\s+(.*)$")
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*)$")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+@EXPORT_FORMATS.register("docx")
+def _write_docx(target: Path, output: Any, task: str) -> None:
+    write_docx(target, output)
 
 
 def write_docx(target: Path, output: Any) -> None:

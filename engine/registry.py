@@ -66,9 +66,18 @@ class Registry(Generic[T]):
         """The member `name`; an unknown name lists the known ones."""
         members = self._loaded()
         if name not in members:
-            known = ", ".join(sorted(members)) or "none"
-            raise ConfigError(f"unknown {self.kind} '{name}' (known: {known})")
+            raise ConfigError(self.unknown(name))
         return members[name]
+
+    def unknown(self, name: str) -> str:
+        """The message for a name nobody registered: the closest one, and every known one."""
+        import difflib
+
+        members = self._loaded()
+        known = ", ".join(sorted(members)) or "none"
+        match = difflib.get_close_matches(str(name), list(members), n=1)
+        hint = f"; did you mean '{match[0]}'?" if match else ""
+        return f"unknown {self.kind} '{name}'{hint} (known: {known})"
 
     def __contains__(self, name: object) -> bool:
         return name in self._loaded()

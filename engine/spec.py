@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from accord.engine.databases import DatabaseSpec
 from accord.engine.specbase import Spec as Spec
@@ -40,14 +40,23 @@ class CacheSpec(Spec):
     path: str | None = Field(None, description="File (relative to the project root).")
 
 
-ExportFormat = Literal["csv", "json", "sql", "txt", "md", "docx"]
-
-
 class ExportSpec(Spec):
     """Write the task's output to a file after it succeeds; a failed export fails the task."""
 
     path: str = Field(description="Target file, relative to the project root (Jinja).")
-    format: ExportFormat = Field(description="csv, json, sql (tables); txt, md, docx (text).")
+    format: str = Field(
+        description="A registered export format: csv, json, sql (tables); txt, md, docx (text).",
+        json_schema_extra={"examples": ["csv", "json", "sql", "txt", "md", "docx"]},
+    )
+
+    @field_validator("format")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from accord.engine.export import EXPORT_FORMATS
+
+        if value not in EXPORT_FORMATS:
+            raise ValueError(EXPORT_FORMATS.unknown(value))
+        return value
 
 
 @dataclass(frozen=True)

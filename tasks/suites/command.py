@@ -21,12 +21,12 @@ from rich.console import Console
 from accord.engine.cli import handle_errors
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.runner import RunOptions
+from accord.tasks.suites.formats import REPORT_FORMATS, ReportRequest
 from accord.tasks.suites.gate import GateKind, GateResult, Mode, check
 from accord.tasks.suites.outcomes import SuiteResult
 from accord.tasks.suites.prepared import select
 
 EXIT_OK, EXIT_GATE, EXIT_NO_RESULT = 0, 1, 3
-Format = Literal["pretty", "json", "junit"]
 CacheMode = Literal["on", "off", "readonly", "replay"]
 
 
@@ -37,7 +37,7 @@ class TestCommand:
     __test__ = False  # not a pytest test class
 
     file: Path
-    fmt: Format = "pretty"
+    fmt: str = "pretty"
     min_accuracy: float | None = None
     threshold_mode: Mode = "average"
     gate: GateKind = "mean"
@@ -73,9 +73,10 @@ def run_test_command(command: TestCommand) -> int:
         gate = check(result.tests, command.min_accuracy, command.threshold_mode, command.gate)
     _write_result(command, result, gate)
     if command.report is not None:
-        from accord.tasks.suites.html import render_html
-
-        _write(command.report, render_html(result))
+        with _open(command.report) as handle:
+            REPORT_FORMATS.get("html")(
+                ReportRequest(result, gate, command.min_accuracy, command.quiet, False), handle
+            )
     return _exit_code(result, gate, err)
 
 
@@ -85,28 +86,25 @@ def _filters(command: TestCommand) -> str:
 
 
 def _write_result(command: TestCommand, result: SuiteResult, gate: GateResult | None) -> None:
-    from accord.tasks.suites import reports
+    writer = REPORT_FORMATS.get(command.fmt)
 
-    if command.fmt == "json":
-        text = reports.render_json(result, gate) + "\n"
-    elif command.fmt == "junit":
-        text = reports.render_junit(result, gate, command.min_accuracy)
-    elif command.output is not None:
-        with _open(command.output) as handle:
-            console = Console(file=handle, no_color=True, width=120, soft_wrap=True)
-            reports.print_pretty(result, console, quiet=command.quiet)
-        return
-    else:
-        reports.print_pretty(result, Console(file=sys.stdout, soft_wrap=True), quiet=command.quiet)
-        return
+    def request(terminal: bool) -> ReportRequest:
+        return ReportRequest(result, gate, command.min_accuracy, command.quiet, terminal)
+
     if command.output is not None:
-        _write(command.output, text)
+        with _open(command.output) as handle:
+            writer(request(False), handle)
     else:
-        sys.stdout.write(text)
+        writer(request(True), sys.stdout)
         sys.stdout.flush()
 
 
-_EXAMPLES = {"pretty": "results.txt", "json": "results.json", "junit": "results.xml"}
+_EXAMPLES = {
+    "pretty": "results.txt",
+    "json": "results.json",
+    "junit": "results.xml",
+    "html": "report.html",
+}
 
 
 def check_targets(command: TestCommand) -> None:
@@ -167,11 +165,6 @@ def _open(path: Path) -> TextIO:
         raise AccordError(f"{path}: cannot write: {exc.strerror}") from None
 
 
-def _write(path: Path, text: str) -> None:
-    with _open(path) as handle:
-        handle.write(text)
-
-
 def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> int:
     if not result.produced:
         err.print(
@@ -193,7 +186,7 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["pretty", "json", "junit"]),
+    type=click.Choice(REPORT_FORMATS.names()),
     default="pretty",
     show_default=True,
     help="Output format (stdout, or --output).",
@@ -247,7 +240,7 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
 @handle_errors
 def test_command(
     file: Path,
-    fmt: Format,
+    fmt: str,
     min_accuracy: float | None,
     threshold_mode: Mode,
     gate: GateKind,

@@ -36,8 +36,7 @@ class MetricSpec(Spec):
         from accord.tasks.evaluators.base import EVALUATORS
 
         if value not in EVALUATORS:
-            known = ", ".join(EVALUATORS.names())
-            raise ValueError(f"unknown evaluator '{value}' (known: {known})")
+            raise ValueError(EVALUATORS.unknown(value))
         return value
 
 

@@ -3,6 +3,8 @@ report and export formats)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from accord.engine.errors import ConfigError
@@ -34,7 +36,40 @@ def test_reset_forgets_what_a_test_registered() -> None:
 
 
 def test_the_builtin_members_are_registered() -> None:
+    from accord.engine.databases import DATABASES
+    from accord.engine.export import EXPORT_FORMATS
     from accord.tasks.evaluators import EVALUATORS
+    from accord.tasks.suites.formats import REPORT_FORMATS
 
     assert {"agent", "execute_sql", "formatter", "loop_sequential"} <= set(TASK_TYPES)
     assert set(EVALUATORS) == {"similarity", "correctness", "context_recall"}
+    assert {"duckdb", "sqlite", "postgres", "bigquery"} <= set(DATABASES)
+    assert set(EXPORT_FORMATS) == {"csv", "json", "sql", "txt", "md", "docx"}
+    assert set(REPORT_FORMATS) == {"pretty", "json", "junit", "html"}
+
+
+def test_a_misspelt_name_in_a_file_names_the_closest_and_the_known_ones(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    wf = tmp_path / "w.workflow.yml"
+    wf.write_text(
+        "tasks:\n  - name: a\n    type: formatter\n    template: hi\n"
+        "    export: {path: out.csv, format: cvs}\n"
+    )
+    result = CliRunner().invoke(main, ["validate", str(wf)])
+    assert result.exit_code == 2
+    assert (
+        f"{wf}:5:37 tasks[0].export.format: unknown export format 'cvs'; did you mean 'csv'? "
+        "(known: csv, docx, json, md, sql, txt)" in result.stderr
+    )
+
+
+def test_accord_test_offers_every_registered_report_format() -> None:
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    result = CliRunner().invoke(main, ["test", "--help"])
+    assert "[pretty|json|junit|html]" in result.output
