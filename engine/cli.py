@@ -44,7 +44,7 @@ def handle_errors(func: F) -> F:
             click.echo(f"error: {exc.text}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
-            _interrupted()
+            _interrupted([])
         except click.exceptions.Exit:
             raise
         except click.ClickException:
@@ -64,8 +64,8 @@ def handle_errors(func: F) -> F:
 _signal_received: int | None = None  # SIGTERM, when that is what interrupted `accord run`
 
 
-def _interrupted() -> NoReturn:
-    """Ctrl-C or SIGTERM: record this process's unfinished runs as interrupted, and exit.
+def _interrupted(open_stores: list[Any]) -> NoReturn:
+    """Ctrl-C or SIGTERM: record the command's unfinished runs as interrupted, and exit.
 
     Every task that finished is already on its way to the run store, so `--resume` reuses it.
     """
@@ -74,10 +74,11 @@ def _interrupted() -> NoReturn:
     signum = _signal_received or signal.SIGINT
     name = signal.Signals(signum).name
     stored: list[Any] = []
-    store = sys.modules.get("accord.engine.store")  # loaded only if a run was recorded
-    if store is not None:
+    if open_stores:
+        from accord.engine.store import interrupt_runs
+
         try:
-            stored = store.interrupt_open_runs(f"interrupted ({name})")
+            stored = interrupt_runs(open_stores, f"interrupted ({name})")
         except KeyboardInterrupt:  # a second Ctrl-C: stop waiting for the disk
             stored = []
     if not stored:
@@ -269,12 +270,15 @@ def run(
         cache_mode=cache_mode,
         resume=resume,
     )
-    with _sigterm_interrupts():
-        if fmt == "json":
-            result = asyncio.run(execute(project, plan, options))
-        else:
-            with pretty.RunDisplay(plan, quiet=quiet) as display:
-                result = asyncio.run(execute(project, plan, options, display))
+    try:
+        with _sigterm_interrupts():
+            if fmt == "json":
+                result = asyncio.run(execute(project, plan, options))
+            else:
+                with pretty.RunDisplay(plan, quiet=quiet) as display:
+                    result = asyncio.run(execute(project, plan, options, display))
+    except KeyboardInterrupt:
+        _interrupted(options.open_stores)
     if fmt == "json":
         click.echo(json_report.render_run(result))
     else:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 _LEVELS = {
@@ -20,6 +22,14 @@ _LEVELS = {
     "exception": logging.ERROR,
 }
 _state: dict[str, Any] = {"level": logging.WARNING, "json": None, "ready": False}
+# Fields every message in this asyncio context carries: `run_id` for a run, `task` and `type`
+# inside a node (each node runs in a task of its own, so its fields never leak to another).
+_bound: ContextVar[Mapping[str, Any] | None] = ContextVar("accord_log_fields", default=None)
+
+
+def bind_context(**values: Any) -> None:
+    """Add fields to every message logged from here on in the current context."""
+    _bound.set({**(_bound.get() or {}), **values})
 
 
 def configure(level: str = "warning", *, json_logs: bool | None = None) -> None:
@@ -70,7 +80,8 @@ class Logger:
 
     def _emit(self, level: str, event: str, values: dict[str, Any]) -> None:
         if enabled(level):
-            getattr(_structlog().bind(**self._context), level)(event, **values)
+            fields = {**(_bound.get() or {}), **self._context}
+            getattr(_structlog().bind(**fields), level)(event, **values)
 
     def debug(self, event: str, **values: Any) -> None:
         self._emit("debug", event, values)

@@ -34,6 +34,9 @@ class RunOptions:
     cache_mode: str = "on"
     resume: str | None = None
     store: bool = True
+    # the caller's list of this run's store: a caller stopped by Ctrl-C or SIGTERM records
+    # the run as interrupted through it (`store.interrupt_runs`)
+    open_stores: list[RunStore] = field(default_factory=list)
 
 
 class _Fanout:
@@ -120,6 +123,8 @@ async def execute(
     if options.resume:
         resume = ResumeIndex(store_path, find_run(store_path, options.resume).run_id)
     store = RunStore(store_path, run_id) if options.store else None
+    if store is not None:
+        options.open_stores.append(store)
     watchers = [w for w in (observer, store) if w is not None]
     ctx = create_run_context(
         project, plan, dataclasses.replace(options, run_id=run_id), _Fanout(watchers)
@@ -129,8 +134,8 @@ async def execute(
         store.begin(plan.name, plan.path, values)
     scheduler = ctx.scheduler
     scope = Scope(dict(values))
-    logger = log.get().bind(run_id=run_id, workflow=plan.name)
-    scheduler.log = logger
+    log.bind_context(run_id=run_id, workflow=plan.name)  # every node's messages carry these
+    logger = log.get()
     logger.info("run_started", tasks=len(plan.tasks))
     started = time.perf_counter()
     try:

@@ -228,6 +228,7 @@ class Scheduler:
     async def _execute(self, node: Node) -> None:
         started = time.perf_counter()
         current_pause.set(functools.partial(self._pause, node))
+        log.bind_context(task=node.key, type=node.type)
         if self.observer is not None:
             self.observer.node_started(node)
         if self._debug:

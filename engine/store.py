@@ -83,9 +83,6 @@ def _output_blob(output: Any) -> bytes | None:
         return None
 
 
-_OPEN: list[RunStore] = []  # stores whose run has not finished, for `interrupt_open_runs`
-
-
 class RunStore:
     """Writes one run's rows from a background thread; a scheduler observer."""
 
@@ -102,7 +99,6 @@ class RunStore:
         self._error: str | None = None
         self._thread = threading.Thread(target=self._write_loop, name="accord-store", daemon=True)
         self._thread.start()
-        _OPEN.append(self)
 
     def begin(self, workflow: str, file: Path, variables: dict[str, Any]) -> None:
         # the file's absolute path: `--resume last` finds this workflow's runs by it, from
@@ -124,14 +120,16 @@ class RunStore:
         if self._finished:
             return
         self._finished = True
-        if self in _OPEN:
-            _OPEN.remove(self)
         self._queue.put(("end", status, error, json.dumps(summary, default=str)))
         self._queue.put(_STOP)
         self._thread.join(timeout=60)
         self._conn.close()
         if self._error:
             raise ConfigError(f"the run store {self.path} could not be written: {self._error}")
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
 
     def interrupt(self, reason: str) -> None:
         """Record the run as `interrupted`, after every result that finished before it."""
@@ -210,14 +208,16 @@ class RunStore:
         )
 
 
-def interrupt_open_runs(reason: str) -> list[RunStore]:
-    """Record every run of this process that has not finished as interrupted.
+def interrupt_runs(stores: list[RunStore], reason: str) -> list[RunStore]:
+    """Record the runs of `stores` that have not finished as interrupted.
 
     For Ctrl-C and SIGTERM: the scheduler has settled what it could (cancelled tasks are
     recorded as `cancelled`), and the finished tasks stay for `--resume`.
     """
     interrupted = []
-    for store in list(_OPEN):
+    for store in stores:
+        if store.finished:
+            continue
         try:
             store.interrupt(reason)
         except ConfigError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -173,19 +174,21 @@ def _instruction_issues(
         )
 
 
-_AGENTS: dict[tuple[Path, float], AgentSpec] = {}
-
-
 def load_agent(path: Path) -> AgentSpec:
-    """Load and validate an `.agent.yml` (cached by path and modification time)."""
+    """Load and validate an `.agent.yml`; a file read before and unchanged since (same
+    modification time and size) is not parsed again."""
     resolved = path.resolve()
     try:
-        key = (resolved, resolved.stat().st_mtime)
+        stat = resolved.stat()
     except OSError:
         raise AccordError(f"{path}: file not found") from None
-    if key not in _AGENTS:
-        _AGENTS[key] = load_spec(resolved, AgentSpec, kind="agent").spec
-    return _AGENTS[key]
+    return _parsed_agent(resolved, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=128)  # a project's agent files; bounded for long-lived callers
+def _parsed_agent(path: Path, mtime_ns: int, size: int) -> AgentSpec:
+    spec: AgentSpec = load_spec(path, AgentSpec, kind="agent").spec
+    return spec
 
 
 def task_agent(spec: AgentTaskSpec, ctx: TaskContext) -> tuple[AgentSpec, Path | None]:
