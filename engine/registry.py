@@ -5,15 +5,16 @@ adding one touches one file.
 A duplicate name is an error; a missing name is an error that lists the known ones; tests can
 put a registry back as the built-in plugins left it (`reset`).
 
-The engine never imports the `accord.tasks` package: built-in and third-party members arrive
-through the `accord.plugins` entry point group, loaded once on first use.
+The engine never imports the `accord.tasks` package by name in its code: the built-in members
+are loaded from it as a plugin, and third-party ones through the `accord.plugins` entry point
+group, once, on first use.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -105,21 +106,22 @@ _REGISTRIES: list[Registry[Any]] = []
 _loaded = False
 
 
+BUILTIN_PLUGIN = "accord.tasks"
+
+
 def load_plugins() -> None:
-    """Import every `accord.plugins` entry point once; what they register then is the
-    built-in state that `Registry.reset` returns to."""
+    """Import the built-in members (`accord.tasks`) and every other `accord.plugins` entry
+    point, once; what they register then is the state that `Registry.reset` returns to."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    found = entry_points(group="accord.plugins")
-    if not found:
-        raise AccordError(
-            "no task types are registered: accord is not installed as a package "
-            "(run 'pip install -e .' in the checkout)"
-        )
-    for entry in found:
-        entry.load()
+    importlib.import_module(BUILTIN_PLUGIN)
+    from importlib.metadata import entry_points  # pydantic imports it anyway
+
+    for entry in entry_points(group="accord.plugins"):
+        if entry.value != BUILTIN_PLUGIN:
+            entry.load()
     for registry in _REGISTRIES:
         registry._snapshot()
 

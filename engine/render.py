@@ -21,6 +21,7 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import SandboxedEnvironment
 
 from accord.engine.errors import AccordError
+from accord.engine.template_walk import PlainTemplate, plain_template
 
 
 class TemplateError(AccordError):
@@ -285,9 +286,16 @@ def _parse(source: str) -> nodes.Template:
 
 
 @lru_cache(maxsize=65536)
-def compile_template(source: str) -> jinja2.Template:
-    """A compiled template, cached by its source text."""
-    return ENV.from_string(source)
+def compile_template(source: str) -> jinja2.Template | PlainTemplate:
+    """A template ready to render, cached by its source text: plain text-and-expression
+    templates are walked from the syntax tree validation parsed (`template_walk`); the rest
+    are compiled by Jinja from that same tree."""
+    ast = _parse(source)
+    plain = plain_template(ENV, ast)
+    if plain is not None:
+        return plain
+    code = ENV.compile(ast)
+    return ENV.template_class.from_code(ENV, code, ENV.make_globals(None), None)
 
 
 @lru_cache(maxsize=65536)

@@ -16,4 +16,4 @@ def oxy_ignored(description: str = "Accepted for Oxy compatibility and ignored."
 class Spec(BaseModel):
     """Base of every file model: frozen, unknown keys rejected."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)

@@ -6,7 +6,6 @@ result so it can correct itself; they never crash the task.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -210,6 +209,8 @@ async def run_agent_loop(
             text = shield.reveal(completion.text)
             return AgentAnswer(text, toolbox.last_sql, toolbox.last_table)
         messages.append(completion.message())
+        import asyncio  # a module-level import would cost `accord validate` ~20 ms
+
         results = await asyncio.gather(
             *(
                 toolbox.call(call.name, shield.reveal(call.arguments))

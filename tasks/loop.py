@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
@@ -67,6 +66,8 @@ def loop_values(spec: LoopSpec, ctx: TaskContext) -> list[Any]:
 async def run_loop(task: PlannedTask, ctx: TaskContext) -> list[dict[str, Any]]:
     spec = task.spec
     assert isinstance(spec, LoopSpec)
+    import asyncio  # task modules load for `accord validate`, which runs nothing async
+
     values = loop_values(spec, ctx)
     body = task.children["body"]
     gate = asyncio.Semaphore(spec.concurrency)

@@ -5,7 +5,6 @@ share: query results, interrupting a query from the event loop, running it in a 
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,6 +128,8 @@ async def in_thread(
     run: Callable[[str, int | None, Interrupter], QueryResult], sql: str, limit: int | None
 ) -> QueryResult:
     """Run a blocking query in a worker thread; cancelling the awaiting task interrupts it."""
+    import asyncio  # not at import: `accord validate` never runs a query
+
     interrupter = Interrupter()
     try:
         return await asyncio.to_thread(run, sql, limit, interrupter)

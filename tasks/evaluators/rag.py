@@ -30,4 +30,5 @@ class ContextRecall(Evaluator):
     ) -> CaseEvaluation:
         if not case.contexts:
             return CaseEvaluation()
+
         return CaseEvaluation(score=context_recall(case.contexts, contexts))
