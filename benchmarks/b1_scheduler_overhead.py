@@ -37,7 +37,7 @@ from accord.engine.scheduler import Node, Scheduler
 N = 10_000
 CONCURRENCY = 16  # the engine's default global limit
 RUNS = 5
-TARGET_US = 40.0
+TARGET_US = 25.0  # issue 10: the whole engine path (b); (a) is reported against it too
 
 
 async def _noop() -> None:

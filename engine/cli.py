@@ -6,7 +6,6 @@ Imports of the engine happen inside the commands so that `accord --help` stays f
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -40,6 +39,8 @@ def handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except AccordError as exc:
             if _debug_enabled():
+                import traceback
+
                 traceback.print_exc()
             click.echo(f"error: {exc.text}", err=True)
             sys.exit(exc.exit_code)
@@ -50,6 +51,8 @@ def handle_errors(func: F) -> F:
         except click.ClickException:
             raise
         except Exception:
+            import traceback
+
             traceback.print_exc()
             click.echo(
                 "accord hit an internal error (the traceback is above); please report it "

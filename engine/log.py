@@ -22,9 +22,11 @@ _LEVELS = {
     "exception": logging.ERROR,
 }
 _state: dict[str, Any] = {"level": logging.WARNING, "json": None, "ready": False}
-# Fields every message in this asyncio context carries: `run_id` for a run, `task` and `type`
-# inside a node (each node runs in a task of its own, so its fields never leak to another).
+# Fields every message in this asyncio context carries: `run_id` for a run; inside a node
+# (each runs in an asyncio task of its own, so nothing leaks to another) its `task` and `type`,
+# read from the node the scheduler sets in `current_node` (one set per node, no dict built).
 _bound: ContextVar[Mapping[str, Any] | None] = ContextVar("accord_log_fields", default=None)
+current_node: ContextVar[Any] = ContextVar("accord_node", default=None)
 
 
 def bind_context(**values: Any) -> None:
@@ -81,6 +83,10 @@ class Logger:
     def _emit(self, level: str, event: str, values: dict[str, Any]) -> None:
         if enabled(level):
             fields = {**(_bound.get() or {}), **self._context}
+            node = current_node.get()
+            if node is not None:
+                fields.setdefault("task", node.key)
+                fields.setdefault("type", node.type)
             getattr(_structlog().bind(**fields), level)(event, **values)
 
     def debug(self, event: str, **values: Any) -> None:

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from accord.engine.errors import AccordError
+from accord.engine.log import current_node
 
 MAX_DELAY = 300.0  # a doubling backoff never waits longer than this between tries
 RETRY_AFTER_CAP = 120.0  # a provider's Retry-After is honoured up to this many seconds
@@ -53,15 +52,11 @@ def is_permanent(error: BaseException) -> bool:
     return isinstance(error, ImportError)
 
 
-# The scheduler sets this around each node's body: how to give its slots back while it waits.
-Pause = Callable[[float], Awaitable[None]]
-current_pause: ContextVar[Pause | None] = ContextVar("accord_pause", default=None)
-
-
 async def wait_out(delay: float) -> None:
-    """Sleep `delay` seconds; inside a node, without holding its slot or resource limits."""
-    pause = current_pause.get()
-    if pause is None:
+    """Sleep `delay` seconds; inside a node (the scheduler sets `log.current_node` around each
+    body), without holding its slot or resource limits."""
+    node = current_node.get()
+    if node is None:
         await asyncio.sleep(delay)
     else:
-        await pause(delay)
+        await node.pause(delay)

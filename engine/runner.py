@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gc
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from accord.engine.scheduler import Node, Observer, Scheduler
 from accord.engine.store import ResumeIndex, RunStore, find_run
 
 DEFAULT_CONCURRENCY = 16
+RUN_GC_THRESHOLDS = (5000, 50, 100)  # Python's defaults are (700, 10, 10)
 
 
 @dataclass
@@ -138,9 +140,18 @@ async def execute(
     logger = log.get()
     logger.info("run_started", tasks=len(plan.tasks))
     started = time.perf_counter()
+    # The compiled plan, the project and the libraries live as long as the run: keep them out
+    # of the collector's scans while it runs (16 of B1's 35 us per node went to them), and
+    # collect the young objects nodes leave less often (B1: 250 collections -> 38, 28 -> 22 us
+    # per node). Both are undone when the run ends.
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*RUN_GC_THRESHOLDS)
     try:
         await ctx.run_plan(plan, scope, top_level=True)
     finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
         ctx.close()
         if resume is not None:
             ctx.count("reused", resume.reused)

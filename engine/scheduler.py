@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from accord.engine import log
 from accord.engine.errors import AccordError
 from accord.engine.results import Status, TaskResult
-from accord.engine.retry import RetryPolicy, current_pause
+from accord.engine.retry import RetryPolicy
 
 NO_RETRY = RetryPolicy()
 
@@ -64,6 +64,11 @@ class Node:
     holding: bool = False
     waiter: asyncio.Future[None] | None = None
 
+    async def pause(self, delay: float) -> None:
+        """Wait `delay` seconds without this node's slot and resource limits."""
+        assert self.graph is not None
+        await self.graph.scheduler.pause(self, delay)
+
 
 @dataclass(eq=False)
 class Graph:
@@ -71,6 +76,7 @@ class Graph:
 
     nodes: list[Node]
     future: asyncio.Future[None]
+    scheduler: Scheduler
     remaining: int = 0
     failures: list[TaskResult] = field(default_factory=list)
 
@@ -110,7 +116,7 @@ class Scheduler:
     def submit(self, nodes: Sequence[Node], edges: Sequence[tuple[Node, Node]]) -> Graph:
         """Add a graph; its roots become ready at once. Await `graph.future` for completion."""
         loop = asyncio.get_running_loop()
-        graph = Graph(list(nodes), loop.create_future(), remaining=len(nodes))
+        graph = Graph(list(nodes), loop.create_future(), self, remaining=len(nodes))
         self._graphs.append(graph)
         for before, after in edges:
             before.dependants.append(after)
@@ -211,7 +217,7 @@ class Scheduler:
 
     # -- execution ----------------------------------------------------------------------
 
-    async def _pause(self, node: Node, delay: float) -> None:
+    async def pause(self, node: Node, delay: float) -> None:
         """Wait `delay` seconds without the node's slot and resource limits, then queue for
         them again like any ready node (its priority and order unchanged)."""
         self._release(node)
@@ -227,8 +233,7 @@ class Scheduler:
 
     async def _execute(self, node: Node) -> None:
         started = time.perf_counter()
-        current_pause.set(functools.partial(self._pause, node))
-        log.bind_context(task=node.key, type=node.type)
+        log.current_node.set(node)  # log fields and `retry.wait_out` find the node here
         if self.observer is not None:
             self.observer.node_started(node)
         if self._debug:
@@ -260,7 +265,7 @@ class Scheduler:
                 self.log.warning(
                     "task_retrying", task=node.key, attempt=attempt, error=error, delay=delay
                 )
-                await self._pause(node, delay)
+                await self.pause(node, delay)
         except asyncio.CancelledError:
             status, error = Status.CANCELLED, "cancelled"
         finally:
