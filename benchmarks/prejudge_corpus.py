@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import yaml
 
-from accord.tasks.prejudge import Verdict, prejudge
+from accord.tasks.consistency.prejudge import Verdict, prejudge
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "prejudge_corpus.yaml"
 EXPECTED: dict[str, Verdict] = {"consistent": "A", "disagreement": "B"}

@@ -14,7 +14,7 @@ from accord.tasks import (
     subworkflow,
     visualize,
 )
-from accord.tasks.suites.specs import TestSuiteSpec, declares_tests
+from accord.tasks.suites.oxy.specs import TestSuiteSpec, declares_tests
 
 register_file_kind("test", TestSuiteSpec)
 register_file_check("agent", agent.check_agent_file)
@@ -25,7 +25,9 @@ def _check_tests(path: Path) -> str | None:
     agent (everything `accord test` checks before it runs); None for a file with none."""
     if not declares_tests(path):
         return None
-    from accord.tasks.suites.loading import prepare  # the test runner: only for files with tests
+    from accord.tasks.suites.oxy.loading import (
+        prepare,  # the test runner: only for files with tests
+    )
 
     count = len(prepare(path).tests)
     return f"{count} test{'' if count == 1 else 's'}"

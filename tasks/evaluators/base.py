@@ -17,7 +17,7 @@ from accord.engine.registry import Registry
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-    from accord.tasks.suites.prepared import CaseInput, PreparedTest
+    from accord.tasks.suites.core.prepared import CaseInput, PreparedTest
 
 
 @dataclass

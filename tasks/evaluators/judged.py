@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 from accord.tasks.consistency import Selection, select_consistent
 from accord.tasks.evaluators.base import CaseEvaluation, Evaluator, evaluator
-from accord.tasks.suites.grading import Grade, grade_answer
+from accord.tasks.suites.oxy.grading import Grade, grade_answer
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-    from accord.tasks.suites.prepared import CaseInput, PreparedTest
+    from accord.tasks.suites.core.prepared import CaseInput, PreparedTest
 
 JUDGE_NAMES = frozenset({"submission_1", "submission_2", "task_description"})
 GRADE_NAMES = frozenset({"question", "expected", "answer"})

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from accord.tasks.evaluators.base import CaseEvaluation, Evaluator, evaluator
-from accord.tasks.suites.metrics import context_recall
+from accord.tasks.suites.core.metrics import context_recall
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-    from accord.tasks.suites.prepared import CaseInput, PreparedTest
+    from accord.tasks.suites.core.prepared import CaseInput, PreparedTest
 
 
 @evaluator("context_recall")

@@ -1,5 +1,16 @@
-"""Test suites: `tests:` of workflows and agents, `.test.yml` case files, and their reports.
+"""Evaluation: suites of cases compiled into nodes of the engine's DAG, and their front-ends.
 
-`accord test` loads a file into prepared tests (`loading`), runs them as test nodes on one
-scheduler (`testing`), scores them (`metrics`) and renders the result (`reports`, `html`).
+- `core/`: the evaluation core every front-end stands on. A prepared suite (`prepared`) becomes
+  test nodes on one scheduler (`testing`, `subdag`: a test of `task_ref: X` runs X's ancestors
+  only), its answers are scored by registered evaluators (`scoring`, with `accord.tasks
+  .evaluators`), into outcomes (`outcomes`, `metrics`: proportions with Wilson intervals) that a
+  gate checks (`gate`).
+- `oxy/`: Oxy's tests: `tests:` of workflows and agents, and `.test.yml` case files (`specs`,
+  `loading`, `checks`, `datasets`, and the PASS/FAIL grader `grading`).
+- `reports/`: the report formats, one registered writer each (`formats`: pretty, json, junit,
+  html; `text` and `html` render them).
+- `command.py`: `accord test`.
+
+A new front-end (eval case files, scenario suites, conversations) is a package beside `oxy/`
+that prepares suites for `core/`.
 """

@@ -21,10 +21,10 @@ from rich.console import Console
 from accord.engine.cli import handle_errors
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.runner import RunOptions
-from accord.tasks.suites.formats import REPORT_FORMATS, ReportRequest
-from accord.tasks.suites.gate import GateKind, GateResult, Mode, check
-from accord.tasks.suites.outcomes import SuiteResult
-from accord.tasks.suites.prepared import select
+from accord.tasks.suites.core.gate import GateKind, GateResult, Mode, check
+from accord.tasks.suites.core.outcomes import SuiteResult
+from accord.tasks.suites.core.prepared import select
+from accord.tasks.suites.reports.formats import REPORT_FORMATS, ReportRequest
 
 EXIT_OK, EXIT_GATE, EXIT_NO_RESULT = 0, 1, 3
 CacheMode = Literal["on", "off", "readonly", "replay"]
@@ -53,8 +53,8 @@ class TestCommand:
 def run_test_command(command: TestCommand) -> int:
     """Run `accord test` and return its exit code."""
     from accord.engine.report.pretty import RunDisplay
-    from accord.tasks.suites.loading import prepare
-    from accord.tasks.suites.testing import build_test_plan, run_tests
+    from accord.tasks.suites.core.testing import build_test_plan, run_tests
+    from accord.tasks.suites.oxy.loading import prepare
 
     suite = select(prepare(command.file), command.tags, command.cases)
     if not suite.tests:
@@ -65,7 +65,7 @@ def run_test_command(command: TestCommand) -> int:
     with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
         result = run_tests(suite, options, display)
     err = Console(stderr=True, soft_wrap=True)
-    from accord.tasks.suites.reports import print_problems
+    from accord.tasks.suites.reports.text import print_problems
 
     print_problems(result, err)
     gate = None

@@ -39,7 +39,7 @@ def test_the_builtin_members_are_registered() -> None:
     from accord.engine.databases import DATABASES
     from accord.engine.export import EXPORT_FORMATS
     from accord.tasks.evaluators import EVALUATORS
-    from accord.tasks.suites.formats import REPORT_FORMATS
+    from accord.tasks.suites.reports.formats import REPORT_FORMATS
 
     assert {"agent", "execute_sql", "formatter", "loop_sequential"} <= set(TASK_TYPES)
     assert set(EVALUATORS) == {"similarity", "correctness", "context_recall"}

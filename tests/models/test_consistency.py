@@ -10,7 +10,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from accord.cli import main
-from accord.tasks.judge import parse_verdict
+from accord.tasks.consistency.judge import parse_verdict
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 

@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from accord.engine.compile import compile_file
-from accord.tasks.suites.gate import check
-from accord.tasks.suites.metrics import Metric, context_recall, proportion, wilson_interval
-from accord.tasks.suites.outcomes import TestOutcome
-from accord.tasks.suites.subdag import ancestors, sub_plan
+from accord.tasks.suites.core.gate import check
+from accord.tasks.suites.core.metrics import Metric, context_recall, proportion, wilson_interval
+from accord.tasks.suites.core.outcomes import TestOutcome
+from accord.tasks.suites.core.subdag import ancestors, sub_plan
 
 
 def test_wilson_interval_known_values() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from accord.engine.errors import AccordError
 from accord.engine.spec import AnonymizeSpec
-from accord.tasks.anonymize import Anonymizer, plural, singular
+from accord.tasks.agent.anonymize import Anonymizer, plural, singular
 
 
 def test_mapping_keeps_case_and_plural_forms_and_restores_them() -> None:

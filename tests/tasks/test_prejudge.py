@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from accord.tasks.prejudge import Verdict, normalise, prejudge
+from accord.tasks.consistency.prejudge import Verdict, normalise, prejudge
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "prejudge_corpus.yaml"
 EXPECTED: dict[str, Verdict] = {"consistent": "A", "disagreement": "B"}

@@ -28,11 +28,11 @@ from accord.engine.results import Status, TaskResult
 from accord.engine.runner import RunOptions, create_run_context
 from accord.engine.scheduler import Observer
 from accord.engine.spec import TaskSpec, variable_spec
-from accord.tasks.agent_tools import run_agent_loop
-from accord.tasks.suites import scoring
-from accord.tasks.suites.outcomes import SuiteResult, TestOutcome
-from accord.tasks.suites.prepared import PreparedSuite, PreparedTest
-from accord.tasks.suites.subdag import contexts_of, output_text, sampled, sub_plan
+from accord.tasks.agent.tools import run_agent_loop
+from accord.tasks.suites.core import scoring
+from accord.tasks.suites.core.outcomes import SuiteResult, TestOutcome
+from accord.tasks.suites.core.prepared import PreparedSuite, PreparedTest
+from accord.tasks.suites.core.subdag import contexts_of, output_text, sampled, sub_plan
 
 
 @dataclass

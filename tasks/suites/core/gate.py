@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from accord.tasks.suites.outcomes import TestOutcome
+from accord.tasks.suites.core.outcomes import TestOutcome
 
 Mode = Literal["average", "all"]
 GateKind = Literal["mean", "lower-bound"]

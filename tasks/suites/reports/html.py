@@ -11,9 +11,15 @@ from __future__ import annotations
 import datetime as dt
 from html import escape
 
-from accord.tasks.suites.metrics import Metric
-from accord.tasks.suites.outcomes import CaseRecord, PairRecord, RunRecord, SuiteResult, TestOutcome
-from accord.tasks.suites.reports import metric_names
+from accord.tasks.suites.core.metrics import Metric
+from accord.tasks.suites.core.outcomes import (
+    CaseRecord,
+    PairRecord,
+    RunRecord,
+    SuiteResult,
+    TestOutcome,
+)
+from accord.tasks.suites.reports.text import metric_names
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1200px;

@@ -14,9 +14,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from accord.tasks.suites.gate import GateResult
-from accord.tasks.suites.metrics import Metric
-from accord.tasks.suites.outcomes import PairRecord, SuiteResult, TestOutcome
+from accord.tasks.suites.core.gate import GateResult
+from accord.tasks.suites.core.metrics import Metric
+from accord.tasks.suites.core.outcomes import PairRecord, SuiteResult, TestOutcome
 
 METRIC_ORDER = ("accuracy", "recall", "similarity", "correctness")
 EXCERPT = 240

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 from accord.tasks.consistency import Selection, pair_plan, select_consistent
 from accord.tasks.evaluators.base import EVALUATORS
-from accord.tasks.suites.metrics import mean_metric, proportion
-from accord.tasks.suites.outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
-from accord.tasks.suites.prepared import CaseInput, PreparedTest
+from accord.tasks.suites.core.metrics import mean_metric, proportion
+from accord.tasks.suites.core.outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
+from accord.tasks.suites.core.prepared import CaseInput, PreparedTest
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-    from accord.tasks.suites.testing import Produced, Subject
+    from accord.tasks.suites.core.testing import Produced, Subject
 
 # Oxy reports context recall as `recall`
 SCORE_NAMES = {"context_recall": "recall"}

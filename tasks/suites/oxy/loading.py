@@ -17,9 +17,9 @@ from accord.engine.loader import Loaded, is_workflow_file, load_spec, load_workf
 from accord.engine.project import Project, load_project
 from accord.engine.spec import AgentSpec
 from accord.engine.yamlmarks import Loc, format_path, parse_yaml, read_text
-from accord.tasks.suites.checks import TestChecker
-from accord.tasks.suites.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
-from accord.tasks.suites.specs import TestSuiteSpec
+from accord.tasks.suites.core.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
+from accord.tasks.suites.oxy.checks import TestChecker
+from accord.tasks.suites.oxy.specs import TestSuiteSpec
 
 AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
 SUITE_SUFFIXES = (".test.yml", ".test.yaml")

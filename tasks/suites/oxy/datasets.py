@@ -17,7 +17,7 @@ import pydantic
 from accord.engine.errors import Issue, LoadError, ValidationError
 from accord.engine.loader import load_spec, pydantic_issues
 from accord.engine.yamlmarks import Marks, read_text
-from accord.tasks.suites.specs import DatasetRow
+from accord.tasks.suites.oxy.specs import DatasetRow
 
 
 def load_dataset(path: Path) -> list[DatasetRow]:

@@ -1,4 +1,8 @@
-"""`agent`: a model answers a rendered prompt, with an agent file's instructions and tools."""
+"""`agent`: a model answers a rendered prompt, with an agent file's instructions and tools.
+
+Beside it: `tools` (the tool-calling loop and the tools), `context` (system instructions:
+context files, database schemas) and `anonymize` (Oxy's anonymizer).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from accord.engine.loader import load_spec
 from accord.engine.plan import PlannedTask
 from accord.engine.registry import register_task
 from accord.engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
-from accord.tasks.agent_tools import AgentAnswer, run_agent_loop
+from accord.tasks.agent.tools import AgentAnswer, run_agent_loop
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -118,7 +122,7 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
     does not exist, unreadable `anonymize` files (paths are relative to the project root, as
     at run time)."""
     from accord.engine.spec import AgentToolSpec, SqlToolSpec, WorkflowToolSpec
-    from accord.tasks.agent_context import context_paths
+    from accord.tasks.agent.context import context_paths
 
     root = project.root
     for index, entry in enumerate(agent.context):
@@ -143,7 +147,7 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
             if not (root / ref).is_file():
                 yield f"{where}: file '{ref}' not found under {root}"
     if agent.anonymize is not None:
-        from accord.tasks.anonymize import Anonymizer
+        from accord.tasks.agent.anonymize import Anonymizer
 
         try:
             Anonymizer.from_spec(agent.anonymize, root)
@@ -156,7 +160,7 @@ def _instruction_issues(
 ) -> Iterable[tuple[Loc, str]]:
     """Names in the system instructions that nothing will define at run time."""
     from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-    from accord.tasks.agent_context import OXY_ONLY_NAMES
+    from accord.tasks.agent.context import OXY_ONLY_NAMES
 
     try:
         names = referenced_names(agent.system_instructions)

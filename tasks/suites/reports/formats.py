@@ -12,8 +12,8 @@ from typing import TextIO
 from rich.console import Console
 
 from accord.engine.registry import Registry
-from accord.tasks.suites.gate import GateResult
-from accord.tasks.suites.outcomes import SuiteResult
+from accord.tasks.suites.core.gate import GateResult
+from accord.tasks.suites.core.outcomes import SuiteResult
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ REPORT_FORMATS: Registry[ReportWriter] = Registry("report format", plugins=False
 
 @REPORT_FORMATS.register("pretty")
 def _pretty(request: ReportRequest, out: TextIO) -> None:
-    from accord.tasks.suites.reports import print_pretty
+    from accord.tasks.suites.reports.text import print_pretty
 
     if request.terminal:
         console = Console(file=out, soft_wrap=True)
@@ -44,20 +44,20 @@ def _pretty(request: ReportRequest, out: TextIO) -> None:
 
 @REPORT_FORMATS.register("json")
 def _json(request: ReportRequest, out: TextIO) -> None:
-    from accord.tasks.suites.reports import render_json
+    from accord.tasks.suites.reports.text import render_json
 
     out.write(render_json(request.result, request.gate) + "\n")
 
 
 @REPORT_FORMATS.register("junit")
 def _junit(request: ReportRequest, out: TextIO) -> None:
-    from accord.tasks.suites.reports import render_junit
+    from accord.tasks.suites.reports.text import render_junit
 
     out.write(render_junit(request.result, request.gate, request.threshold))
 
 
 @REPORT_FORMATS.register("html")
 def _html(request: ReportRequest, out: TextIO) -> None:
-    from accord.tasks.suites.html import render_html
+    from accord.tasks.suites.reports.html import render_html
 
     out.write(render_html(request.result))

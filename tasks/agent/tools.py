@@ -22,8 +22,8 @@ from accord.engine.spec import (
     SqlToolSpec,
     WorkflowToolSpec,
 )
-from accord.tasks.agent_context import system_message
-from accord.tasks.anonymize import Anonymizer, AnonymizeSession
+from accord.tasks.agent.anonymize import Anonymizer, AnonymizeSession
+from accord.tasks.agent.context import system_message
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext

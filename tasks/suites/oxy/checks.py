@@ -21,12 +21,12 @@ from accord.engine.project import Project
 from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
 from accord.engine.spec import AgentSpec, TestSpecBase, variable_spec
 from accord.engine.yamlmarks import Loc, format_path
+from accord.tasks.consistency.judge import DEFAULT_PROMPT
 from accord.tasks.evaluators.base import EVALUATORS
 from accord.tasks.evaluators.judged import JUDGE_NAMES
-from accord.tasks.judge import DEFAULT_PROMPT
-from accord.tasks.suites.datasets import load_dataset
-from accord.tasks.suites.prepared import CaseInput, Judging, PreparedTest
-from accord.tasks.suites.specs import MetricSpec
+from accord.tasks.suites.core.prepared import CaseInput, Judging, PreparedTest
+from accord.tasks.suites.oxy.datasets import load_dataset
+from accord.tasks.suites.oxy.specs import MetricSpec
 
 DEFAULT_METRICS = ("similarity",)
 

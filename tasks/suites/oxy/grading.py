@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from accord.engine.render import render
-from accord.tasks.judge import ask_judge
+from accord.tasks.consistency.judge import ask_judge
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext

@@ -5,6 +5,10 @@
 the deterministic pre-judge settle what it can, and schedules one judge node per remaining
 distinct pair. Every pair judged consistent gives +1 to both answers; score = wins / (k - 1);
 the highest score wins and ties go to the lowest run index.
+
+Beside it: `judge` (the default prompt, verdict parsing, one judge call), `prejudge` (the
+deterministic comparator) with `facts` (numbers, dates, directions) and `reading` (how an
+answer's text is read for them).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from accord.engine.errors import TaskError
 from accord.engine.plan import PlannedTask
 from accord.engine.registry import register_task
 from accord.engine.spec import TaskSpec
-from accord.tasks.judge import DEFAULT_PROMPT, JudgeOutcome, Verdict, judge_pair
+from accord.tasks.consistency.judge import DEFAULT_PROMPT, JudgeOutcome, Verdict, judge_pair
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -105,7 +109,7 @@ async def select_consistent(ctx: TaskContext, selection: Selection) -> Consisten
     if count == 1:
         runs = [{"index": 0, "output": texts[0], "score": 1.0}]
         return ConsistencyResult(selection.outputs[0], 1.0, 0, runs, 0, 0)
-    from accord.tasks.prejudge import normalise, prejudge
+    from accord.tasks.consistency.prejudge import normalise, prejudge
 
     keyer = normalise if selection.prejudge_mode != "off" else (lambda t: t)
     cluster_of: dict[str, int] = {}

@@ -58,8 +58,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import Literal
 
-from accord.tasks.prejudge_facts import Outcome, compare_facts
-from accord.tasks.prejudge_reading import CONTRAST, EXCLUSIVE, GENERIC, Answer, Token, read_answer
+from accord.tasks.consistency.facts import Outcome, compare_facts
+from accord.tasks.consistency.reading import (
+    CONTRAST,
+    EXCLUSIVE,
+    GENERIC,
+    Answer,
+    Token,
+    read_answer,
+)
 
 Verdict = Literal["A", "B"]
 Mode = Literal["identical", "tolerant"]

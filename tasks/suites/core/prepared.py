@@ -9,7 +9,7 @@ from typing import Any, Literal
 from accord.engine.plan import Plan
 from accord.engine.project import Project
 from accord.engine.spec import AgentSpec
-from accord.tasks.suites.outcomes import TestKind
+from accord.tasks.suites.core.outcomes import TestKind
 
 SubjectKind = Literal["workflow", "agent", "suite"]
 PrejudgeMode = Literal["off", "identical", "tolerant"]

@@ -1,0 +1,1 @@
+"""The evaluation core: prepared suites -> test nodes on the scheduler -> scores -> gate."""
