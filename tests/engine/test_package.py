@@ -101,3 +101,19 @@ def test_import_accord_loads_nothing_until_a_name_is_used(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] True"
+
+
+def test_the_readme_python_example_runs_as_written(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "# Support tickets by team" in done.stdout and "2024-03" in done.stdout
