@@ -56,24 +56,38 @@ class CallCache:
                     " created REAL NOT NULL)"
                 )
                 conn.commit()
-            except (OSError, sqlite3.Error) as exc:
+            except OSError as exc:
                 raise ConfigError(f"cannot open the call cache {self.path}: {exc}") from None
+            except sqlite3.Error as exc:
+                raise self._damaged(exc) from None
             self._conn = conn
         return self._conn
 
     def get(self, key: str) -> str | None:
         with self._lock:
-            row = self._db().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+            try:
+                row = self._db().execute("SELECT value FROM calls WHERE key = ?", (key,)).fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+        return None if row is None or not isinstance(row[0], str) else row[0]
 
     def put(self, key: str, value: str) -> None:
         with self._lock:
             db = self._db()
-            db.execute(
-                "INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
-                (key, value, time.time()),
-            )
-            db.commit()
+            try:
+                db.execute(
+                    "INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
+                    (key, value, time.time()),
+                )
+                db.commit()
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+
+    def _damaged(self, exc: Exception) -> ConfigError:
+        return ConfigError(
+            f"the call cache {self.path} is damaged ({exc}): move it away (or delete "
+            "it) and accord starts a new one; recorded answers in it are lost"
+        )
 
     def close(self) -> None:
         with self._lock:

@@ -289,9 +289,13 @@ class ModelClient:
         if self.cache is not None and self.mode in ("on", "readonly", "replay"):
             hit = self.cache.get(key)
             if hit is not None:
-                completion = Completion.from_cache(hit)
-                self.usage.record(task, completion)
-                return completion
+                try:
+                    completion = Completion.from_cache(hit)
+                except ValueError as exc:  # a damaged entry is a miss, recorded anew below
+                    self._log.warning("cache_entry_unreadable", task=task, error=str(exc))
+                else:
+                    self.usage.record(task, completion)
+                    return completion
         if self.mode == "replay":
             raise ModelError(
                 f"no recorded answer for this call to model '{model.name}' "

@@ -5,12 +5,17 @@ since its last commit: the scheduler never waits for the disk, and a run killed 
 keeps every result committed before the kill; Ctrl-C or SIGTERM records the run as
 `interrupted` after its finished results. `--resume` reads the succeeded results of an
 earlier run back and reuses those whose inputs hash the same.
+
+Outputs are stored as data (`engine.codec`: JSON read back into accord's own types by name),
+never pickled: a tampered store can hold wrong values, not code. Stores written by earlier
+versions, which pickled outputs, are migrated when opened: the pickles are deleted unread and
+their runs can no longer be resumed (saying so). A store that fails SQLite's quick check is
+refused with what to do.
 """
 
 from __future__ import annotations
 
 import json
-import pickle
 import queue
 import sqlite3
 import threading
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from accord.engine import codec
 from accord.engine.errors import ConfigError
 from accord.engine.render import jsonable
 from accord.engine.results import Status, TaskResult
@@ -49,37 +55,65 @@ CREATE TABLE IF NOT EXISTS results (
     written REAL NOT NULL,
     PRIMARY KEY (run_id, key)
 );
+CREATE TABLE IF NOT EXISTS legacy_runs (run_id TEXT PRIMARY KEY);
 """
+FORMAT = 2  # PRAGMA user_version: 2 = outputs as codec JSON text (1 and 0 pickled them)
 _STOP = object()
 INTERRUPTED = "interrupted"  # a run's status after Ctrl-C or SIGTERM; `--resume` reuses its tasks
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """A connection to the store, created with its schema on first use."""
+    """A connection to the store, created with its schema on first use, checked, and
+    migrated from an earlier format."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigError(f"cannot open the run store {path}: {exc}") from None
+    try:
+        check = conn.execute("PRAGMA quick_check").fetchone()
+        if check is None or check[0] != "ok":
+            raise sqlite3.DatabaseError(str(check[0] if check else "no answer"))
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(SCHEMA)
+        if conn.execute("PRAGMA user_version").fetchone()[0] < FORMAT:
+            _migrate(conn)
         conn.commit()
-    except (OSError, sqlite3.Error) as exc:
-        raise ConfigError(f"cannot open the run store {path}: {exc}") from None
+    except sqlite3.Error as exc:
+        conn.close()
+        raise ConfigError(
+            f"the run store {path} is damaged ({exc}): move it away (or delete it) and accord "
+            "starts a new one; the runs recorded in it are lost"
+        ) from None
     return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """From pickled outputs to codec text: the pickles are deleted without being read (reading
+    one can run code), and their runs are remembered as not resumable."""
+    conn.execute(
+        "INSERT OR IGNORE INTO legacy_runs SELECT DISTINCT run_id FROM results"
+        " WHERE typeof(output) = 'blob'"
+    )
+    conn.execute("UPDATE results SET output = NULL WHERE typeof(output) = 'blob'")
+    conn.execute(f"PRAGMA user_version = {FORMAT}")
 
 
 def _output_json(output: Any) -> str | None:
     try:
         return json.dumps(jsonable(output), ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
 
 
-def _output_blob(output: Any) -> bytes | None:
+def _output_data(output: Any) -> str | None:
+    """The output as codec text, or None when it cannot be stored (the task then runs again
+    on `--resume`)."""
     try:
-        return pickle.dumps(output, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError):
+        return codec.dumps(output)
+    except codec.CodecError:
         return None
 
 
@@ -203,7 +237,7 @@ class RunStore:
             result.attempts,
             input_hash,
             _output_json(result.output) if succeeded else None,
-            _output_blob(result.output) if succeeded and input_hash else None,
+            _output_data(result.output) if succeeded and input_hash else None,
             now,
         )
 
@@ -374,54 +408,6 @@ def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
     ]
 
 
-_SAFE_MODULES = ("accord.engine.", "accord.tasks.")
-_SAFE_GLOBALS = {
-    ("builtins", name)
-    for name in (
-        "list",
-        "dict",
-        "tuple",
-        "set",
-        "frozenset",
-        "str",
-        "int",
-        "float",
-        "bool",
-        "bytes",
-        "complex",
-        "slice",
-        "getattr",
-    )
-} | {
-    ("datetime", "date"),
-    ("datetime", "datetime"),
-    ("datetime", "time"),
-    ("datetime", "timedelta"),
-    ("datetime", "timezone"),
-    ("decimal", "Decimal"),
-    ("uuid", "UUID"),
-    ("collections", "OrderedDict"),
-    ("copyreg", "_reconstructor"),
-    ("copyreg", "__newobj__"),
-    ("builtins", "object"),
-}
-
-
-class _OutputUnpickler(pickle.Unpickler):
-    """Only accord's own output types and plain data: a tampered store cannot run code."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _SAFE_GLOBALS or module.startswith(_SAFE_MODULES):
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} is not an accord output type")
-
-
-def load_output(blob: bytes) -> Any:
-    import io
-
-    return _OutputUnpickler(io.BytesIO(blob)).load()
-
-
 class ResumeIndex:
     """The succeeded results of an earlier run, by task key and input hash."""
 
@@ -430,13 +416,22 @@ class ResumeIndex:
         self.run_id = run_id
         conn = connect(path)
         try:
+            legacy = conn.execute(
+                "SELECT 1 FROM legacy_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
             rows = conn.execute(
                 "SELECT key, input_hash FROM results WHERE run_id = ? AND status = 'succeeded'"
-                " AND output IS NOT NULL",
+                " AND typeof(output) = 'text'",
                 (run_id,),
             ).fetchall()
         finally:
             conn.close()
+        if legacy is not None:
+            raise ConfigError(
+                f"run {run_id} was recorded by an earlier accord, which stored task outputs "
+                "with pickle; accord no longer reads those (a tampered store could run code) "
+                "and removed them, so this run cannot be resumed: run without --resume"
+            )
         self.hashes: dict[str, str] = {str(k): str(h) for k, h in rows}
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
@@ -452,11 +447,14 @@ class ResumeIndex:
             row = self._conn.execute(
                 "SELECT output FROM results WHERE run_id = ? AND key = ?", (self.run_id, key)
             ).fetchone()
-        if row is None or row[0] is None:
+        if row is None or not isinstance(row[0], str):
             return False, None
         try:
-            output = load_output(row[0])
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+            output = codec.loads(row[0])
+        except codec.CodecError as exc:
+            from accord.engine import log
+
+            log.get().warning("stored_output_unreadable", task=key, error=exc.message)
             return False, None
         self.reused += 1
         return True, output

@@ -56,14 +56,26 @@ class Completion:
 
     @classmethod
     def from_cache(cls, text: str) -> Completion:
-        data = json.loads(text)
+        """A cached answer; `ValueError` when the entry is not one (damaged or tampered)."""
+        try:
+            data = json.loads(text)
+            calls = tuple(ToolCall(str(i), str(n), str(a)) for i, n, a in data["tool_calls"])
+            numbers = [data[k] for k in ("input_tokens", "output_tokens", "latency")]
+            cost = data["cost"]  # None: the provider's price is not known
+            if not isinstance(data["text"], str) or not all(
+                isinstance(n, int | float) and not isinstance(n, bool)
+                for n in (*numbers, *([] if cost is None else [cost]))
+            ):
+                raise TypeError("wrong types")
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise ValueError(f"not a cached answer: {type(exc).__name__}: {exc}") from None
         return cls(
             text=data["text"],
-            tool_calls=tuple(ToolCall(*c) for c in data["tool_calls"]),
-            input_tokens=data["input_tokens"],
-            output_tokens=data["output_tokens"],
-            cost=data["cost"],
-            latency=data["latency"],
+            tool_calls=calls,
+            input_tokens=int(numbers[0]),
+            output_tokens=int(numbers[1]),
+            cost=None if cost is None else float(cost),
+            latency=float(numbers[2]),
             cached=True,
         )
 

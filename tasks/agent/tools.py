@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accord.engine import log
+from accord.engine.codec import register_output
 from accord.engine.databases import QueryError
 from accord.engine.errors import AccordError, TaskError
 from accord.engine.render import TableView, markdown_table
@@ -45,6 +46,24 @@ class AgentAnswer(str):
         obj.table = table
         return obj
 
+
+def _answer(data: Any) -> AgentAnswer:
+    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+        raise ValueError("an agent answer's text expected")
+    sql, table = data.get("sql"), data.get("table")
+    if sql is not None and not isinstance(sql, str):
+        raise ValueError("an agent answer's SQL must be text")
+    if table is not None and not isinstance(table, TableView):
+        raise ValueError("an agent answer's table must be a table")
+    return AgentAnswer(data["text"], sql, table)
+
+
+register_output(
+    "agent_answer",
+    AgentAnswer,
+    lambda a: {"text": str(a), "sql": a.sql, "table": a.table},
+    _answer,
+)
 
 Tool = Callable[[dict[str, Any]], Any]
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from accord.engine import log
+from accord.engine.codec import register_dataclass
 from accord.engine.errors import TaskError
 from accord.engine.plan import PlannedTask
 from accord.engine.registry import register_task
@@ -81,6 +82,10 @@ class SampleFailure:
 
 
 # --- selection ---------------------------------------------------------------------------
+
+
+register_dataclass("consistency_result", ConsistencyResult)
+register_dataclass("sample_failure", SampleFailure)
 
 
 @dataclass
