@@ -143,6 +143,20 @@ def _check_resume(ctx: click.Context, param: click.Parameter, value: str | None)
     return value.strip() if value is not None else None
 
 
+class FiniteFloatRange(click.FloatRange):
+    """A float option in a range that refuses NaN and the infinities (NaN compares false
+    with every bound, so `--min-accuracy nan` would pass any range check and turn a gate
+    off)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 class LazyGroup(click.Group):
     """A click group whose further commands are imported only when one of them is run.
 

@@ -7,6 +7,7 @@ name its place in the file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,10 @@ def read_text(path: Path) -> str:
 
 def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
     """Parse one YAML document into Python data plus the marks of every value."""
-    loader = _Loader(text)
+    # PyYAML's C composer recurses without a bound: 30,000 nested `[` crash the process.
+    # Text that may nest that deep goes to the pure-Python composer, whose recursion stops
+    # with a RecursionError (reported below); everything else keeps the fast one.
+    loader = (yaml.SafeLoader if may_nest_deeply(text) else _Loader)(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -97,8 +101,13 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
         raise _syntax_error(exc, text, path) from None
     except yaml.YAMLError as exc:
         raise LoadError(f"{path or '<input>'}: invalid YAML: {exc}") from None
-    except (ValueError, TypeError, RecursionError) as exc:
-        # PyYAML raises these for pathological input (huge ints, unhashable keys, deep nests)
+    except RecursionError:
+        raise LoadError(
+            f"{path or '<input>'}: invalid YAML: values nested far more than {MAX_DEPTH} levels "
+            "deep: flatten the structure"
+        ) from None
+    except (ValueError, TypeError) as exc:
+        # PyYAML raises these for pathological input (huge ints, unhashable keys)
         reason = str(exc)
         if "integer string conversion" in reason:
             reason = "a number with more than 4300 digits: quote it to keep it as text"
@@ -119,6 +128,21 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
 
 MAX_DEPTH = 100
 MAX_ALIAS_VISITS = 100_000
+_BRACKETS = re.compile(r"[\[\]{}]")
+_DASHES = re.compile(r"^[ \t]*(?:[-?:][ \t]+){%d,}" % (MAX_DEPTH // 2), re.MULTILINE)
+_DEEP_INDENT = re.compile(r"^[ \t]{%d,}" % (MAX_DEPTH * 4), re.MULTILINE)
+
+
+def may_nest_deeply(text: str) -> bool:
+    """Whether the text could hold values nested past `MAX_DEPTH` (an upper bound: brackets
+    inside strings and templates count too, so some files that cannot are flagged)."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        depth = 0
+        for match in _BRACKETS.finditer(text):
+            depth += 1 if match.group() in "[{" else -1
+            if depth > MAX_DEPTH:
+                return True
+    return bool(_DASHES.search(text) or _DEEP_INDENT.search(text))
 
 
 class _Walker:

@@ -18,7 +18,7 @@ from typing import Literal, TextIO
 import click
 from rich.console import Console
 
-from accord.engine.cli import handle_errors
+from accord.engine.cli import FiniteFloatRange, handle_errors
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.runner import RunOptions
 from accord.tasks.suites.core.gate import GateKind, GateResult, Mode, check
@@ -193,7 +193,7 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
 )
 @click.option(
     "--min-accuracy",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteFloatRange(0.0, 1.0),
     default=None,
     help="Exit 1 when accuracy is below this (0..1).",
 )
