@@ -129,8 +129,8 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
 MAX_DEPTH = 100
 MAX_ALIAS_VISITS = 100_000
 _BRACKETS = re.compile(r"[\[\]{}]")
-_DASHES = re.compile(r"^[ \t]*(?:[-?:][ \t]+){%d,}" % (MAX_DEPTH // 2), re.MULTILINE)
-_DEEP_INDENT = re.compile(r"^[ \t]{%d,}" % (MAX_DEPTH * 4), re.MULTILINE)
+_DASHES = re.compile(rf"^[ \t]*(?:[-?:][ \t]+){{{MAX_DEPTH // 2},}}", re.MULTILINE)
+_DEEP_INDENT = re.compile(rf"^[ \t]{{{MAX_DEPTH * 4},}}", re.MULTILINE)
 
 
 def may_nest_deeply(text: str) -> bool:
