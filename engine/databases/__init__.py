@@ -92,8 +92,13 @@ class Databases:
             spec = self.specs[name]
             opener = DATABASES.get(spec.type).open
             assert opener is not None  # `check` refused the others
-            db = self._open[name] = opener(spec, self.root)
+            db = self._open[name] = opener(spec, self.root, self.datasets())
             return db
+
+    def datasets(self) -> tuple[Path, ...]:
+        """The project's dataset folders: what a read-only database may read files from."""
+        folders = [getattr(spec, "dataset", None) for spec in self.specs.values()]
+        return tuple((self.root / f).resolve() for f in folders if isinstance(f, str))
 
     def limits(self) -> dict[str, int]:
         """Concurrency limits by resource name (`db:<name>`)."""

@@ -58,6 +58,9 @@ class Database(Protocol):
     async def columns(self) -> QueryResult:
         """Every (table, column, type) of the database, for an agent's schema listing."""
 
+    async def validate(self, sql: str) -> None:
+        """Parse and plan one statement without running it; `QueryError` says what is wrong."""
+
     def close(self) -> None:
         """Release the connection, interrupting a query still running."""
 
@@ -84,7 +87,7 @@ class DatabaseKind:
 
     name: str
     spec: type[Any]
-    open: Callable[[Any, Path], Database] | None
+    open: Callable[[Any, Path, tuple[Path, ...]], Database] | None  # (spec, root, datasets)
     needs: Callable[[Any], list[PathNeed]] = lambda spec: []
     unavailable: str = ""
 

@@ -4,6 +4,7 @@ a database file. Read-only unless its entry says `read_only: false`."""
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from pathlib import Path
 from typing import Any, Literal
@@ -56,10 +57,11 @@ class DuckDB:
 
     dialect = "duckdb"
 
-    def __init__(self, spec: DuckDBDatabase, root: Path) -> None:
+    def __init__(self, spec: DuckDBDatabase, root: Path, datasets: tuple[Path, ...] = ()) -> None:
         self.spec = spec
         self.name = spec.name
         self.root = root
+        self.datasets = datasets  # the project's dataset folders: all a read-only one may read
         self._conn: Any = None
         self._lock = threading.Lock()
         self._active: set[Any] = set()  # cursors running a query, interrupted by close()
@@ -95,6 +97,9 @@ class DuckDB:
                 conn.execute(f"SET GLOBAL file_search_path = {sql_string(str(folder))}")
                 for view, reader in _dataset_views(folder):
                     conn.execute(f'CREATE VIEW "{view}" AS SELECT * FROM {reader}')
+            if self.spec.read_only:
+                search = self.root if self.spec.path is not None else folder
+                _lock_down(conn, self.datasets, search.resolve())
             self._conn = conn
             return conn
 
@@ -107,10 +112,7 @@ class DuckDB:
         interrupter.arm(cursor.interrupt)
         try:
             if self.spec.read_only:
-                for statement in cursor.extract_statements(sql):
-                    kind = str(statement.type).rsplit(".", 1)[-1]
-                    if kind not in _READ_STATEMENTS:
-                        raise QueryError(read_only_message(kind))
+                _check_reads(cursor, sql)
             cursor.execute(sql)
             if cursor.description is None:
                 return QueryResult([], [], sql)
@@ -118,7 +120,7 @@ class DuckDB:
             rows = cursor.fetchmany(limit) if limit is not None else cursor.fetchall()
             return QueryResult(columns, [tuple(r) for r in rows], sql)
         except duckdb.Error as exc:
-            raise QueryError(str(exc).strip()) from None
+            raise QueryError(_message(exc, self.spec.read_only)) from None
         finally:
             interrupter.disarm()
             with self._lock:
@@ -130,6 +132,29 @@ class DuckDB:
 
     async def columns(self) -> QueryResult:
         return await self.query(COLUMNS_SQL)
+
+    async def validate(self, sql: str) -> None:
+        """Parse and plan one statement; nothing runs."""
+        await in_thread(self._validate, sql, None)
+
+    def _validate(self, sql: str, limit: int | None, interrupter: Interrupter) -> QueryResult:
+        import duckdb
+
+        cursor = self._connect().cursor()
+        try:
+            statements = cursor.extract_statements(sql)
+            if len(statements) != 1:
+                raise QueryError(f"give one statement to check ({len(statements)} given)")
+            if self.spec.read_only:
+                _check_reads(cursor, sql)
+            # EXPLAIN (without ANALYZE) plans the statement and runs nothing; an EXPLAIN
+            # ANALYZE given here is not valid after it, so it cannot run either
+            cursor.execute("EXPLAIN " + statements[0].query)
+            return QueryResult([], [], sql)
+        except duckdb.Error as exc:
+            raise QueryError(_message(exc, self.spec.read_only)) from None
+        finally:
+            cursor.close()
 
     def close(self) -> None:
         import duckdb
@@ -143,6 +168,54 @@ class DuckDB:
         if conn is not None:
             with contextlib.suppress(duckdb.Error):
                 conn.close()
+
+
+def _lock_down(conn: Any, datasets: tuple[Path, ...], search: Path) -> None:
+    """Read-only at the engine level: no file outside the project's dataset folders can be
+    read or written (no COPY TO, ATTACH, read_text('/etc/passwd')), no extension installed or
+    loaded, and no setting changed back by a query.
+
+    DuckDB checks a relative name (`FROM 'sales.csv'`) against the process's working folder,
+    before the search path finds it in the dataset folder: the datasets' files are allowed by
+    the names they have relative to `search` (the database's file_search_path).
+    """
+    names = [
+        str(file.relative_to(search))
+        for folder in datasets
+        for file in sorted(folder.iterdir())
+        if file.is_file() and file.is_relative_to(search)
+    ]
+    folders = ", ".join(sql_string(str(folder)) for folder in datasets)
+    conn.execute(f"SET allowed_directories = [{folders}]")
+    conn.execute(f"SET allowed_paths = [{', '.join(sql_string(n) for n in names)}]")
+    conn.execute("SET enable_external_access = false")
+    conn.execute("SET lock_configuration = true")
+
+
+_EXPLAIN = re.compile(r"\s*EXPLAIN\s+(?:ANALYZE\s+|ANALYSE\s+)?(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def _check_reads(cursor: Any, sql: str) -> None:
+    """Refuse any statement of `sql` that is not a read; EXPLAIN ANALYZE runs the statement
+    it explains, so that one is checked too."""
+    for statement in cursor.extract_statements(sql):
+        kind = str(statement.type).rsplit(".", 1)[-1]
+        if kind not in _READ_STATEMENTS:
+            raise QueryError(read_only_message(kind))
+        explained = _EXPLAIN.match(statement.query) if kind == "EXPLAIN" else None
+        if explained is not None:
+            _check_reads(cursor, explained.group(1))
+
+
+def _message(exc: Exception, read_only: bool) -> str:
+    message = str(exc).strip()
+    if read_only and message.startswith("Permission Error"):
+        message += (
+            " (the database is read-only: its queries read files of the project's dataset "
+            "folders only; add the folder as a dataset (a duckdb entry with 'dataset:') in "
+            f"config.yml, or {read_only_advice()})"
+        )
+    return message
 
 
 def read_only_message(kind: str) -> str:

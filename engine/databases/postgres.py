@@ -50,7 +50,7 @@ class Postgres:
 
     dialect = "postgres"
 
-    def __init__(self, spec: PostgresDatabase, root: Path) -> None:
+    def __init__(self, spec: PostgresDatabase, root: Path, datasets: tuple[Path, ...] = ()) -> None:
         self.spec = spec
         self.name = spec.name
 
@@ -100,6 +100,12 @@ class Postgres:
 
     async def columns(self) -> QueryResult:
         return await self.query(COLUMNS_SQL)
+
+    async def validate(self, sql: str) -> None:
+        """EXPLAIN through the extended protocol: one statement, planned and never run."""
+        if ";" in sql.strip().rstrip(";"):
+            raise QueryError("give one statement to check")
+        await self.query(f"EXPLAIN {sql.strip().rstrip(';')}")
 
     def close(self) -> None:
         return None

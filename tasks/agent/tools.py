@@ -119,7 +119,7 @@ class Toolbox:
             db = self.ctx.run.databases.get(database)
             try:
                 if validate:
-                    await db.query(f"EXPLAIN {sql}")
+                    await db.validate(sql)  # parsed and planned; nothing runs
                     return "valid"
                 result = await db.query(sql, spec.dry_run_limit)
             except QueryError as exc:

@@ -398,16 +398,33 @@ def test_pivot_without_in_list_explains_the_read_only_refusal(project: Project) 
     assert run.status("listed") == "succeeded"
 
 
-def test_duckdb_file_reads_files_relative_to_the_project_root(files_project: Project) -> None:
+def test_duckdb_file_reads_dataset_files_relative_to_the_project_root(
+    files_project: Project,
+) -> None:
+    # a read-only database reads the project's dataset folders only
     files_project.write("data/extra.csv", "item,qty\nwasher,3\n")
-    run = files_project.run(
-        """
+    sql = "SELECT item, qty FROM stock UNION ALL SELECT item, qty FROM 'data/extra.csv'"
+    refused = files_project.run(
+        f"""
         tasks:
           - name: joined
             type: execute_sql
-            sql_query: |
-              SELECT item, qty FROM stock UNION ALL SELECT item, qty FROM 'data/extra.csv'
-              ORDER BY item
+            sql_query: "{sql} ORDER BY item"
+        """
+    )
+    assert refused.exit_code == 1
+    assert 'Cannot access file "data/extra.csv"' in refused.stderr
+    assert "read files of the project's dataset folders only" in refused.stderr
+    config = (files_project.root / "config.yml").read_text()
+    dataset = "databases:\n  - {name: files, type: duckdb, dataset: data}\n"
+    files_project.config(config.replace("databases:\n", dataset))
+    run = files_project.run(
+        f"""
+        tasks:
+          - name: joined
+            type: execute_sql
+            database: duck
+            sql_query: "{sql} ORDER BY item"
         """
     )
     assert [row["item"] for row in run.outputs["joined"]] == ["bolt", "nut", "washer"]
