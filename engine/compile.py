@@ -20,6 +20,7 @@ from typing import Any
 
 from accord.engine.errors import CycleError, Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, is_workflow_file, load_workflow
+from accord.engine.paths import PathError, inside, written_by_accord
 from accord.engine.plan import Plan, PlannedTask
 from accord.engine.project import Project
 from accord.engine.registry import task_type
@@ -219,7 +220,7 @@ class _FileCompiler:
 
     def file_names(self, loc: Loc, relative: str) -> frozenset[str]:
         path = self.root / relative
-        if not path.is_file():
+        if not path.is_file() or not _resolved_inside(path, self.root):
             return frozenset()  # reported by check_sources
         try:
             return referenced_names(path.read_text(encoding="utf-8")) - BUILTIN_NAMES
@@ -255,14 +256,30 @@ class _FileCompiler:
         for field_loc, relative in task.sources():
             if "{{" in relative or "{%" in relative:
                 continue  # rendered at run time
+            try:
+                inside(self.root, relative, "file")
+            except PathError as exc:
+                self.issue((*task_loc, *field_loc), exc.message)
+                continue
             if not (self.root / relative).is_file():
                 self.issue(
                     (*task_loc, *field_loc), f"file '{relative}' not found under {self.root}"
                 )
+        export = task.export
+        if export is not None and "{" not in export.path:
+            try:
+                written_by_accord(self.root, export.path, "export path")
+            except PathError as exc:
+                self.issue((*task_loc, "export", "path"), exc.message)
 
     def compile_child_file(self, loc: Loc, src: str) -> Plan | None:
         if "{{" in src:
             self.issue(loc, "a sub-workflow 'src' must be a fixed path, not a template")
+            return None
+        try:
+            inside(self.root, src, "sub-workflow")
+        except PathError as exc:
+            self.issue(loc, exc.message)
             return None
         target = (self.root / src).resolve()
         if not target.is_file():
@@ -327,6 +344,13 @@ class _FileCompiler:
                 ),
             ]
         )
+
+
+def _resolved_inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
 
 
 def _hint(word: str, options: frozenset[str] | set[str]) -> str:

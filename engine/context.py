@@ -21,6 +21,7 @@ from accord.engine.catalog import ModelCatalog
 from accord.engine.databases import Database, Databases
 from accord.engine.errors import AccordError, TaskError
 from accord.engine.models import ModelClient
+from accord.engine.paths import inside, refuse_overwrite, written_by_accord
 from accord.engine.pinned import read_pinned, write_pinned
 from accord.engine.plan import Plan, PlannedTask
 from accord.engine.project import Project
@@ -247,8 +248,15 @@ class TaskContext:
     def database(self, name: str | None) -> Database:
         return self.run.databases.get(self.run.databases.resolve_name(name))
 
-    def path(self, relative: str) -> Path:
-        return self.root / relative
+    def path(self, relative: str, what: str = "path") -> Path:
+        """A file the task reads: inside the project root, or `PathError`."""
+        return inside(self.root, relative, what)
+
+    def render_path(self, source: str, what: str) -> str:
+        """A path template rendered; values filled in cannot pick another folder."""
+        if "{" not in source:
+            return source
+        return rendering.render_path(source, self._values_for(source, None), what)
 
     def input_hash(self) -> str:
         """Hash of what decides this task's output: its spec, the files it reads, and the
@@ -287,7 +295,13 @@ class TaskContext:
             pinned = self.task.spec.cache
             pinned_path = None
             if not reused and pinned is not None and pinned.enabled and pinned.path:
-                pinned_path = self.root / self.render(pinned.path)
+                # a pinned cache is the project's own file (its SQL is meant to be edited):
+                # inside the root, and not in accord's store
+                pinned_path = inside(self.root, self.render_path(pinned.path, "cache path"),
+                                     "cache path")  # fmt: skip
+                refuse_overwrite(
+                    pinned_path, self.root, "cache path", pinned.path, project_files=False
+                )
                 reused, output = read_pinned(pinned_path, self.input_hash(), self.key)
             if not reused:
                 output = await runner(self.task, self)
@@ -297,8 +311,9 @@ class TaskContext:
             if export is not None:
                 from accord.engine.export import write_export
 
-                target = self.render(export.path)
-                write_export(self.root / target, export.format, output, self.key)
+                target = self.render_path(export.path, "export path")
+                path = written_by_accord(self.root, target, "export path")
+                write_export(path, export.format, output, self.key)
             return output
         except TaskError:
             raise

@@ -21,6 +21,7 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import SandboxedEnvironment
 
 from accord.engine.errors import AccordError
+from accord.engine.paths import check_filled_parts
 from accord.engine.template_walk import PlainTemplate, plain_template
 
 
@@ -455,6 +456,28 @@ def condition_names(source: str) -> frozenset[str]:
     """Free names of a condition expression."""
     expr = single_expression(source) or source.strip()
     return referenced_names("{{ " + expr + " }}")
+
+
+def render_path(source: str, context: Mapping[str, Any], what: str) -> str:
+    """Render a path template; the values filled in may not name other folders (`..`, `/`),
+    so data or a model's answer cannot steer where a file goes."""
+    if "{" not in source:
+        return source
+    try:
+        template = compile_template(source)
+        if isinstance(template, PlainTemplate):
+            text, values = template.filled(context)
+            check_filled_parts(values, what, source)
+            return text
+        return template.render(context)
+    except _TEMPLATE_FAILURES as exc:
+        raise _template_error(
+            exc,
+            undefined="undefined name",
+            syntax="template syntax error",
+            failed="cannot render template",
+            whole_template=True,
+        ) from None
 
 
 def render(source: str, context: Mapping[str, Any]) -> str:

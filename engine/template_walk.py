@@ -37,6 +37,13 @@ class PlainTemplate:
             part if isinstance(part, str) else str(part(context)) for part in self._parts
         )
 
+    def filled(self, context: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """The rendered text and, apart, each value filled in (paths check them)."""
+        values = [str(part(context)) for part in self._parts if not isinstance(part, str)]
+        found = iter(values)
+        text = "".join(part if isinstance(part, str) else next(found) for part in self._parts)
+        return text, values
+
 
 def plain_template(env: SandboxedEnvironment, ast: nodes.Template) -> PlainTemplate | None:
     """The template as a `PlainTemplate`, or None when it needs Jinja's compiler."""

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from accord.engine.errors import AccordError, Issue, ValidationError
 from accord.engine.loader import load_spec
+from accord.engine.paths import PathError, inside
 from accord.engine.plan import PlannedTask
 from accord.engine.registry import register_task
 from accord.engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
@@ -75,6 +76,10 @@ class AgentTaskSpec(TaskSpec):
         if ref is None or not (project.root / ref).is_file():
             return
         try:
+            inside(project.root, ref, "agent_ref")
+        except PathError:
+            return  # reported with the task's other files
+        try:
             agent = load_agent(project.root / ref)
         except ValidationError as exc:
             yield ("agent_ref",), f"in agent file '{ref}':\n{exc.message}"
@@ -127,7 +132,12 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
     root = project.root
     for index, entry in enumerate(agent.context):
         for pattern in entry.globs:
-            if not context_paths(root, pattern):
+            try:
+                found = context_paths(root, pattern)
+            except PathError as exc:
+                yield f"context[{index}] '{entry.name}': {exc.message}"
+                continue
+            if not found:
                 yield (
                     f"context[{index}] '{entry.name}': no file matches '{pattern}' "
                     f"(relative to the project root {root})"
@@ -144,6 +154,11 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
                 yield f"{where}: unknown database '{name}' (databases: {listing})"
         elif isinstance(tool, WorkflowToolSpec | AgentToolSpec):
             ref = tool.workflow_ref if isinstance(tool, WorkflowToolSpec) else tool.agent_ref
+            try:
+                inside(root, ref, "file")
+            except PathError as exc:
+                yield f"{where}: {exc.message}"
+                continue
             if not (root / ref).is_file():
                 yield f"{where}: file '{ref}' not found under {root}"
     if agent.anonymize is not None:

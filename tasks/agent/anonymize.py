@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from accord.engine.errors import AccordError
+from accord.engine.paths import inside
 from accord.engine.spec import AnonymizeSpec
 
 
@@ -124,7 +125,7 @@ def _prefix(where: str) -> str:
 
 
 def _lines(root: Path, name: str, where: str) -> list[str]:
-    path = root / name
+    path = inside(root, name, f"{_prefix(where)}anonymize file")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -22,6 +22,7 @@ import yaml
 from accord.engine import log
 from accord.engine.databases import DATABASES, QueryResult
 from accord.engine.errors import AccordError, TaskError
+from accord.engine.paths import inside
 from accord.engine.render import BUILTIN_NAMES, referenced_names
 from accord.engine.spec import AgentSpec
 
@@ -136,12 +137,17 @@ def _semantic_model(path: Path, ctx: TaskContext) -> dict[str, Any]:
 
 
 def context_paths(root: Path, pattern: str) -> list[Path]:
-    """The files a context glob (relative to the project root) matches, sorted."""
-    return [
+    """The files a context glob (relative to the project root) matches, sorted; a glob or a
+    match that leads outside the root (absolute, `..`, a symbolic link) is a `PathError`."""
+    inside(root, pattern, "agent context")
+    found = [
         Path(match)
         for match in sorted(glob.glob(str(root / pattern), recursive=True))
         if Path(match).is_file()
     ]
+    for path in found:
+        inside(root, path.relative_to(root), "agent context file")
+    return found
 
 
 def context_values(agent: AgentSpec, ctx: TaskContext) -> dict[str, Any]:

@@ -20,6 +20,8 @@ from rich.console import Console
 
 from accord.engine.cli import FiniteFloatRange, handle_errors
 from accord.engine.errors import AccordError, LoadError
+from accord.engine.paths import PathError, refuse_overwrite
+from accord.engine.project import find_root
 from accord.engine.runner import RunOptions
 from accord.tasks.suites.core.gate import GateKind, GateResult, Mode, check
 from accord.tasks.suites.core.outcomes import SuiteResult
@@ -126,6 +128,10 @@ def check_targets(command: TestCommand) -> None:
         if _kind(path) == "folder":
             example = path / (_EXAMPLES[command.fmt] if option == "--output" else "report.html")
             raise AccordError(f"{option} {path}: is a folder; give a file in it, e.g. {example}")
+        try:  # a path given here may lead anywhere, but not onto what the project reads
+            refuse_overwrite(path, find_root(command.file)[0], option, path)
+        except PathError as exc:
+            raise AccordError(f"{exc.message}; no test was run") from None
         for folder in path.parents:
             kind = _kind(folder)
             if kind == "file":
