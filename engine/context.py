@@ -227,7 +227,8 @@ class TaskContext:
     def render(self, source: str, extra: Mapping[str, Any] | None = None) -> str:
         if "{" not in source:
             return source
-        return rendering.render(source, self._values_for(source, extra))
+        # a render may use the task's whole timeout, at most the render budget
+        return rendering.render(source, self._values_for(source, extra), self.task.spec.timeout)
 
     def evaluate(self, source: str, extra: Mapping[str, Any] | None = None) -> Any:
         return rendering.evaluate(source, self._values_for(source, extra))

@@ -20,6 +20,7 @@ from jinja2 import meta, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import SandboxedEnvironment
 
+from accord.engine import render_budget
 from accord.engine.errors import AccordError
 from accord.engine.paths import check_filled_parts
 from accord.engine.template_walk import PlainTemplate, plain_template
@@ -36,6 +37,8 @@ def sqlquote(value: Any) -> str:
 
 def to_json(value: Any, indent: int | None = None) -> str:
     """JSON text of a value; tables become lists of row objects."""
+    if isinstance(indent, int) and indent > 100:
+        raise render_budget.BudgetError(f"tojson: an indent of {indent} (at most 100)")
     return json.dumps(jsonable(value), indent=indent, ensure_ascii=False, default=str)
 
 
@@ -160,7 +163,17 @@ _ORDERING: dict[str, Callable[[Any, Any], Any]] = {
 
 
 class _CodeGenerator(CodeGenerator):
-    """Routes a single ordering comparison (`a > b`) through `environment.compare`."""
+    """Routes a single ordering comparison (`a > b`) through `environment.compare`, ticks
+    the render budget at every block (loop bodies included), and checks the size of `~`."""
+
+    def blockvisit(self, nodes: Any, frame: Frame) -> None:
+        self.writeline("environment.tick()")
+        super().blockvisit(nodes, frame)
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.checked_text(")
+        super().visit_Concat(node, frame)
+        self.write(")")
 
     def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
         if len(node.ops) != 1 or node.ops[0].op not in _ORDERING:
@@ -183,7 +196,30 @@ class AccordSandbox(SandboxedEnvironment):
     compute for hours or exhaust memory inside one render."""
 
     code_generator_class = _CodeGenerator
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def tick(self) -> None:
+        render_budget.tick()
+
+    def checked_text(self, text: Any) -> Any:
+        if isinstance(text, str):
+            render_budget.check_size(len(text), "joining text with '~'")
+        return text
+
+    def wrap_str_format(self, value: Any) -> Any:
+        """`str.format` in a template: widths checked, and no width taken from arguments."""
+        wrapped = super().wrap_str_format(value)
+        if wrapped is not None:
+            import string
+
+            for _text, field, spec, _conversion in string.Formatter().parse(value.__self__):
+                if field is not None and spec:
+                    if "{" in spec:
+                        raise render_budget.BudgetError(
+                            "str.format: a width taken from an argument is not allowed here"
+                        )
+                    render_budget.format_width(spec, "str.format")
+        return wrapped
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "**" and isinstance(left, int) and isinstance(right, int):
@@ -192,6 +228,10 @@ class AccordSandbox(SandboxedEnvironment):
                 raise TemplateError(
                     f"{left} ** {right} is too large to compute in a template (sandbox limit)"
                 )
+        if operator == "+" and isinstance(left, str | list | tuple) and hasattr(right, "__len__"):
+            render_budget.check_size(len(left) + len(right), "'+'")
+        if operator == "%" and isinstance(left, str):
+            render_budget.percent_widths(left, "'%' formatting")
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
                 if (
@@ -274,6 +314,8 @@ def _build_env() -> SandboxedEnvironment:
     env.filters["attr"] = _attr
     env.filters["tojson"] = to_json
     env.globals["now"] = now
+    render_budget.guard_filters(env.filters)
+    env.globals["lipsum"] = render_budget.lipsum_guard(env.globals["lipsum"])  # type: ignore[arg-type]
     return env
 
 
@@ -480,12 +522,18 @@ def render_path(source: str, context: Mapping[str, Any], what: str) -> str:
         ) from None
 
 
-def render(source: str, context: Mapping[str, Any]) -> str:
-    """Render a template to text; undefined names and sandbox escapes raise `TemplateError`."""
+def render(source: str, context: Mapping[str, Any], seconds: float | None = None) -> str:
+    """Render a template to text; undefined names and sandbox escapes raise `TemplateError`,
+    a render past its budget (`seconds`, at most `render_budget.RENDER_SECONDS`, and
+    `render_budget.MAX_TEXT` characters) `BudgetError`."""
     if "{" not in source:
         return source
+    token = render_budget.start(seconds)
     try:
-        return compile_template(source).render(context)
+        template = compile_template(source)
+        if isinstance(template, PlainTemplate):
+            return template.render(context)
+        return render_budget.bounded_output(template.generate(context))
     except _TEMPLATE_FAILURES as exc:  # an unknown test, say, is reported only when rendered
         raise _template_error(
             exc,
@@ -494,3 +542,9 @@ def render(source: str, context: Mapping[str, Any]) -> str:
             failed="cannot render template",
             whole_template=True,
         ) from None
+    except MemoryError:
+        raise TemplateError("cannot render template: it needs more memory than there is") from None
+    except RecursionError:
+        raise TemplateError("cannot render template: it recurses too deeply") from None
+    finally:
+        render_budget.finish(token)
