@@ -5,6 +5,8 @@ Imports of the engine happen inside the commands so that `accord --help` stays f
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +19,8 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NO_RESULT = 0, 1, 2, 3
+# a stream that cannot be written: a full disk or /dev/full, a closed pipe, an I/O error
+_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT, errno.EBADF})
 
 
 def _debug_enabled() -> bool:
@@ -50,6 +54,10 @@ def handle_errors(func: F) -> F:
             raise
         except click.ClickException:
             raise
+        except OSError as exc:
+            if exc.errno not in _OUTPUT_ERRORS:
+                raise
+            _output_failed(exc)
         except Exception:
             import traceback
 
@@ -62,6 +70,21 @@ def handle_errors(func: F) -> F:
             sys.exit(70)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _output_failed(exc: OSError) -> NoReturn:
+    """stdout or stderr could not be written (a full disk, /dev/full, a closed pipe): say so
+    where possible and exit 1; a closed pipe (`| head`) ends quietly, as Unix tools do."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):  # nothing more may reach a dead stream
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    if exc.errno == errno.EPIPE:
+        sys.exit(141)
+    with contextlib.suppress(Exception):
+        click.echo(f"error: cannot write the output: {exc.strerror}", err=True)
+    sys.exit(EXIT_FAILED)
 
 
 _signal_received: int | None = None  # SIGTERM, when that is what interrupted `accord run`

@@ -7,6 +7,7 @@ and quiet runs never pay for it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Mapping
@@ -81,12 +82,16 @@ class Logger:
         return Logger({**self._context, **values})
 
     def _emit(self, level: str, event: str, values: dict[str, Any]) -> None:
-        if enabled(level):
-            fields = {**(_bound.get() or {}), **self._context}
-            node = current_node.get()
-            if node is not None:
-                fields.setdefault("task", node.key)
-                fields.setdefault("type", node.type)
+        if not enabled(level):
+            return
+        fields = {**(_bound.get() or {}), **self._context}
+        node = current_node.get()
+        if node is not None:
+            fields.setdefault("task", node.key)
+            fields.setdefault("type", node.type)
+        # stderr full (/dev/full, a full disk) or closed (2>&-, then it is None): the line is
+        # lost and the run goes on (raising here once left a failed task unsettled: a hang)
+        with contextlib.suppress(Exception):
             getattr(_structlog().bind(**fields), level)(event, **values)
 
     def debug(self, event: str, **values: Any) -> None:

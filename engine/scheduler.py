@@ -14,6 +14,7 @@ dependants `skipped` and runs everything else.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import heapq
 import time
@@ -235,7 +236,7 @@ class Scheduler:
         started = time.perf_counter()
         log.current_node.set(node)  # log fields and `retry.wait_out` find the node here
         if self.observer is not None:
-            self.observer.node_started(node)
+            _notify(self.observer.node_started, node)
         if self._debug:
             self.log.debug("task_started", task=node.key, type=node.type)
         attempt = 0
@@ -303,7 +304,7 @@ class Scheduler:
         node.result = result
         self.results.append(result)
         if self.observer is not None:
-            self.observer.node_finished(node, result)
+            _notify(self.observer.node_finished, node, result)
         if self._debug or status is Status.FAILED:
             event = {Status.SUCCEEDED: "task_succeeded", Status.FAILED: "task_failed"}.get(
                 status, f"task_{status.value}"
@@ -351,6 +352,13 @@ class Scheduler:
             for node in graph.nodes:
                 if node.result is None and node.task is None:
                     self._settle(node, Status.CANCELLED, error="not started: the run stopped")
+
+
+def _notify(event: Callable[..., None], *args: Any) -> None:
+    """Tell the observer (progress display, run store). Its failure (a display writing to a
+    full or closed stderr) must not leave a node unsettled: the run would never end."""
+    with contextlib.suppress(Exception):  # nothing to report it on; the result still is
+        event(*args)
 
 
 async def _call(node: Node) -> Any:

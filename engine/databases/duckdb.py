@@ -232,6 +232,12 @@ def _dataset_views(folder: Path) -> list[tuple[str, str]]:
     views = []
     for path in sorted(folder.iterdir()):
         suffix = path.suffix.lower()
+        if suffix in (".csv", ".parquet") and not path.is_file():
+            # a FIFO or a device would block the query's thread in open() for ever
+            raise ConfigError(
+                f"dataset file '{path}' is not a regular file (a pipe, a device or a broken "
+                "link): remove it or move it out of the dataset folder"
+            )
         if suffix == ".csv":
             reader = f"read_csv_auto({sql_string(str(path))})"
         elif suffix == ".parquet":
