@@ -102,7 +102,7 @@ def main() -> int:
         total = [s[0] + s[1] for s in samples]
         resume_ms = statistics.median(total) * 1e3
         print(f"(b) ResumeIndex over {len(keys)} stored results: {summary(build, 1e3, ' ms')}")
-        print(f"    every key looked up (and unpickled): {summary(lookup, 1e3, ' ms')}")
+        print(f"    every key looked up (and decoded): {summary(lookup, 1e3, ' ms')}")
         print(f"    resume overhead: {summary(total, 1e3, ' ms')}")
 
     print(f"target (a): store write <= {TARGET_WRITE_US:.0f} us/task (wall time, medians)")

@@ -51,12 +51,18 @@ OUTPUT_TYPES: Registry[OutputType] = Registry("output type")
 _by_class: dict[type, OutputType] = {}
 
 
+_ready: list[bool] = []
+
+
 def _registered() -> None:
-    """Load the members: the engine's (`engine.outputs`) and the plugins' (task modules)."""
+    """Load the members once: the engine's (`engine.outputs`) and the plugins' (tasks)."""
+    if _ready:
+        return
     import accord.engine.outputs  # noqa: F401  (registers tables and query results)
     from accord.engine.registry import load_plugins
 
     load_plugins()
+    _ready.append(True)
 
 
 def register_output(

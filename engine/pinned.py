@@ -21,22 +21,45 @@ def sidecar(path: Path) -> Path:
 
 
 def read_pinned(path: Path, input_hash: str, key: str) -> tuple[bool, Any]:
-    """(True, output) when `path` holds this task's output for the same inputs."""
+    """(True, output) when `path` holds this task's output for the same inputs. A sidecar or
+    a pinned table that is not what accord wrote (damaged, or edited into another shape) is
+    not reused: the task runs again and writes it anew."""
     if not path.is_file():
         return False, None
     meta_path = sidecar(path)
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-    except (OSError, json.JSONDecodeError):
-        meta = {}
+    meta: Any = {}  # no sidecar: a cache Oxy wrote, reused as text
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            meta = None
+        if not isinstance(meta, dict):
+            log.get().warning("pinned_cache_unreadable", task=key, path=str(meta_path))
+            return False, None
     if meta.get("input_hash") not in (None, input_hash):
         log.get().info("pinned_cache_stale", task=key, path=str(path))
         return False, None
-    text = path.read_text(encoding="utf-8")
-    if meta.get("kind") == "table":
-        data = json.loads(text)
-        return True, TableView(data["columns"], [tuple(r) for r in data["rows"]])
+    try:
+        text = path.read_text(encoding="utf-8")
+        if meta.get("kind") == "table":
+            return True, _table(json.loads(text))
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
+        log.get().warning("pinned_cache_unreadable", task=key, path=str(path), error=str(exc))
+        return False, None
     return True, text
+
+
+def _table(data: Any) -> TableView:
+    if not isinstance(data, dict):
+        raise ValueError("a pinned table must be an object with columns and rows")
+    columns, rows = data.get("columns"), data.get("rows")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise ValueError("a pinned table's columns must be a list of names")
+    if not isinstance(rows, list) or not all(
+        isinstance(r, list) and len(r) == len(columns) for r in rows
+    ):
+        raise ValueError("a pinned table's rows must be lists as long as its columns")
+    return TableView(columns, [tuple(r) for r in rows])
 
 
 def write_pinned(path: Path, output: Any, input_hash: str) -> None:

@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS legacy_runs (run_id TEXT PRIMARY KEY);
 FORMAT = 2  # PRAGMA user_version: 2 = outputs as codec JSON text (1 and 0 pickled them)
 _STOP = object()
 INTERRUPTED = "interrupted"  # a run's status after Ctrl-C or SIGTERM; `--resume` reuses its tasks
+BULK_BYTES = 64 * 1024 * 1024  # a resume reads a run's outputs at once up to this size
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
 
@@ -419,10 +420,15 @@ class ResumeIndex:
             legacy = conn.execute(
                 "SELECT 1 FROM legacy_runs WHERE run_id = ?", (run_id,)
             ).fetchone()
+            where = "run_id = ? AND status = 'succeeded' AND typeof(output) = 'text'"
+            size = conn.execute(
+                f"SELECT COALESCE(SUM(length(output)), 0) FROM results WHERE {where}", (run_id,)
+            ).fetchone()[0]
+            # one query for every stored output when they are small enough to hold at once
+            # (a query per task is most of a resume's cost); else each is read when looked up
+            column = "output" if size <= BULK_BYTES else "NULL"
             rows = conn.execute(
-                "SELECT key, input_hash FROM results WHERE run_id = ? AND status = 'succeeded'"
-                " AND typeof(output) = 'text'",
-                (run_id,),
+                f"SELECT key, input_hash, {column} FROM results WHERE {where}", (run_id,)
             ).fetchall()
         finally:
             conn.close()
@@ -432,7 +438,8 @@ class ResumeIndex:
                 "with pickle; accord no longer reads those (a tampered store could run code) "
                 "and removed them, so this run cannot be resumed: run without --resume"
             )
-        self.hashes: dict[str, str] = {str(k): str(h) for k, h in rows}
+        self.hashes: dict[str, str] = {str(k): str(h) for k, h, _ in rows}
+        self._texts: dict[str, str] = {str(k): t for k, _, t in rows if isinstance(t, str)}
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self.reused = 0
@@ -441,16 +448,19 @@ class ResumeIndex:
         """(True, output) when the earlier run finished this task with the same inputs."""
         if self.hashes.get(key) != input_hash:
             return False, None
-        with self._lock:
-            if self._conn is None:
-                self._conn = connect(self.path)
-            row = self._conn.execute(
-                "SELECT output FROM results WHERE run_id = ? AND key = ?", (self.run_id, key)
-            ).fetchone()
-        if row is None or not isinstance(row[0], str):
-            return False, None
+        text = self._texts.pop(key, None)
+        if text is None:
+            with self._lock:
+                if self._conn is None:
+                    self._conn = connect(self.path)
+                row = self._conn.execute(
+                    "SELECT output FROM results WHERE run_id = ? AND key = ?", (self.run_id, key)
+                ).fetchone()
+            if row is None or not isinstance(row[0], str):
+                return False, None
+            text = row[0]
         try:
-            output = codec.loads(row[0])
+            output = codec.loads(text)
         except codec.CodecError as exc:
             from accord.engine import log
 

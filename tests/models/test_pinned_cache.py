@@ -54,3 +54,39 @@ def test_pinned_output_is_reused_edited_and_invalidated(
     assert run(path)["show"] == "SELECT 3"  # the prompt changed: the pinned file is stale
     assert len(fake_llm.requests) == 2
     assert run(path, "-v", "what=counts")["show"] == "echo: Write DuckDB SQL for counts"
+
+
+TABLE_WORKFLOW = """
+tasks:
+  - name: totals
+    type: execute_sql
+    sql_query: SELECT 1 AS n
+    cache: {enabled: true, path: output/totals.json}
+  - name: show
+    type: formatter
+    template: "{{ totals.n[0] }}"
+"""
+
+
+def test_a_damaged_pinned_table_or_sidecar_runs_the_task_again(tmp_path: Path) -> None:
+    (tmp_path / ".db").mkdir()
+    (tmp_path / ".db" / "t.csv").write_text("a\n1\n")
+    path = tmp_path / "w.workflow.yml"
+    path.write_text(TABLE_WORKFLOW)
+    assert run(path)["show"] == "1"
+    pinned = tmp_path / "output" / "totals.json"
+    sidecar = tmp_path / "output" / "totals.json.accord.json"
+    for table, meta in [
+        ('{"columns": "n"}', None),
+        ('{"columns": ["n"], "rows": [[1, 2]]}', None),
+        ("[" * 100_000, None),
+        ("\udcff not utf-8", None),
+        (None, '["not", "an", "object"]'),
+        (None, "{garbage"),
+    ]:
+        if table is not None:
+            pinned.write_bytes(table.encode("utf-8", "surrogateescape"))
+        if meta is not None:
+            sidecar.write_text(meta)
+        assert run(path)["show"] == "1"  # run again and pinned anew, never a traceback
+        assert json.loads(pinned.read_text()) == {"columns": ["n"], "rows": [[1]]}
