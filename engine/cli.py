@@ -157,6 +157,23 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+cache_option = click.option(
+    "--cache",
+    "cache_mode",
+    type=click.Choice(["on", "off", "readonly", "replay"]),
+    default="on",
+    show_default=True,
+    help="Model-call cache; replay fails on any call not recorded before.",
+)
+
+
+def max_concurrency_option(help_text: str) -> Callable[[F], F]:
+    """`--max-concurrency N` (the run, test and eval commands)."""
+    return click.option(
+        "--max-concurrency", type=click.IntRange(min=1), default=None, help=help_text
+    )
+
+
 def _check_resume(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None and not value.strip():
         raise click.BadParameter(
@@ -248,12 +265,7 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
 @click.option(
     "--keep-going", is_flag=True, help="Run everything that does not depend on a failure."
 )
-@click.option(
-    "--max-concurrency",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Tasks running at once (default: config, else 16).",
-)
+@max_concurrency_option("Tasks running at once (default: config, else 16).")
 @click.option(
     "--format",
     "fmt",
@@ -263,14 +275,7 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
     help="Output format on stdout.",
 )
 @click.option("--quiet", is_flag=True, help="Only the summary (pretty) and errors.")
-@click.option(
-    "--cache",
-    "cache_mode",
-    type=click.Choice(["on", "off", "readonly", "replay"]),
-    default="on",
-    show_default=True,
-    help="Model-call cache; replay fails on any call not recorded before.",
-)
+@cache_option
 @click.option(
     "--resume",
     "resume",

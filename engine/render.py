@@ -6,6 +6,7 @@ from Jinja's AST; the compiler turns those names into the DAG's edges.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
 import json
@@ -505,21 +506,13 @@ def render_path(source: str, context: Mapping[str, Any], what: str) -> str:
     so data or a model's answer cannot steer where a file goes."""
     if "{" not in source:
         return source
-    try:
+    with _rendering():
         template = compile_template(source)
         if isinstance(template, PlainTemplate):
             text, values = template.filled(context)
             check_filled_parts(values, what, source)
             return text
         return template.render(context)
-    except _TEMPLATE_FAILURES as exc:
-        raise _template_error(
-            exc,
-            undefined="undefined name",
-            syntax="template syntax error",
-            failed="cannot render template",
-            whole_template=True,
-        ) from None
 
 
 def render(source: str, context: Mapping[str, Any], seconds: float | None = None) -> str:
@@ -530,11 +523,22 @@ def render(source: str, context: Mapping[str, Any], seconds: float | None = None
         return source
     token = render_budget.start(seconds)
     try:
-        template = compile_template(source)
-        if isinstance(template, PlainTemplate):
-            return template.render(context)
-        return render_budget.bounded_output(template.generate(context))
-    except _TEMPLATE_FAILURES as exc:  # an unknown test, say, is reported only when rendered
+        with _rendering():
+            template = compile_template(source)
+            if isinstance(template, PlainTemplate):
+                return template.render(context)
+            return render_budget.bounded_output(template.generate(context))
+    finally:
+        render_budget.finish(token)
+
+
+@contextlib.contextmanager
+def _rendering() -> Iterator[None]:
+    """What rendering raises, as the `TemplateError` a user reads (an unknown test, say, is
+    reported only when rendered)."""
+    try:
+        yield
+    except _TEMPLATE_FAILURES as exc:
         raise _template_error(
             exc,
             undefined="undefined name",
@@ -546,5 +550,3 @@ def render(source: str, context: Mapping[str, Any], seconds: float | None = None
         raise TemplateError("cannot render template: it needs more memory than there is") from None
     except RecursionError:
         raise TemplateError("cannot render template: it recurses too deeply") from None
-    finally:
-        render_budget.finish(token)

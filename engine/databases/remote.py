@@ -3,24 +3,11 @@ Oxy project validates), and a task using one is refused with what to do instead.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 from accord.engine.databases.base import DatabaseKind, register_database
-
-REMOTE_TYPES = (
-    "bigquery",
-    "snowflake",
-    "clickhouse",
-    "mysql",
-    "domo",
-    "airhouse",
-    "redshift",
-    "databricks",
-    "motherduck",
-    "mssql",
-)
 
 
 class RemoteDatabase(BaseModel):
@@ -42,6 +29,8 @@ class RemoteDatabase(BaseModel):
         "mssql",
     ]
 
+
+REMOTE_TYPES: tuple[str, ...] = get_args(RemoteDatabase.model_fields["type"].annotation)
 
 for _type in REMOTE_TYPES:
     register_database(

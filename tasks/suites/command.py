@@ -18,7 +18,12 @@ from typing import Literal, TextIO
 import click
 from rich.console import Console
 
-from accord.engine.cli import FiniteFloatRange, handle_errors
+from accord.engine.cli import (
+    FiniteFloatRange,
+    cache_option,
+    handle_errors,
+    max_concurrency_option,
+)
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.paths import PathError, refuse_overwrite
 from accord.engine.project import find_root
@@ -229,20 +234,8 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
 )
 @click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
 @click.option("--case", "cases", multiple=True, help="Only this case or test (repeatable).")
-@click.option(
-    "--max-concurrency",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Work running at once, across all tests (default: config, else 16).",
-)
-@click.option(
-    "--cache",
-    "cache_mode",
-    type=click.Choice(["on", "off", "readonly", "replay"]),
-    default="on",
-    show_default=True,
-    help="Model-call cache; replay fails on any call not recorded before.",
-)
+@max_concurrency_option("Work running at once, across all tests (default: config, else 16).")
+@cache_option
 @handle_errors
 def test_command(
     file: Path,
