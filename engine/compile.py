@@ -101,6 +101,12 @@ class _FileCompiler:
             )
             for index, task in enumerate(tasks)
         )
+        prompt = getattr(self.loaded.spec, "consistency_prompt", None)
+        if prompt and workflow is not None:
+            try:  # the judge's prompt renders only after n model calls: check it now
+                referenced_names(prompt)
+            except TemplateError as exc:
+                self.issue(("consistency_prompt",), exc.message)
         return Plan(
             name=name,
             path=self.path,

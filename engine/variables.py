@@ -135,6 +135,8 @@ def _to_bool(text: str) -> Any:
 def _to_structure(text: str, kind: str) -> Any:
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise ConfigError(f"a value nested too deeply for {kind}: flatten it") from None
     except json.JSONDecodeError:
         try:
             value = yaml.safe_load(text)

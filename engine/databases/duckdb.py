@@ -96,7 +96,14 @@ class DuckDB:
                 conn = duckdb.connect(":memory:")
                 conn.execute(f"SET GLOBAL file_search_path = {sql_string(str(folder))}")
                 for view, reader in _dataset_views(folder):
-                    conn.execute(f'CREATE VIEW "{view}" AS SELECT * FROM {reader}')
+                    try:
+                        conn.execute(f'CREATE VIEW "{view}" AS SELECT * FROM {reader}')
+                    except duckdb.Error as exc:
+                        first = str(exc).strip().splitlines()[0]
+                        raise ConfigError(
+                            f"database '{self.name}': dataset file for '{view}' cannot be "
+                            f"read: {first}"
+                        ) from None
             if self.spec.read_only:
                 search = self.root if self.spec.path is not None else folder
                 _lock_down(conn, self.datasets, search.resolve())

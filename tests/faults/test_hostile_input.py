@@ -44,3 +44,38 @@ def test_a_gate_cannot_be_turned_off_with_nan(tmp_path: Path, value: str) -> Non
     result = CliRunner().invoke(main, ["test", str(path), "--min-accuracy", value])
     assert result.exit_code == 2
     assert "--min-accuracy" in result.output
+
+
+def test_a_variable_nested_2000_deep_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "v.workflow.yml"
+    path.write_text(
+        "variables:\n  x: {type: array}\ntasks:\n  - name: a\n    type: formatter\n"
+        "    template: '{{ x }}'\n"
+    )
+    value = "x=" + "[" * 2000 + "]" * 2000
+    result = CliRunner().invoke(main, ["run", str(path), "-v", value])
+    assert result.exit_code == 2
+    assert "nested too deeply" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_sandbox_escape_in_the_consistency_prompt_fails_validate(tmp_path: Path) -> None:
+    # it passed validate and was refused only after the n model calls
+    path = tmp_path / "c.workflow.yml"
+    path.write_text(
+        'consistency_prompt: "{{ namespace.__init__.__globals__ }}"\n'
+        "tasks:\n  - name: a\n    type: agent\n    prompt: hi\n    consistency_run: 2\n"
+    )
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "consistency_prompt: access to '__globals__' is not allowed" in result.stderr
+
+
+def test_an_unreadable_dataset_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / ".db").mkdir()
+    (tmp_path / ".db" / "t.csv").write_bytes(b"\xff\xfe\x00garbage")
+    path = tmp_path / "b.workflow.yml"
+    path.write_text("tasks:\n  - name: a\n    type: execute_sql\n    sql_query: SELECT * FROM t\n")
+    result = CliRunner().invoke(main, ["run", str(path)])
+    assert result.exit_code == 1
+    assert "dataset file for 't' cannot be read: Invalid Input Error" in result.stderr
+    assert "internal error" not in result.stderr
