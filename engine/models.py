@@ -397,7 +397,7 @@ class ModelClient:
         if kind == "AuthenticationError":
             hint = f" (check the key in {model.key_var or 'the model entry'})"
         elif model.api_base and (kind == "APIConnectionError" or "Connection error" in message):
-            hint = f" (is {model.api_base} reachable?)"
+            hint = f" (is {_shown_base(model.api_base)} reachable?)"
         return ModelError(
             f"{message}{hint}",
             task=task,
@@ -434,9 +434,33 @@ def _env_seconds(name: str, default: float) -> float:
     return seconds
 
 
+def _shown_base(url: str) -> str:
+    """An api_base as messages show it: no query string and no password (tokens live there)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "…" if parts.query else "", ""))
+
+
+def _url_secrets(url: str | None) -> list[str]:
+    """Values in an api_base that may be credentials: query parameters and a password."""
+    if not url:
+        return []
+    from urllib.parse import parse_qsl, urlsplit
+
+    parts = urlsplit(url)
+    found = [value for _name, value in parse_qsl(parts.query)]
+    if parts.password:
+        found.append(parts.password)
+    return found
+
+
 def _secrets(model: ModelConfig) -> list[str]:
-    """The secret values a call to `model` sends: its key and its headers from env vars."""
-    found = [model.api_key or ""]
+    """The secret values a call to `model` sends: its key, its headers from env vars, and
+    what its api_base carries (a token in the query string, a password)."""
+    found = [model.api_key or "", *_url_secrets(model.api_base)]
     if model.key_var:
         found.append(os.environ.get(model.key_var, ""))
     for _name, value in model.headers:

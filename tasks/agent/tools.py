@@ -224,6 +224,13 @@ async def run_agent_loop(
         )
         if not completion.tool_calls or offer is None:
             if not completion.text.strip():
+                if offer is None and toolbox.schemas:
+                    raise TaskError(
+                        ctx.key,
+                        f"model '{model}' reached max_tool_calls ({agent.max_tool_calls}) "
+                        "without answering: raise max_tool_calls in the agent file, or ask "
+                        "for less",
+                    )
                 raise TaskError(ctx.key, f"model '{model}' returned no text")
             text = shield.reveal(completion.text)
             return AgentAnswer(text, toolbox.last_sql, toolbox.last_table)

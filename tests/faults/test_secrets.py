@@ -175,3 +175,25 @@ def test_a_missing_key_is_named_by_its_variable_never_by_a_value(
     assert "ACCORD_TEST_MODEL_KEY" in done.stderr or "ACCORD_TEST_PG_PASSWORD" in done.stderr
     assert fake_llm.requests == []
     assert_no_traceback(done)
+
+
+def test_a_token_in_the_api_base_never_reaches_output_or_store(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    token = "QUERYTOKEN-5f3a9c"
+    (tmp_path / "config.yml").write_text(
+        "models:\n  - name: m\n    model: openai/x\n"
+        f"    api_base: 'http://user:PASSWORD-77@127.0.0.1:9/v1?key={token}'\n"
+        "    api_key: k\n    max_retries: 0\n    timeout: 5\n"
+    )
+    path = tmp_path / "w.workflow.yml"
+    path.write_text("tasks:\n  - name: ask\n    type: agent\n    model: m\n    prompt: hi\n")
+    result = CliRunner().invoke(main, ["run", str(path), "--format", "json"])
+    assert result.exit_code != 0
+    assert "127.0.0.1:9" in result.stderr  # the hint still says where it tried
+    stored = b"".join(p.read_bytes() for p in (tmp_path / ".accord").rglob("*") if p.is_file())
+    for secret in (token, "PASSWORD-77"):
+        assert secret not in result.output and secret not in result.stderr
+        assert secret.encode() not in stored

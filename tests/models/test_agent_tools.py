@@ -204,3 +204,13 @@ def test_agent_file_references_are_checked_by_validate(
     # the run refuses the same way, before any model call
     ran = CliRunner().invoke(main, ["run", str(path)])
     assert ran.exit_code == 2 and fake_llm.requests == []
+
+
+def test_reaching_max_tool_calls_names_the_limit(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    # it said "returned no text"
+    path = setup(tmp_path, fake_llm)
+    (tmp_path / "main.agent.yml").write_text(AGENT + "max_tool_calls: 2\n")
+    fake_llm.responder = lambda body: Reply.tool("check", {"sql": "SELECT 1"})
+    result = CliRunner().invoke(main, ["run", str(path), "--cache", "off"])
+    assert result.exit_code == 1
+    assert "reached max_tool_calls (2) without answering" in result.stderr
