@@ -89,6 +89,9 @@ def table_widget(table: TableView, title: str) -> Table:
     return widget
 
 
+SHOWN_CHARACTERS = 20_000  # of one text output on a terminal
+
+
 def _show_output(console: Console, name: str, output: Any) -> None:
     if isinstance(output, TableView):
         console.print(table_widget(output, f"{name} ({len(output)} rows)"))
@@ -104,7 +107,19 @@ def _show_output(console: Console, name: str, output: Any) -> None:
         if isinstance(score, float) and isinstance(runs, list):
             title += f" (consistency {score:.2f}: run {output.selected} selected of {len(runs)})"
         console.rule(title, align="left")
-        console.print(escape(str(output).strip()), highlight=False)
+        text = str(output).strip()
+        if console.is_terminal and len(text) > SHOWN_CHARACTERS:
+            # rich lays out 10 MB of text for most of a minute; a terminal shows the start
+            hidden = len(text) - SHOWN_CHARACTERS
+            console.print(escape(text[:SHOWN_CHARACTERS]), highlight=False)
+            console.print(
+                f"[dim]… {hidden:,} more characters not shown: --format json, an export, or "
+                "stdout to a file has all of it[/]"
+            )
+        elif not console.is_terminal:
+            console.file.write(text + "\n")  # in full, and without rich's layout: it is slow
+        else:
+            console.print(escape(text), highlight=False)
 
 
 def usage_line(usage: Usage) -> str:

@@ -65,3 +65,21 @@ def test_a_fifo_in_a_dataset_folder_is_refused(tmp_path: Path) -> None:
     done = _accord("run", str(path), capture_output=True)
     assert done.returncode == 1
     assert "is not a regular file (a pipe" in done.stderr
+
+
+def test_a_huge_answer_is_cut_on_a_terminal_and_whole_in_a_file() -> None:
+    # 10 MB of text took 44 s to print in pretty mode
+    import io
+
+    from rich.console import Console
+
+    from accord.engine.report.pretty import SHOWN_CHARACTERS, _show_output
+
+    text = "word " * 2_000_000
+    terminal = io.StringIO()
+    _show_output(Console(file=terminal, force_terminal=True, width=100), "answer", text)
+    shown = terminal.getvalue()
+    assert "more characters not shown" in shown and len(shown) < SHOWN_CHARACTERS * 2
+    file = io.StringIO()
+    _show_output(Console(file=file, force_terminal=False), "answer", text)
+    assert text.strip() in file.getvalue()
