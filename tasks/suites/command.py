@@ -133,10 +133,18 @@ def check_targets(command: TestCommand) -> None:
         if _kind(path) == "folder":
             example = path / (_EXAMPLES[command.fmt] if option == "--output" else "report.html")
             raise AccordError(f"{option} {path}: is a folder; give a file in it, e.g. {example}")
-        try:  # a path given here may lead anywhere, but not onto what the project reads
-            refuse_overwrite(path, find_root(command.file)[0], option, path)
+        root = find_root(command.file)[0]
+        try:  # never onto what the project reads
+            refuse_overwrite(path, root, option, path)
         except PathError as exc:
             raise AccordError(f"{exc.message}; no test was run") from None
+        if not path.is_absolute() and not any(
+            _same(path).is_relative_to(_same(folder)) for folder in (Path.cwd(), root)
+        ):
+            raise AccordError(
+                f"{option} {path}: leads outside the project and the current folder; give "
+                "an absolute path to write there; no test was run"
+            )
         for folder in path.parents:
             kind = _kind(folder)
             if kind == "file":

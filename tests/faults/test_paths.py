@@ -189,3 +189,22 @@ def test_agent_context_never_reads_outside(tmp_path: Path, fake_llm: FakeOpenAI,
     assert "outside the project root" in result.stderr or "absolute path" in result.stderr
     sent = json.dumps(fake_llm.requests)
     assert "the secret" not in sent and "root:" not in sent
+
+
+def test_accord_test_output_may_not_climb_out_unless_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, outside = _project(tmp_path)
+    path = _workflow(
+        root,
+        "tasks:\n  - name: a\n    type: formatter\n    template: x\n"
+        "tests:\n  - {type: consistency, task_ref: a, n: 2}\n",
+    )
+    monkeypatch.chdir(root)
+    climbing = _run("test", str(path), "--output", "../elsewhere/results.xml")
+    assert climbing.exit_code == 2
+    assert "leads outside the project and the current folder" in climbing.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    absolute = _run("test", str(path), "--output", str(outside / "results.xml"))
+    assert absolute.exit_code == 0, absolute.output
+    assert (outside / "results.xml").is_file()
