@@ -374,8 +374,9 @@ class ModelClient:
     ) -> dict[str, Any]:
         """One attempt: in a worker process when there are workers (never the in-process
         `local` model), else here; the answer's fields, or the provider's error."""
-        # litellm's own timeout covers the HTTP call; this bound covers everything around it
-        async with asyncio.timeout(model.timeout + 10):
+        # the model's timeout bounds the whole attempt: litellm's own applies to each read, so
+        # a body trickling in a few bytes at a time took three times as long and said 5 s
+        async with asyncio.timeout(model.timeout):
             if self.workers is not None and model.litellm_model != LOCAL_LITELLM:
                 return await self.workers.call(kwargs)
             response = await litellm.acompletion(**kwargs)

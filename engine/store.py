@@ -60,6 +60,8 @@ CREATE TABLE IF NOT EXISTS legacy_runs (run_id TEXT PRIMARY KEY);
 FORMAT = 2  # PRAGMA user_version: 2 = outputs as codec JSON text (1 and 0 pickled them)
 _STOP = object()
 INTERRUPTED = "interrupted"  # a run's status after Ctrl-C or SIGTERM; `--resume` reuses its tasks
+STORED_BYTES = 32 * 1024 * 1024  # a larger output is not kept: its task runs again on --resume
+SHOWN_BYTES = 1024 * 1024  # what `runs show` keeps of an output for display
 BULK_BYTES = 64 * 1024 * 1024  # a resume reads a run's outputs at once up to this size
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
@@ -103,19 +105,24 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 def _output_json(output: Any) -> str | None:
+    """The output as `accord runs show` displays it, up to `SHOWN_BYTES`."""
     try:
-        return json.dumps(jsonable(output), ensure_ascii=False, default=str)
+        text = json.dumps(jsonable(output), ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         return None
+    if len(text) > SHOWN_BYTES:
+        return json.dumps(f"(an output of {len(text):,} characters, not kept for display)")
+    return text
 
 
 def _output_data(output: Any) -> str | None:
     """The output as codec text, or None when it cannot be stored (the task then runs again
     on `--resume`)."""
     try:
-        return codec.dumps(output)
+        text = codec.dumps(output)
     except codec.CodecError:
         return None
+    return text if len(text) <= STORED_BYTES else None
 
 
 class RunStore:

@@ -27,6 +27,7 @@ class Reply:
     raw: bytes | None = None
     delay: float = 0.0
     drop: bool = False
+    trickle: float = 0.0  # seconds between 16-byte pieces of the body
 
     @classmethod
     def tool(cls, name: str, arguments: Any) -> Reply:
@@ -111,7 +112,16 @@ class FakeOpenAI:
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                if not reply.trickle:
+                    self.wfile.write(payload)
+                    return
+                for start in range(0, len(payload), 16):
+                    try:
+                        self.wfile.write(payload[start : start + 16])
+                        self.wfile.flush()
+                    except OSError:  # the client gave up
+                        return
+                    time.sleep(reply.trickle)
 
         return Handler
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from accord.engine import retry as engine_retry
-from accord.engine.errors import ConfigError
+from accord.engine.errors import ConfigError, ModelError
 from accord.engine.models import ModelCatalog, ModelClient
 from accord.engine.spec import ConfigSpec
 from tests.conftest import fake_model_config
@@ -318,3 +318,21 @@ def test_retry_backoff_env_must_be_a_number(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("ACCORD_RETRY_BACKOFF", "soon")
     with pytest.raises(ConfigError, match="ACCORD_RETRY_BACKOFF"):
         ModelClient(ModelCatalog(ConfigSpec()), None, "off")
+
+
+def test_a_trickling_body_is_bounded_by_the_model_timeout(fake_llm: FakeOpenAI) -> None:
+    # each piece arrives within the read timeout; the whole answer would take ~6 s
+    fake_llm.script(Reply(text="x" * 200, trickle=0.25))
+    config = ConfigSpec.model_validate(
+        {"models": [{"name": "fake", "model": "openai/m", "api_base": fake_llm.url,
+                     "api_key": "k", "max_retries": 0, "timeout": 1}]}
+    )  # fmt: skip
+    client = ModelClient(ModelCatalog(config), None, "off")
+
+    async def call() -> str:
+        completion = await client.complete("fake", [{"role": "user", "content": "hi"}], task="t")
+        return completion.text
+
+    with pytest.raises(ModelError) as caught:
+        asyncio.run(call())
+    assert "no answer within 1 s" in caught.value.text

@@ -248,3 +248,22 @@ def test_nan_and_tables_round_trip() -> None:
 def test_a_value_of_an_unknown_class_is_not_stored() -> None:
     with pytest.raises(codec.CodecError, match="cannot be stored"):
         codec.dumps(Planted())
+
+
+def test_a_large_table_is_stored_once_and_shown_in_short(tmp_path: Path) -> None:
+    # a 200k-row tool result was stored as 202 MB (a pickle plus a full display copy)
+    (tmp_path / ".db").mkdir()
+    path = tmp_path / "big.workflow.yml"
+    path.write_text(
+        "tasks:\n  - name: t\n    type: execute_sql\n"
+        "    sql_query: SELECT range AS n, 'row ' || range AS label FROM range(200000)\n"
+    )
+    assert _run("run", str(path), "--quiet").exit_code == 0
+    with _store(tmp_path) as conn:
+        data, shown = conn.execute(
+            "SELECT length(output), length(output_json) FROM results"
+        ).fetchone()
+    assert shown < 1_100_000  # the display copy is cut
+    assert data < 12_000_000  # one compact copy: about 40 bytes a row
+    again = _run("run", str(path), "--format", "json", "--resume", "last")
+    assert json.loads(again.stdout)["summary"]["stats"]["reused"] == 1
