@@ -144,6 +144,9 @@ def _sigterm_interrupts() -> Iterator[None]:
     def on_sigterm(signum: int, frame: Any) -> None:
         global _signal_received
         _signal_received = signum
+        from accord.engine import render_budget
+
+        render_budget.request_stop("the run received SIGTERM")  # a long render ends now
         handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is under way
         if callable(handler):
             handler(signal.SIGINT, frame)
@@ -155,6 +158,9 @@ def _sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        from accord.engine import render_budget
+
+        render_budget.clear_stop()
 
 
 cache_option = click.option(

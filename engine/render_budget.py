@@ -36,6 +36,16 @@ class Budget:
 
 
 _budget: ContextVar[Budget | None] = ContextVar("accord_render_budget", default=None)
+_stop: list[str] = []  # a signal that asked the process to stop (renders end at once)
+
+
+def request_stop(reason: str) -> None:
+    """Called from a signal handler: every render under way stops at its next block."""
+    _stop.append(reason)
+
+
+def clear_stop() -> None:
+    _stop.clear()
 
 
 def start(seconds: float | None = None) -> Any:
@@ -50,6 +60,8 @@ def finish(token: Any) -> None:
 
 def tick() -> None:
     """Called by compiled templates at every block: stop a render whose time is spent."""
+    if _stop:
+        raise BudgetError(f"template rendering stopped: {_stop[0]}")
     budget = _budget.get()
     if budget is None:
         return

@@ -70,3 +70,29 @@ def test_a_task_timeout_bounds_its_render(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", str(path)])
     assert result.exit_code == 1
     assert "took longer than 1 s (the render budget)" in result.stderr
+
+
+def test_sigterm_stops_a_long_render(tmp_path: Path) -> None:
+    # SIGTERM used to wait for the render to end (615 s in one trial)
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "w.workflow.yml"
+    path.write_text(
+        "tasks:\n  - name: slow\n    type: formatter\n"
+        "    template: '{% for i in range(100000) %}{% for j in range(100000) %}"
+        "{% endfor %}{% endfor %}done'\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "accord.cli", "run", str(path), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3)  # started, and rendering
+    process.send_signal(signal.SIGTERM)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 143
+    assert "template rendering stopped: the run received SIGTERM" in err

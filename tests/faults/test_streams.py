@@ -4,6 +4,7 @@ blocked the run in open() for ever."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -83,3 +84,27 @@ def test_a_huge_answer_is_cut_on_a_terminal_and_whole_in_a_file() -> None:
     file = io.StringIO()
     _show_output(Console(file=file, force_terminal=False), "answer", text)
     assert text.strip() in file.getvalue()
+
+
+def test_runs_on_a_full_disk_end(tmp_path: Path) -> None:
+    # 7 of 8 runs on a full disk with stderr there used to hang
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(small)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        path = _project(small)
+        path.write_text(FAILING + "  - name: b\n    type: formatter\n    template: x\n"
+                        "    export: {path: out/b.txt, format: txt}\n")  # fmt: skip
+        with open(small / "fill", "wb") as fill:  # noqa: SIM117
+            with contextlib.suppress(OSError):
+                fill.write(b"\0" * 1_000_000)
+        for _ in range(4):
+            with open(small / "err.txt", "w") as err:
+                done = _accord("run", str(path), "--keep-going", stdout=err, stderr=err)
+            assert done.returncode in (1, 2)
+    finally:
+        subprocess.run(["umount", str(small)], capture_output=True)
