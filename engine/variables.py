@@ -4,6 +4,7 @@ validation against the variable's JSON Schema."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -118,6 +119,8 @@ def _to_number(text: str) -> Any:
     try:
         number = float(text)
     except ValueError:
+        return _FAIL
+    if not math.isfinite(number):  # NaN passes every minimum and maximum: a number it is not
         return _FAIL
     looks_integral = number.is_integer() and not any(c in text.lower() for c in ".e")
     return int(number) if looks_integral else number

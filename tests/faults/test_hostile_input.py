@@ -79,3 +79,15 @@ def test_an_unreadable_dataset_file_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "dataset file for 't' cannot be read: Invalid Input Error" in result.stderr
     assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-Infinity"])
+def test_a_number_variable_refuses_nan_and_infinities(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "n.workflow.yml"
+    path.write_text(
+        "variables:\n  x: {type: number, minimum: 0, maximum: 1}\ntasks:\n"
+        "  - name: a\n    type: formatter\n    template: '{{ x }}'\n"
+    )
+    result = CliRunner().invoke(main, ["run", str(path), "-v", f"x={value}"])
+    assert result.exit_code == 2
+    assert "is not of type number" in result.stderr
