@@ -47,6 +47,8 @@ def handle_errors(func: F) -> F:
 
                 traceback.print_exc()
             click.echo(f"error: {exc.text}", err=True)
+            if _json_requested():
+                click.echo(_error_document(exc))
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             _interrupted([])
@@ -85,6 +87,35 @@ def _output_failed(exc: OSError) -> NoReturn:
     with contextlib.suppress(Exception):
         click.echo(f"error: cannot write the output: {exc.strerror}", err=True)
     sys.exit(EXIT_FAILED)
+
+
+def _json_requested() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and ctx.params.get("fmt") == "json"
+
+
+def _error_document(exc: Any) -> str:
+    """What `--format json` prints on stdout for an error: the message, the exit code, and
+    each problem with its file and line, so a CI parser sees why (stdout was empty)."""
+    import json
+
+    problems = [
+        {
+            "file": str(issue.file) if issue.file else None,
+            "line": issue.line,
+            "column": issue.column,
+            "field": issue.path or None,
+            "message": issue.message,
+        }
+        for issue in getattr(exc, "issues", [])
+    ]
+    document = {
+        "status": "invalid" if exc.exit_code == EXIT_INVALID else "error",
+        "exit_code": exc.exit_code,
+        "error": exc.text,
+        "problems": problems,
+    }
+    return json.dumps(document, indent=2)
 
 
 _signal_received: int | None = None  # SIGTERM, when that is what interrupted `accord run`

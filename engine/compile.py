@@ -243,12 +243,20 @@ class _FileCompiler:
             self.issue((*task_loc, *field_loc), message)
         for field_loc, name in task.databases():
             resolved = name if name is not None else self.project.default_database
-            if resolved is None:
+            if resolved is None and not self.project.databases:
+                self.issue(
+                    (*task_loc, *field_loc) if name else task_loc,
+                    "the project has no database: put CSV or Parquet files in a '.db/' folder in "
+                    f"the project root ({self.root}) for a DuckDB database "
+                    "named 'local', or declare one in config.yml, e.g. 'databases: [{name: "
+                    "sales, type: duckdb, dataset: data}]'",
+                )
+            elif resolved is None:
                 self.issue(
                     (*task_loc, *field_loc) if name else task_loc,
                     "no database given and the project has no default: add "
                     "'database: <name>' (databases: "
-                    f"{', '.join(sorted(self.project.databases)) or 'none configured'})",
+                    f"{', '.join(sorted(self.project.databases))})",
                 )
             elif resolved not in self.project.databases:
                 known = frozenset(self.project.databases)

@@ -376,10 +376,16 @@ def test_bad_assignment_exits_2(write: WriteFile) -> None:
     assert "name=value" in result.stderr
 
 
-def test_json_format_errors_leave_stdout_empty(write: WriteFile) -> None:
+def test_json_format_errors_print_only_an_error_document(write: WriteFile) -> None:
+    import json
+
     path = write("v.workflow.yml", VARIABLES)
     result = accord("run", path, "--format", "json")
-    assert_user_error(result, path, 2, "variable 'month' is required")
+    assert result.exit_code == 2
+    assert f"{path}:2" in result.stderr and "variable 'month' is required" in result.stderr
+    document = json.loads(result.stdout)  # stdout holds this one JSON document and nothing else
+    assert document["exit_code"] == 2 and "variable 'month' is required" in document["error"]
+    assert "Traceback" not in result.output
 
 
 def test_validate_does_not_import_litellm(write: WriteFile) -> None:
@@ -402,3 +408,38 @@ def test_validate_does_not_import_litellm(write: WriteFile) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.stdout.split() == ["0", "False"], done.stderr
+
+
+def test_json_format_prints_an_error_document_for_invalid_input(tmp_path: Path) -> None:
+    # stdout was empty: a CI parser could not see why
+    import json
+
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    path = tmp_path / "bad.workflow.yml"
+    path.write_text("tasks:\n  - name: a\n    type: formatter\n    templat: x\n")
+    for command in ("run", "test"):
+        result = CliRunner().invoke(main, [command, str(path), "--format", "json"])
+        assert result.exit_code == 2
+        document = json.loads(result.stdout)
+        assert document["status"] == "invalid" and document["exit_code"] == 2
+        (problem,) = document["problems"]
+        assert (problem["line"], problem["field"]) == (4, "tasks[0].templat")
+        assert "did you mean 'template'" in problem["message"]
+
+
+def test_without_a_database_the_message_says_how_to_make_one(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    path = tmp_path / "w.workflow.yml"
+    path.write_text("tasks:\n  - name: a\n    type: execute_sql\n    sql_query: SELECT 1\n")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "the project has no database: put CSV or Parquet files in a '.db/' folder" in (
+        result.stderr
+    )
+    assert "declare one in config.yml" in result.stderr

@@ -391,7 +391,7 @@ def test_no_database_and_no_config_is_an_error(write: WriteFile) -> None:
           - {name: q, type: execute_sql, sql_query: SELECT 1}
         """,
     )
-    with pytest.raises(ValidationError, match="no database given"):
+    with pytest.raises(ValidationError, match="the project has no database: put CSV or Parquet"):
         compile_workflow(path)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +28,8 @@ tests:
 def invalid(path: Path, fake: FakeOpenAI) -> str:
     run = accord_test(path, "--format", "json")
     assert run.exit_code == 2, (run.stdout, run.stderr)
-    assert run.stdout == ""
+    # stdout holds only the JSON error document, no result
+    assert json.loads(run.stdout)["exit_code"] == 2
     assert fake.requests == []  # nothing ran
     return run.stderr
 
