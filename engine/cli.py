@@ -422,7 +422,8 @@ def _validate_one(file: Path) -> str:
     found: list[str] = []
     if is_workflow_file(file):
         _project, plan = compile_workflow(file)
-        found.append(f"{plan.count_nodes()} tasks")
+        count = plan.count_nodes()
+        found.append(f"{count} task{'' if count == 1 else 's'}")
     for check in file_checks():
         summary = check(file)
         if summary:

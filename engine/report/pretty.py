@@ -85,8 +85,13 @@ def table_widget(table: TableView, title: str) -> Table:
     for row in table.rows[:MAX_ROWS]:
         widget.add_row(*(escape(format_cell(v)) for v in row))
     if len(table.rows) > MAX_ROWS:
-        widget.caption = f"{len(table.rows) - MAX_ROWS} more rows"
+        widget.caption = counted(len(table.rows) - MAX_ROWS, "more row")
     return widget
+
+
+def counted(number: int, noun: str) -> str:
+    """`1 row`, `2 rows`, `1 more row`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 SHOWN_CHARACTERS = 20_000  # of one text output on a terminal
@@ -94,9 +99,9 @@ SHOWN_CHARACTERS = 20_000  # of one text output on a terminal
 
 def _show_output(console: Console, name: str, output: Any) -> None:
     if isinstance(output, TableView):
-        console.print(table_widget(output, f"{name} ({len(output)} rows)"))
+        console.print(table_widget(output, f"{name} ({counted(len(output), 'row')})"))
     elif isinstance(output, list):
-        console.print(f"[bold]{escape(name)}[/] ({len(output)} iterations)")
+        console.print(f"[bold]{escape(name)}[/] ({counted(len(output), 'iteration')})")
     elif isinstance(output, dict):
         keys = ", ".join(output) or "no tasks ran"
         console.print(f"[bold]{escape(name)}[/]: {escape(keys)}")
@@ -201,7 +206,7 @@ def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
         )
     mark = _MARK[result.status]
     out.print(
-        f"{mark} {escape(result.workflow)}: {len(result.results)} tasks "
+        f"{mark} {escape(result.workflow)}: {counted(len(result.results), 'task')} "
         f"({', '.join(parts)}) in {result.duration:.2f} s  run {result.run_id}",
         highlight=False,
         soft_wrap=True,
