@@ -120,9 +120,8 @@ def guard_filters(filters: dict[str, Callable[..., Any]]) -> None:
             check(*args, **kwargs)
             return original(*args, **kwargs)
 
-        for attr in ("jinja_pass_arg",):  # keep pass_environment/eval_context markers
-            if hasattr(original, attr):
-                setattr(guarded, attr, getattr(original, attr))
+        if hasattr(original, "jinja_pass_arg"):  # replace's eval-context marker, say
+            guarded.jinja_pass_arg = original.jinja_pass_arg  # type: ignore[attr-defined]
         filters[name] = guarded
 
     def center(value: Any, width: Any = 80) -> None:
