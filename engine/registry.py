@@ -3,7 +3,7 @@ formats and export formats. A member registers itself with a decorator in its ow
 adding one touches one file.
 
 A duplicate name is an error; a missing name is an error that lists the known ones; tests can
-put a registry back as the built-in plugins left it (`reset`).
+register members for the length of a block (`restored`).
 
 The engine never imports the `accord.tasks` package by name in its code: the built-in members
 are loaded from it as a plugin, and third-party ones through the `accord.plugins` entry point
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -40,8 +41,6 @@ class Registry(Generic[T]):
         self.kind = kind
         self._members: dict[str, T] = {}
         self._plugins = plugins
-        self._builtin: dict[str, T] | None = None
-        _REGISTRIES.append(self)
 
     def add(self, name: str, member: T) -> T:
         """Register `member` as `name`; a name taken already is an error."""
@@ -93,16 +92,17 @@ class Registry(Generic[T]):
     def items(self) -> list[tuple[str, T]]:
         return list(self._loaded().items())
 
-    def _snapshot(self) -> None:
-        self._builtin = dict(self._members)
+    @contextmanager
+    def restored(self) -> Iterator[Registry[T]]:
+        """For tests: members added inside the block are forgotten when it ends (members that
+        modules loaded meanwhile, such as the test runner's task types, included)."""
+        saved = dict(self._loaded())
+        try:
+            yield self
+        finally:
+            self._members = saved
 
-    def reset(self) -> None:
-        """Forget every member registered after the built-in plugins loaded (for tests)."""
-        if self._builtin is not None:
-            self._members = dict(self._builtin)
 
-
-_REGISTRIES: list[Registry[Any]] = []
 _loaded = False
 
 
@@ -111,7 +111,7 @@ BUILTIN_PLUGIN = "accord.tasks"
 
 def load_plugins() -> None:
     """Import the built-in members (`accord.tasks`) and every other `accord.plugins` entry
-    point, once; what they register then is the state that `Registry.reset` returns to."""
+    point, once."""
     global _loaded
     if _loaded:
         return
@@ -122,8 +122,6 @@ def load_plugins() -> None:
     for entry in entry_points(group="accord.plugins"):
         if entry.value != BUILTIN_PLUGIN:
             entry.load()
-    for registry in _REGISTRIES:
-        registry._snapshot()
 
 
 # --- task types ----------------------------------------------------------------------------

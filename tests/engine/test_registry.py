@@ -26,13 +26,13 @@ def test_a_missing_name_lists_the_known_ones() -> None:
         registry.get("gamma")
 
 
-def test_reset_forgets_what_a_test_registered() -> None:
-    builtin = TASK_TYPES.names()
+def test_a_test_s_members_are_forgotten_after_its_block() -> None:
+    before = TASK_TYPES.names()
     formatter = TASK_TYPES.get("formatter")
-    TASK_TYPES.add("extra_for_test", formatter)
-    assert "extra_for_test" in TASK_TYPES
-    TASK_TYPES.reset()
-    assert TASK_TYPES.names() == builtin
+    with TASK_TYPES.restored():
+        TASK_TYPES.add("extra_for_test", formatter)
+        assert "extra_for_test" in TASK_TYPES
+    assert TASK_TYPES.names() == before
 
 
 def test_the_builtin_members_are_registered() -> None:
