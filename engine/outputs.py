@@ -22,7 +22,9 @@ def _columns_rows(data: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
     return columns, [tuple(r) for r in rows]
 
 
-def _table(data: Any) -> TableView:
+def table_from_data(data: Any) -> TableView:
+    """A table from `{"columns": [...], "rows": [[...]]}`, its shape checked (`ValueError`);
+    the run store's and the pinned cache's form of a table."""
     return TableView(*_columns_rows(data))
 
 
@@ -34,12 +36,11 @@ def _query_result(data: Any) -> QueryResult:
     return QueryResult(columns, rows, sql)
 
 
+def _table_data(table: TableView) -> dict[str, Any]:
+    return {"columns": table.columns, "rows": [list(row) for row in table.rows]}
+
+
+register_output("table", TableView, _table_data, table_from_data)
 register_output(
-    "table", TableView, lambda t: {"columns": t.columns, "rows": [list(r) for r in t.rows]}, _table
-)
-register_output(
-    "query_result",
-    QueryResult,
-    lambda t: {"columns": t.columns, "rows": [list(r) for r in t.rows], "sql": t.sql},
-    _query_result,
+    "query_result", QueryResult, lambda t: {**_table_data(t), "sql": t.sql}, _query_result
 )

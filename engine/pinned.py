@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.engine import log
+from accord.engine.outputs import table_from_data
 from accord.engine.render import TableView
 
 
@@ -42,24 +43,11 @@ def read_pinned(path: Path, input_hash: str, key: str) -> tuple[bool, Any]:
     try:
         text = path.read_text(encoding="utf-8")
         if meta.get("kind") == "table":
-            return True, _table(json.loads(text))
+            return True, table_from_data(json.loads(text))
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         log.get().warning("pinned_cache_unreadable", task=key, path=str(path), error=str(exc))
         return False, None
     return True, text
-
-
-def _table(data: Any) -> TableView:
-    if not isinstance(data, dict):
-        raise ValueError("a pinned table must be an object with columns and rows")
-    columns, rows = data.get("columns"), data.get("rows")
-    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-        raise ValueError("a pinned table's columns must be a list of names")
-    if not isinstance(rows, list) or not all(
-        isinstance(r, list) and len(r) == len(columns) for r in rows
-    ):
-        raise ValueError("a pinned table's rows must be lists as long as its columns")
-    return TableView(columns, [tuple(r) for r in rows])
 
 
 def write_pinned(path: Path, output: Any, input_hash: str) -> None:
