@@ -20,7 +20,7 @@ from typing import Any
 
 from accord.engine.errors import CycleError, Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, is_workflow_file, load_workflow
-from accord.engine.paths import PathError, inside, written_by_accord
+from accord.engine.paths import PathError, inside, is_inside, written_by_accord
 from accord.engine.plan import Plan, PlannedTask
 from accord.engine.project import Project
 from accord.engine.registry import task_type
@@ -226,7 +226,7 @@ class _FileCompiler:
 
     def file_names(self, loc: Loc, relative: str) -> frozenset[str]:
         path = self.root / relative
-        if not path.is_file() or not _resolved_inside(path, self.root):
+        if not path.is_file() or not is_inside(self.root, relative):
             return frozenset()  # reported by check_sources
         try:
             return referenced_names(path.read_text(encoding="utf-8")) - BUILTIN_NAMES
@@ -358,13 +358,6 @@ class _FileCompiler:
                 ),
             ]
         )
-
-
-def _resolved_inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError):
-        return False
 
 
 def _hint(word: str, options: frozenset[str] | set[str]) -> str:

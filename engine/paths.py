@@ -27,7 +27,8 @@ class PathError(AccordError):
     exit_code = 1
 
 
-def _resolved(path: Path) -> Path:
+def resolved(path: Path) -> Path:
+    """The path with symbolic links followed; absolute as given when that fails (a loop)."""
     try:
         return path.resolve()
     except (OSError, RuntimeError):  # a symlink loop
@@ -44,12 +45,19 @@ def inside(root: Path, relative: str | Path, what: str) -> Path:
             f"to the project root ({root})"
         )
     target = root / given
-    top = _resolved(root)
-    resolved = _resolved(target)
-    if not resolved.is_relative_to(top):
+    if not resolved(target).is_relative_to(resolved(root)):
         how = "with '..'" if ".." in given.parts else "through a symbolic link"
         raise PathError(f"{what} '{relative}' leads outside the project root {root} ({how})")
     return target
+
+
+def is_inside(root: Path, relative: str | Path) -> bool:
+    """Whether `inside` accepts the path (its refusals are reported elsewhere)."""
+    try:
+        inside(root, relative, "path")
+    except PathError:
+        return False
+    return True
 
 
 def written_by_accord(root: Path, relative: str | Path, what: str) -> Path:
@@ -64,19 +72,17 @@ def refuse_overwrite(
 ) -> None:
     """Refuse writing `target` when it is accord's own store or (`project_files`) a file the
     project reads."""
-    resolved = _resolved(target)
-    if root is not None and resolved.is_relative_to(_resolved(root / ".accord")):
+    real = resolved(target)
+    if root is not None and real.is_relative_to(resolved(root / ".accord")):
         raise PathError(
             f"{what} '{given}' is inside .accord/, where accord keeps its run store and "
             "cache: give another path"
         )
-    if resolved.is_dir() or not project_files:
+    if real.is_dir() or not project_files:
         return
-    if resolved.name.lower() in READ_NAMES or (
-        resolved.suffix.lower() in READ_SUFFIXES and resolved.exists()
-    ):
+    if real.name.lower() in READ_NAMES or (real.suffix.lower() in READ_SUFFIXES and real.exists()):
         raise PathError(
-            f"{what} '{given}' would replace {resolved.name}, a file the project reads "
+            f"{what} '{given}' would replace {real.name}, a file the project reads "
             "(configuration, workflows, agents, SQL, data): give another path"
         )
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from accord.engine import codec
 from accord.engine.errors import ConfigError
+from accord.engine.paths import resolved
 from accord.engine.render import jsonable
 from accord.engine.results import Status, TaskResult
 
@@ -66,6 +67,9 @@ BULK_BYTES = 64 * 1024 * 1024  # a resume reads a run's outputs at once up to th
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
 
+_CHECKED: set[Path] = set()  # stores that passed SQLite's quick check in this process
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the store, created with its schema on first use, checked, and
     migrated from an earlier format."""
@@ -75,9 +79,11 @@ def connect(path: Path) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"cannot open the run store {path}: {exc}") from None
     try:
-        check = conn.execute("PRAGMA quick_check").fetchone()
-        if check is None or check[0] != "ok":
-            raise sqlite3.DatabaseError(str(check[0] if check else "no answer"))
+        if path not in _CHECKED:  # once a process: it reads the whole file (~1.3 ms a MB)
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise sqlite3.DatabaseError(str(check[0] if check else "no answer"))
+            _CHECKED.add(path)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(SCHEMA)
@@ -327,21 +333,14 @@ def find_run(path: Path, run: str) -> StoredRun:
     return matches[0]
 
 
-def _resolved(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path.absolute()
-
-
 def is_run_of(stored: StoredRun, file: Path, root: Path) -> bool:
     """Whether a stored run ran `file` (an absolute, resolved path)."""
     candidate = Path(stored.path)
     if candidate.is_absolute():
-        return _resolved(candidate) == file
+        return resolved(candidate) == file
     # runs recorded before paths were stored absolute: relative to the folder accord ran
     # in, most often the project root
-    return file in {_resolved(root / candidate), _resolved(Path.cwd() / candidate)}
+    return file in {resolved(root / candidate), resolved(Path.cwd() / candidate)}
 
 
 def _listed(runs: list[StoredRun]) -> str:
@@ -355,7 +354,7 @@ def find_run_of(path: Path, run: str, workflow: str, file: Path) -> StoredRun:
     prefix) of a run of another workflow file is refused. A `ConfigError` says what exists.
     """
     runs = list_runs(path, limit=100000)
-    target = _resolved(file)
+    target = resolved(file)
     mine = [r for r in runs if is_run_of(r, target, path.parent.parent)]
     this = f"workflow '{workflow}' ({file})"
     recent = f"recent runs of this workflow: {_listed(mine)}"

@@ -25,7 +25,7 @@ from accord.engine.cli import (
     max_concurrency_option,
 )
 from accord.engine.errors import AccordError, LoadError
-from accord.engine.paths import PathError, refuse_overwrite
+from accord.engine.paths import PathError, refuse_overwrite, resolved
 from accord.engine.project import find_root
 from accord.engine.runner import RunOptions
 from accord.tasks.suites.core.gate import GateKind, GateResult, Mode, check
@@ -124,9 +124,9 @@ def check_targets(command: TestCommand) -> None:
         for o, p in (("--output", command.output), ("--report", command.report))
         if p is not None
     ]
-    seen: dict[Path, str] = {_same(command.file): "the tested file"}
+    seen: dict[Path, str] = {resolved(command.file): "the tested file"}
     for option, path in targets:
-        key = _same(path)
+        key = resolved(path)
         if key in seen:
             raise AccordError(f"{option} {path}: is {seen[key]}; give another file")
         seen[key] = f"also given to {option}"
@@ -139,7 +139,7 @@ def check_targets(command: TestCommand) -> None:
         except PathError as exc:
             raise AccordError(f"{exc.message}; no test was run") from None
         if not path.is_absolute() and not any(
-            _same(path).is_relative_to(_same(folder)) for folder in (Path.cwd(), root)
+            resolved(path).is_relative_to(resolved(folder)) for folder in (Path.cwd(), root)
         ):
             raise AccordError(
                 f"{option} {path}: leads outside the project and the current folder; give "
@@ -167,13 +167,6 @@ def _kind(path: Path) -> str:
         return "folder" if stat.S_ISDIR(os.stat(path).st_mode) else "file"
     except (OSError, ValueError):
         return "missing"
-
-
-def _same(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path.absolute()
 
 
 def _open(path: Path) -> TextIO:
