@@ -42,6 +42,7 @@ class ModelConfig:
     max_concurrency: int | None = None
     max_retries: int = 6
     rate_window: float = 60.0
+    tools: bool = True
 
 
 def _from_spec(spec: ModelSpec) -> ModelConfig:
@@ -76,6 +77,7 @@ def _from_spec(spec: ModelSpec) -> ModelConfig:
         max_concurrency=spec.max_concurrency,
         max_retries=spec.max_retries,
         rate_window=spec.rate_window,
+        tools=spec.tools,
     )
 
 
@@ -112,5 +114,6 @@ class ModelCatalog:
                 max_concurrency=1,
                 max_tokens=512,
                 timeout=600.0,
+                tools=False,
             )
         return ModelConfig(name=name, litellm_model=name)

@@ -200,7 +200,9 @@ class TaskContext:
 
     def resources(self) -> tuple[str, ...]:
         dbs = self.run.databases
-        return tuple(f"db:{dbs.resolve_name(name)}" for _, name in self.task.spec.databases())
+        spec = self.task.spec
+        named = tuple(f"db:{dbs.resolve_name(name)}" for _, name in spec.databases())
+        return (*named, *spec.limit_names())
 
     def values_of(self, names: Iterable[str]) -> dict[str, Any]:
         """The values these names have for this task (its scopes, then the builtins), without

@@ -279,10 +279,14 @@ class ModelClient:
         temperature: float | None = None,
         seed: int | None = None,
         sample: int = 0,
+        tool_choice: dict[str, Any] | None = None,
     ) -> Completion:
-        """One chat completion, from the cache when allowed, else from the provider."""
+        """One chat completion, from the cache when allowed, else from the provider.
+        `tool_choice` forces a tool call (judges' structured answers)."""
         model = self.catalog.resolve(model_name)
         params = self._params(model, temperature, seed)
+        if tool_choice is not None:
+            params["tool_choice"] = tool_choice
         key = ""
         if self.cache is not None:
             key = call_key(model.litellm_model, model.api_base, params, messages, tools, sample)

@@ -36,6 +36,8 @@ class RunOptions:
     cache_mode: str = "on"
     resume: str | None = None
     store: bool = True
+    # named limits beyond the databases' (an evaluator's max_concurrency, a suite's targets)
+    limits: dict[str, int] = field(default_factory=dict)
     # the caller's list of this run's store: a caller stopped by Ctrl-C or SIGTERM records
     # the run as interrupted through it (`store.interrupt_runs`)
     open_stores: list[RunStore] = field(default_factory=list)
@@ -95,7 +97,7 @@ def create_run_context(
     databases = project.open_databases()
     scheduler = Scheduler(
         max_concurrency=concurrency_for(project, plan, options),
-        limits=databases.limits(),
+        limits={**databases.limits(), **options.limits},
         keep_going=options.keep_going,
         observer=observer,
     )

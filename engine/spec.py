@@ -111,6 +111,10 @@ class TaskSpec(Spec):
         """Databases the task queries (None: the project default)."""
         return ()
 
+    def limit_names(self) -> tuple[str, ...]:
+        """Named scheduler limits the task takes a slot of (besides its databases')."""
+        return ()
+
     def template_files(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
         """Files (relative to the root) whose text is a template rendered in this scope."""
         return ()
@@ -249,6 +253,11 @@ class ModelSpec(Spec):
     timeout: float | None = Field(None, gt=0, allow_inf_nan=False)
     max_concurrency: int | None = Field(None, ge=1)
     max_retries: int = Field(6, ge=0, le=20, description="Retries on 429, 5xx, timeouts.")
+    tools: bool = Field(
+        True,
+        description="The model takes tool calls (judges then answer by a forced tool call; "
+        "false: they answer in text, parsed from the last line).",
+    )
     rate_window: float = Field(
         60.0,
         gt=0,
@@ -272,6 +281,10 @@ class DefaultsSpec(Spec):
     database: str | None = None
     model: str | None = None
     judge_model: str | None = None
+    embedding_model: str | None = Field(
+        None, description="litellm embedding model for semantic_similarity and "
+        "response_relevancy (none: a lexical score, and the result says so)."
+    )
     agent: str | None = Field(None, description="Oxy: default agent file.")
 
 

@@ -57,6 +57,15 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (run_id, key)
 );
 CREATE TABLE IF NOT EXISTS legacy_runs (run_id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS baselines (
+    suite TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    evaluator TEXT NOT NULL,
+    output TEXT NOT NULL,
+    run_id TEXT,
+    updated REAL NOT NULL,
+    PRIMARY KEY (suite, case_id, evaluator)
+);
 """
 FORMAT = 2  # PRAGMA user_version: 2 = outputs as codec JSON text (1 and 0 pickled them)
 _STOP = object()
@@ -480,3 +489,70 @@ class ResumeIndex:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+# --- battle baselines ----------------------------------------------------------------------
+# An automatic battle compares each output with the best one seen so far for the same
+# (suite, case, evaluator); that baseline lives here, beside the runs that produced it.
+
+
+def get_baseline(path: Path, suite: str, case_id: str, evaluator: str) -> str | None:
+    conn = connect(path)
+    try:
+        row = conn.execute(
+            "SELECT output FROM baselines WHERE suite = ? AND case_id = ? AND evaluator = ?",
+            (suite, case_id, evaluator),
+        ).fetchone()
+    finally:
+        conn.close()
+    return None if row is None else str(row[0])
+
+
+def save_baseline(
+    path: Path, suite: str, case_id: str, evaluator: str, output: str, run_id: str | None
+) -> None:
+    conn = connect(path)
+    try:
+        conn.execute(
+            "INSERT OR REPLACE INTO baselines VALUES (?, ?, ?, ?, ?, ?)",
+            (suite, case_id, evaluator, output, run_id, time.time()),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def list_baselines(path: Path, suite: str | None = None) -> list[dict[str, Any]]:
+    """Every saved baseline (of one suite), oldest suite first."""
+    if not path.is_file():
+        return []
+    conn = connect(path)
+    try:
+        query = "SELECT suite, case_id, evaluator, output, run_id, updated FROM baselines"
+        args: tuple[str, ...] = ()
+        if suite is not None:
+            query, args = query + " WHERE suite = ?", (suite,)
+        rows = conn.execute(query + " ORDER BY suite, case_id, evaluator", args).fetchall()
+    finally:
+        conn.close()
+    names = ("suite", "case", "evaluator", "output", "run_id", "updated")
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def reset_baselines(path: Path, suite: str | None = None, case_id: str | None = None) -> int:
+    """Delete baselines (all, a suite's, or one case's); how many were deleted."""
+    if not path.is_file():
+        return 0
+    conn = connect(path)
+    try:
+        clauses, args = [], []
+        for column, value in (("suite", suite), ("case_id", case_id)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        count = conn.execute(f"DELETE FROM baselines{where}", args).rowcount
+        conn.commit()
+    finally:
+        conn.close()
+    return int(count)

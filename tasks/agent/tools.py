@@ -37,13 +37,19 @@ class AgentAnswer(str):
 
     sql: str | None
     table: TableView | None
+    tool_calls: list[dict[str, Any]]
 
     def __new__(
-        cls, text: str, sql: str | None = None, table: TableView | None = None
+        cls,
+        text: str,
+        sql: str | None = None,
+        table: TableView | None = None,
+        tool_calls: list[dict[str, Any]] | None = None,
     ) -> AgentAnswer:
         obj = super().__new__(cls, text)
         obj.sql = sql
         obj.table = table
+        obj.tool_calls = list(tool_calls or [])  # what evaluators check (not stored)
         return obj
 
 
@@ -216,6 +222,7 @@ async def run_agent_loop(
         messages.append({"role": "system", "content": shield.hide(system)})
     messages.append({"role": "user", "content": shield.hide(prompt)})
     calls = 0
+    made: list[dict[str, Any]] = []
     model = agent.model or ctx.run.project.default_model
     while True:
         offer = toolbox.schemas if calls < agent.max_tool_calls else None
@@ -233,7 +240,7 @@ async def run_agent_loop(
                     )
                 raise TaskError(ctx.key, f"model '{model}' returned no text")
             text = shield.reveal(completion.text)
-            return AgentAnswer(text, toolbox.last_sql, toolbox.last_table)
+            return AgentAnswer(text, toolbox.last_sql, toolbox.last_table, made)
         messages.append(completion.message())
         import asyncio  # a module-level import would cost `accord validate` ~20 ms
 
@@ -245,8 +252,18 @@ async def run_agent_loop(
         )
         for call, result in zip(completion.tool_calls, results, strict=True):
             calls += 1
+            made.append(tool_call_record(call.name, call.arguments, result))
             content = shield.hide(result)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+
+
+def tool_call_record(name: str, arguments: str, result: Any) -> dict[str, Any]:
+    """A tool call as evaluators see it: name, arguments (parsed when JSON), result."""
+    try:
+        parsed: Any = json.loads(arguments or "{}")
+    except ValueError:
+        parsed = arguments
+    return {"name": name, "arguments": parsed, "result": result}
 
 
 def _anonymizer(agent: AgentSpec, ctx: TaskContext) -> AnonymizeSession:

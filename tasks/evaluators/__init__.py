@@ -1,10 +1,29 @@
-"""The evaluator registry's members, one module per family: `judged` (an LLM judge decides),
-`rag` (retrieval measured against reference contexts). Importing this package registers them.
+"""The evaluator registry's members, one module per family: `deterministic` (no model),
+`judged` (an LLM judge decides), `rag` (retrieval, after Ragas), `battle` (against a
+baseline). Importing this package registers them.
 
 A new evaluator is one decorated class in one of these modules (or in a plugin).
 """
 
-from accord.tasks.evaluators import judged, rag
-from accord.tasks.evaluators.base import EVALUATORS, CaseEvaluation, Evaluator, evaluator
+from accord.tasks.evaluators import battle, deterministic, judged, rag
+from accord.tasks.evaluators.base import (
+    EVALUATORS,
+    EvaluatorFailure,
+    EvaluatorSpec,
+    Finding,
+    ThresholdSpec,
+    evaluator,
+)
 
-__all__ = ["EVALUATORS", "CaseEvaluation", "Evaluator", "evaluator", "judged", "rag"]
+__all__ = [
+    "EVALUATORS",
+    "EvaluatorFailure",
+    "EvaluatorSpec",
+    "Finding",
+    "ThresholdSpec",
+    "battle",
+    "deterministic",
+    "evaluator",
+    "judged",
+    "rag",
+]

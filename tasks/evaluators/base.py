@@ -1,66 +1,156 @@
-"""What an evaluator is, and the registry they join.
+"""What an evaluator is, what it finds, and the registry evaluators join.
 
-An evaluator looks at one answer of one case and gives a verdict (pass or fail: the metric is
-the proportion that pass, with a Wilson interval) or a score (the metric is the mean). It
-declares what it needs from a case (`needs_expected`, `needs_contexts`), so a test whose
-cases lack it is refused before anything runs, and the names its judge prompt may use.
+An evaluator is a spec model (what a file writes under `evaluators:`) with an `evaluate`
+coroutine: it looks at one output of one case and returns a `Finding` (a score in [0, 1], or
+an error saying why none could be given). The evaluation core then applies what every
+evaluator shares (`negate`, `threshold`, `weight`, `required`), so an evaluator only scores.
+Adding one is one decorated class; third-party evaluators arrive by the `accord.plugins` entry
+point like task types.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from pydantic import Field, model_validator
 
 from accord.engine.registry import Registry
+from accord.engine.specbase import Spec
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.tasks.suites.core.prepared import CaseInput, PreparedTest
+    from accord.tasks.suites.core.cases import Case, Output
+    from accord.tasks.suites.core.judging import EvalContext
+
+BOUNDS = ("gte", "gt", "lte", "lt")
+
+
+class ThresholdSpec(Spec):
+    """Bounds a score must meet to pass; every bound given must hold."""
+
+    gte: float | None = Field(None, allow_inf_nan=False, description="Score >= this.")
+    gt: float | None = Field(None, allow_inf_nan=False, description="Score > this.")
+    lte: float | None = Field(None, allow_inf_nan=False, description="Score <= this.")
+    lt: float | None = Field(None, allow_inf_nan=False, description="Score < this.")
+
+    @model_validator(mode="after")
+    def _some_bound(self) -> ThresholdSpec:
+        if all(getattr(self, name) is None for name in BOUNDS):
+            raise ValueError(
+                "a threshold needs at least one bound: gte, gt, lte or lt "
+                "(leave 'threshold' out to record the score without gating on it)"
+            )
+        return self
+
+    def holds(self, score: float) -> bool:
+        checks = (
+            self.gte is None or score >= self.gte,
+            self.gt is None or score > self.gt,
+            self.lte is None or score <= self.lte,
+            self.lt is None or score < self.lt,
+        )
+        return all(checks)
+
+    def text(self) -> str:
+        signs = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
+        return " and ".join(f"{signs[n]} {getattr(self, n):g}" for n in BOUNDS if getattr(self, n) is not None)
+
+
+PASS_AT_ONE = ThresholdSpec(gte=1)
 
 
 @dataclass
-class CaseEvaluation:
-    """One evaluator's finding on one answer: a verdict or a score (None: none could be
-    given, with the cause in `errors`)."""
+class Finding:
+    """One evaluator's result on one output.
 
-    verdict: bool | None = None
+    `score` is None when no score could be given: `error` then says why (a judge reply with
+    no verdict, an exception in a Python evaluator), or `skipped` says why it was not asked
+    (short-circuited). `passed` is None when no threshold applies (recorded, not gating).
+    `scoring` says how a score with alternatives was computed (`model` or `lexical`).
+    """
+
+    name: str
     score: float | None = None
-    reasoning: str = ""
+    passed: bool | None = None
+    reason: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    skipped: str | None = None
     judge_calls: int = 0
-    errors: list[str] = field(default_factory=list)
+    weight: float = 1.0
+    required: bool = False
+    threshold: str | None = None
+    scoring: str | None = None
+    deterministic: bool = True
 
 
-class Evaluator(ABC):
-    """One registered evaluator (a class; the registry holds the class, tests make one)."""
+class EvaluatorSpec(Spec):
+    """The fields every evaluator has."""
 
-    name: ClassVar[str]
-    kind: ClassVar[Literal["verdict", "score"]]
+    type: str
+    name: str | None = Field(
+        None, description="The evaluator's id in reports (default: its type)."
+    )
+    threshold: ThresholdSpec | None = Field(
+        None, description="Bounds the score must meet; none: recorded, not gating."
+    )
+    weight: float = Field(
+        1.0, ge=0, allow_inf_nan=False, description="Weight in the case score (0: not counted)."
+    )
+    required: bool = Field(False, description="A failure of this evaluator fails the case.")
+    negate: bool = Field(False, description="Score 1 - score (pass when the check fails).")
+    max_concurrency: int | None = Field(
+        None, ge=1, description="At most this many evaluations of this evaluator at once."
+    )
+
+    deterministic: ClassVar[bool] = True
+    default_threshold: ClassVar[ThresholdSpec | None] = PASS_AT_ONE
     needs_expected: ClassVar[bool] = False
     needs_contexts: ClassVar[bool] = False
     prompt_names: ClassVar[frozenset[str]] = frozenset()
 
-    @abstractmethod
-    async def evaluate(
-        self,
-        ctx: TaskContext,
-        test: PreparedTest,
-        case: CaseInput,
-        answer: str,
-        contexts: tuple[str, ...],
-    ) -> CaseEvaluation:
-        """Evaluate `answer` (and the `contexts` the subject retrieved) for `case`."""
+    @property
+    def id(self) -> str:
+        return self.name or self.type
+
+    def calls_model(self, judge_model: str | None) -> bool:
+        """Whether this evaluation will ask a model (short_circuit keeps those back)."""
+        return not self.deterministic
+
+    def gate(self) -> ThresholdSpec | None:
+        """The threshold that decides `passed` (the file's, else the evaluator's default)."""
+        return self.threshold if self.threshold is not None else self.default_threshold
+
+    async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
+        """Score `output` for `case`; raise `EvaluatorFailure` (or any exception) for an
+        error; the core catches it and records it on this evaluation."""
+        raise NotImplementedError
+
+    def finding(self, score: float | None, reason: str = "", **extra: Any) -> Finding:
+        """A finding of this evaluator (the core fills in threshold and verdict)."""
+        return Finding(self.id, score=score, reason=reason, **extra)
 
 
-EVALUATORS: Registry[type[Evaluator]] = Registry("evaluator")
+class EvaluatorFailure(Exception):
+    """An evaluation that could not give a score: the message says why."""
 
 
-def evaluator(name: str) -> Callable[[type[Evaluator]], type[Evaluator]]:
-    """Class decorator: register an evaluator under `name`."""
+EvaluatorT = TypeVar("EvaluatorT", bound=type[EvaluatorSpec])
 
-    def decorate(cls: type[Evaluator]) -> type[Evaluator]:
-        cls.name = name
-        return EVALUATORS.add(name, cls)
+EVALUATORS: Registry[type[EvaluatorSpec]] = Registry("evaluator")
+
+
+def evaluator(name: str) -> Callable[[EvaluatorT], EvaluatorT]:
+    """Class decorator: register an evaluator spec under its `type` tag `name`."""
+
+    def decorate(cls: EvaluatorT) -> EvaluatorT:
+        EVALUATORS.add(name, cls)
+        return cls
 
     return decorate
+
+
+def clip(score: float) -> float:
+    """A score inside [0, 1] (Ragas' metrics are clipped so)."""
+    return min(1.0, max(0.0, float(score)))

@@ -1,0 +1,178 @@
+"""What an evaluator sees while it runs, and the two ways it asks a judge.
+
+Every judge call goes through the run's models door (cache, rate limits, retries, usage) at
+temperature 0 with a fixed seed, from the evaluator's own node. A reply without a verdict is
+asked once more; a second one is an error on that evaluation, never a score.
+
+- `ask`: a free-text reply parsed by the evaluator (`parse` returns None when it finds none).
+- `choose`: one of named choices. Models that take tools answer by the forced tool call
+  `select_answer(reason, answer)` with `answer` an enum of the choice names; the others are
+  asked to end their reply with `Answer: <choice>`, read from the last line up.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from accord.engine.errors import AccordError
+from accord.tasks.consistency.judge import JUDGE_SEED
+from accord.tasks.evaluators.base import EvaluatorFailure
+
+if TYPE_CHECKING:
+    from accord.engine.context import TaskContext
+    from accord.tasks.suites.core.cases import Suite
+
+T = TypeVar("T")
+SELECT_ANSWER = "select_answer"
+CHOOSE_SYSTEM = "Answer the following question by selecting an answer. Always give a reason."
+
+
+@dataclass
+class EvalContext:
+    """One evaluation's view of the run: its node, its suite and its repeat; `calls` counts
+    the judge calls it made."""
+
+    task: TaskContext
+    suite: Suite
+    repeat: int = 0
+    calls: int = 0
+
+    @property
+    def judge_model(self) -> str | None:
+        return self.suite.judge_model
+
+    def model_for(self, model: str | None) -> str | None:
+        return model or self.suite.judge_model
+
+    async def complete(self, messages: list[dict[str, Any]], model: str | None, **kw: Any) -> Any:
+        """One judge call through the models door; a failed call is an `EvaluatorFailure`."""
+        self.calls += 1
+        self.task.run.count("judge_calls")
+        try:
+            return await self.task.run.models().complete(
+                self.model_for(model),
+                messages,
+                task=self.task.key,
+                temperature=0,
+                seed=JUDGE_SEED,
+                **kw,
+            )
+        except AccordError as exc:
+            raise EvaluatorFailure(f"judge call failed: {exc.message}") from None
+
+    async def ask(
+        self,
+        prompt: str,
+        parse: Callable[[str], T | None],
+        *,
+        model: str | None = None,
+        system: str | None = None,
+        missing: str = "verdict",
+    ) -> tuple[T, str]:
+        """(parsed verdict, whole reply); asked twice at most."""
+        messages = [{"role": "user", "content": prompt}]
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        reply = ""
+        for attempt in range(2):
+            completion = await self.complete(messages, model, sample=attempt)
+            reply = completion.text or ""
+            found = parse(reply)
+            if found is not None:
+                return found, reply.strip()
+        raise EvaluatorFailure(f"no {missing} in the judge's reply: {reply.strip()[-200:]!r}")
+
+    async def choose(
+        self, prompt: str, choices: Sequence[str], *, model: str | None = None
+    ) -> tuple[str, str]:
+        """(choice name, reason) of a judge asked to pick one of `choices`."""
+        resolved = self.task.run.models().catalog.resolve(self.model_for(model))
+        if resolved.tools:
+            return await self._choose_by_tool(prompt, choices, model)
+        listing = "\n".join(f"- {c}" for c in choices)
+        text = (
+            f"{prompt}\n\nChoose one of:\n{listing}\n\nGive your reason first, then end with "
+            "a last line of the form `Answer: <choice>`, the choice written exactly as listed."
+        )
+        found, reply = await self.ask(
+            text, lambda r: parse_choice(r, choices), model=model, system=CHOOSE_SYSTEM,
+            missing=f"answer among {list(choices)}",
+        )  # fmt: skip
+        return found, reply
+
+    async def _choose_by_tool(
+        self, prompt: str, choices: Sequence[str], model: str | None
+    ) -> tuple[str, str]:
+        tool = select_answer_tool(choices)
+        messages = [
+            {"role": "system", "content": CHOOSE_SYSTEM},
+            {"role": "user", "content": prompt},
+        ]
+        forced = {"type": "function", "function": {"name": SELECT_ANSWER}}
+        problem = ""
+        for attempt in range(2):
+            completion = await self.complete(
+                messages, model, tools=[tool], tool_choice=forced, sample=attempt
+            )
+            found, problem = _tool_choice(completion, choices)
+            if found is not None:
+                return found
+        raise EvaluatorFailure(f"the judge's select_answer call had {problem}")
+
+
+def select_answer_tool(choices: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": SELECT_ANSWER,
+            "description": "Call this function to select an answer",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "reason": {"type": "string", "description": "The reason for the answer"},
+                    "answer": {
+                        "type": "string",
+                        "description": "The answer to select",
+                        "enum": list(choices),
+                    },
+                },
+                "required": ["reason", "answer"],
+            },
+        },
+    }
+
+
+def _tool_choice(completion: Any, choices: Sequence[str]) -> tuple[tuple[str, str] | None, str]:
+    calls = [c for c in completion.tool_calls if c.name == SELECT_ANSWER]
+    if not calls:
+        text = (completion.text or "").strip()
+        found = parse_choice(text, choices) if text else None
+        if found is not None:  # a provider that ignored tool_choice but answered in text
+            return (found, text), ""
+        return None, f"no call (reply: {text[-200:]!r})"
+    try:
+        args = json.loads(calls[0].arguments or "{}")
+    except json.JSONDecodeError:
+        return None, f"arguments that are not JSON: {calls[0].arguments[:200]!r}"
+    answer = args.get("answer") if isinstance(args, dict) else None
+    if answer not in choices:
+        return None, f"an answer {answer!r} that is none of {list(choices)}"
+    return (str(answer), str(args.get("reason", ""))), ""
+
+
+def parse_choice(reply: str, choices: Sequence[str]) -> str | None:
+    """The choice named on the last line that names one (`Answer: X`, or X alone)."""
+    by_text = {c.strip().lower(): c for c in choices}
+    for line in reversed(reply.strip().splitlines()):
+        text = line.strip().strip("`*_ ").strip()
+        if not text:
+            continue
+        match = re.match(r"(?i)^(?:final\s+)?(?:answer|choice|verdict)\s*[:=]\s*(.+)$", text)
+        candidate = (match.group(1) if match else text).strip().strip("`*_\"' .").lower()
+        if candidate in by_text:
+            return by_text[candidate]
+    return None

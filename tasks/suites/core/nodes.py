@@ -1,0 +1,322 @@
+"""A suite as nodes of one plan on the engine's scheduler.
+
+Each case (times its repeats) is a target node, then one evaluator node per evaluator (each
+under its evaluator's named limit), then a verdict node; so an evaluation gets the engine's
+global and per-model limits, call cache, usage, run store, `--resume` and progress as a
+workflow does. With `short_circuit`, judged evaluator nodes also wait for the case's
+deterministic ones and are not asked when one of those failed.
+
+A target that fails fails its node (so `--resume` runs it again) and its case is an error;
+an evaluator that cannot give a score records the error on its finding; the run always keeps
+going.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import inspect
+import re
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from accord.engine.context import TaskContext
+from accord.engine.errors import TaskError
+from accord.engine.plan import Plan, PlannedTask
+from accord.engine.registry import register_task
+from accord.engine.results import Status
+from accord.engine.runner import RunOptions, execute
+from accord.engine.scheduler import Observer
+from accord.engine.spec import TaskSpec
+from accord.tasks.evaluators.base import EvaluatorSpec, Finding
+from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite, case_digest
+from accord.tasks.suites.core.judging import EvalContext
+from accord.tasks.suites.core.targets import Target, TargetFailure
+from accord.tasks.suites.core.verdicts import SuiteRun, decide
+
+TARGET_LIMIT = "eval:targets"
+
+
+class EvalNodeSpec(TaskSpec):
+    """A node of a compiled suite (never written in a file). The references are excluded
+    from the spec's digest; `digest` stands for them (resume reuses an output only when
+    the case, target and evaluator are the same)."""
+
+    type: Literal["eval_target", "eval_check", "eval_verdict"]
+    digest: str = ""
+    repeat: int = 0
+    suite_ref: Any = Field(None, exclude=True)
+    case_ref: Any = Field(None, exclude=True)
+    evaluator_ref: Any = Field(None, exclude=True)
+    deps_ref: Any = Field(None, exclude=True)
+    limits_ref: tuple[str, ...] = Field((), exclude=True)
+
+    def limit_names(self) -> tuple[str, ...]:
+        return self.limits_ref
+
+
+def evaluator_limit(spec: EvaluatorSpec) -> str:
+    return f"evaluator:{spec.id}"
+
+
+def _spec_digest(value: Any) -> str:
+    if isinstance(value, EvaluatorSpec | Target):
+        text = value.model_dump_json()
+    else:
+        text = repr(value)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+_SAFE = re.compile(r"[^\w.@-]+")
+
+
+def case_key(case: Case, repeat: int, repeats: int) -> str:
+    base = _SAFE.sub("_", case.id) or "case"
+    return base if repeats == 1 else f"{base}@{repeat + 1}"
+
+
+def _node(name: str, spec: EvalNodeSpec, order: int, deps: tuple[str, ...], priority: int) -> PlannedTask:
+    return PlannedTask(
+        name=name, spec=spec, order=order, deps=deps, priority=priority, container=False, line=None
+    )
+
+
+def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
+    """The suite's plan and the named limits it needs."""
+    limits: dict[str, int] = {}
+    if suite.target_concurrency:
+        limits[TARGET_LIMIT] = suite.target_concurrency
+    tasks: list[PlannedTask] = []
+    order = 0
+    for case in suite.cases:
+        digest = case.digest or case_digest(case)
+        target = suite.target_for(case)
+        target_digest = f"{digest}:{_spec_digest(target)}"
+        evaluators = suite.evaluators_for(case)
+        for spec in evaluators:
+            if spec.max_concurrency:
+                limits[evaluator_limit(spec)] = spec.max_concurrency
+        for repeat in range(suite.repeat):
+            key = case_key(case, repeat, suite.repeat)
+            target_name = f"{key}.target"
+            construct = EvalNodeSpec.model_construct
+            tasks.append(
+                _node(
+                    target_name,
+                    construct(
+                        name=target_name, type="eval_target", digest=target_digest, repeat=repeat,
+                        suite_ref=suite, case_ref=case, evaluator_ref=target,
+                        limits_ref=(TARGET_LIMIT,) if suite.target_concurrency else (),
+                    ),
+                    order, (), 3,
+                )
+            )  # fmt: skip
+            order += 1
+            check_names = _checks(suite, case, key, evaluators, target_name, repeat, target_digest, tasks, order)
+            order += len(check_names)
+            verdict = f"{key}.verdict"
+            tasks.append(
+                _node(
+                    verdict,
+                    construct(
+                        name=verdict, type="eval_verdict", digest=target_digest, repeat=repeat,
+                        suite_ref=suite, case_ref=case, deps_ref=(target_name, check_names),
+                    ),
+                    order, (target_name, *check_names), 1,
+                )
+            )  # fmt: skip
+            order += 1
+    plan = Plan(
+        name=suite.id,
+        path=suite.path or Path(f"<suite {suite.id}>"),
+        root=suite.project.root if suite.project is not None else Path.cwd(),
+        tasks=tuple(tasks),
+        variables={},
+        outer_refs=frozenset(),
+    )
+    return plan, limits
+
+
+def _checks(
+    suite: Suite,
+    case: Case,
+    key: str,
+    evaluators: tuple[EvaluatorSpec, ...],
+    target_name: str,
+    repeat: int,
+    target_digest: str,
+    tasks: list[PlannedTask],
+    order: int,
+) -> list[str]:
+    names: list[str] = []
+    cheap: list[str] = []
+    seen: set[str] = set()
+    for spec in evaluators:
+        name = f"{key}.{_SAFE.sub('_', spec.id)}"
+        while name in seen:
+            name += "_"
+        seen.add(name)
+        judged = spec.calls_model(suite.judge_model)
+        deps = [target_name]
+        if suite.short_circuit and judged:
+            deps.extend(cheap)
+        elif not judged:
+            cheap.append(name)
+        limits = (evaluator_limit(spec),) if spec.max_concurrency else ()
+        node_spec = EvalNodeSpec.model_construct(
+            name=name, type="eval_check", digest=f"{target_digest}:{_spec_digest(spec)}",
+            repeat=repeat, suite_ref=suite, case_ref=case, evaluator_ref=spec,
+            deps_ref=tuple(deps[1:]), limits_ref=limits,
+        )  # fmt: skip
+        tasks.append(_node(name, node_spec, order + len(names), tuple(deps), 2))
+        names.append(name)
+    return names
+
+
+def _spec(ctx: TaskContext) -> EvalNodeSpec:
+    spec = ctx.task.spec
+    assert isinstance(spec, EvalNodeSpec)
+    return spec
+
+
+@register_task("eval_target", EvalNodeSpec, internal=True)
+async def run_target(task: PlannedTask, ctx: TaskContext) -> Output:
+    """The target answers the case; a failure or timeout fails this node (and the case)."""
+    spec = _spec(ctx)
+    suite: Suite = spec.suite_ref
+    target: Target = spec.evaluator_ref
+    timeout = target.timeout or suite.timeout
+    started = time.perf_counter()
+    try:
+        async with asyncio.timeout(timeout):
+            output = await target.produce(ctx, spec.case_ref, spec.repeat)
+    except TimeoutError:
+        raise TaskError(ctx.key, f"{target.describe()} gave no answer within {timeout:g} s") from None
+    except TargetFailure as exc:
+        raise TaskError(ctx.key, str(exc), permanent=True) from None
+    output.seconds = time.perf_counter() - started
+    return output
+
+
+@register_task("eval_check", EvalNodeSpec, internal=True)
+async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding:
+    """One evaluator on the case's output; its errors are recorded on the finding."""
+    spec = _spec(ctx)
+    evaluator: EvaluatorSpec = spec.evaluator_ref
+    case: Case = spec.case_ref
+    suite: Suite = spec.suite_ref
+    output: Output = ctx.scope.get(f"{task.name.rsplit('.', 1)[0]}.target")
+    for dep in spec.deps_ref or ():
+        found = ctx.scope.get(dep)
+        if isinstance(found, Finding) and found.passed is False:
+            ctx.run.count("judge_calls_saved")
+            return _finalise(evaluator, Finding(evaluator.id, skipped=f"short_circuit: {found.name} failed"))
+    ev = EvalContext(ctx, suite, spec.repeat)
+    try:
+        finding = await evaluator.evaluate(ev, case, output)
+        if not isinstance(finding, Finding):
+            raise TypeError(f"returned {type(finding).__name__}, not a Finding")
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the evaluator's own failure: recorded, the suite goes on
+        message = str(exc) or type(exc).__name__
+        if not _is_failure(exc):
+            message = f"{type(exc).__name__}: {message}"
+        finding = Finding(evaluator.id, error=message)
+    finding.judge_calls = max(finding.judge_calls, ev.calls)
+    return _finalise(evaluator, finding)
+
+
+def _is_failure(exc: Exception) -> bool:
+    from accord.tasks.evaluators.base import EvaluatorFailure
+
+    return isinstance(exc, EvaluatorFailure)
+
+
+def _finalise(spec: EvaluatorSpec, finding: Finding) -> Finding:
+    """Apply what every evaluator shares: negate, threshold, weight, required."""
+    finding.name = spec.id
+    finding.weight = spec.weight
+    finding.required = spec.required
+    finding.deterministic = not spec.calls_model(None)
+    if finding.score is not None and spec.negate:
+        finding.score = 1.0 - finding.score
+    gate = spec.gate()
+    own = finding.threshold  # a Python evaluator's Evaluation may carry its own
+    if finding.score is None or finding.error is not None:
+        finding.passed = None
+        finding.threshold = gate.text() if gate is not None else own
+        return finding
+    if own is None and gate is not None:
+        finding.passed = gate.holds(finding.score)
+        finding.threshold = gate.text()
+    return finding
+
+
+@register_task("eval_verdict", EvalNodeSpec, internal=True)
+async def run_verdict(task: PlannedTask, ctx: TaskContext) -> CaseResult:
+    """The case's score and verdict from its findings."""
+    spec = _spec(ctx)
+    target_name, checks = spec.deps_ref
+    output: Output = ctx.scope.get(target_name)
+    findings = [ctx.scope.get(name) for name in checks]
+    result = decide(spec.suite_ref, spec.case_ref, spec.repeat, output, findings)
+    callback = spec.suite_ref.on_case
+    if callback is not None:
+        outcome = callback(result)
+        if inspect.isawaitable(outcome):
+            await outcome
+    return result
+
+
+async def run_suite(suite: Suite, options: RunOptions, observer: Observer | None = None) -> SuiteRun:
+    """Run every case of `suite` on one scheduler; results in case order."""
+    from accord.engine.project import Project
+
+    plan, limits = build_plan(suite)
+    project = suite.project
+    assert isinstance(project, Project)
+    options = dataclasses.replace(
+        options,
+        keep_going=True,
+        max_concurrency=options.max_concurrency or suite.max_concurrency,
+        limits={**options.limits, **limits},
+    )
+    started = time.perf_counter()
+    result = await execute(project, plan, options, observer)
+    cases: list[CaseResult] = []
+    by_key = {r.key: r for r in result.results}
+    for case in suite.cases:
+        for repeat in range(suite.repeat):
+            key = case_key(case, repeat, suite.repeat)
+            verdict = result.outputs.get(f"{key}.verdict")
+            if isinstance(verdict, CaseResult):
+                cases.append(verdict)
+                continue
+            target = by_key.get(f"{key}.target")
+            error = (target.error if target is not None else None) or "the case did not run"
+            if target is not None and target.status is Status.SKIPPED:
+                error = "the case did not run (the suite was stopped)"
+            cases.append(_errored(case, repeat, error))
+    return SuiteRun(
+        suite=suite,
+        cases=cases,
+        seconds=time.perf_counter() - started,
+        usage=result.usage,
+        stats=dict(result.stats),
+        run_id=result.run_id,
+    )
+
+
+def _errored(case: Case, repeat: int, error: str) -> CaseResult:
+    prefix = ".target: "
+    if prefix in error:
+        error = error.split(prefix, 1)[1]
+    return CaseResult(
+        id=case.id, repeat=repeat, status="error", input=case.input, expected=case.expected,
+        error=error, tags=list(case.tags),
+    )  # fmt: skip

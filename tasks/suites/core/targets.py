@@ -1,0 +1,370 @@
+"""Targets: what answers a case. Each runs inside the case's target node.
+
+- `model`: a model of config.yml or a litellm string, sent the case's input (text or messages);
+- `agent`: an `.agent.yml`, its tools really run (tool calls recorded);
+- `workflow`: `file.workflow.yml#task`, the minimal sub-DAG of that task, the input as a
+  variable;
+- `command`: a program run with the case as JSON on stdin; its stdout is the output (a JSON
+  object with `output` and optional `tool_calls`/`contexts` is read as a trace);
+- `python`: `module:function` (or a callable from Python), given the input (or the test case
+  object), sync or async;
+- `echo`: returns the input (a suite tried without a model).
+
+A target that fails or times out errors its case; the other cases go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from accord.engine.errors import AccordError
+from accord.engine.registry import Registry
+from accord.engine.specbase import Spec
+from accord.tasks.suites.core.cases import Case, Output, text_of
+
+if TYPE_CHECKING:
+    from accord.engine.context import TaskContext
+    from accord.engine.plan import Plan
+
+
+class TargetFailure(Exception):
+    """A target that produced no output: the message says why."""
+
+
+class Target(Spec):
+    """Fields every target has."""
+
+    type: str
+    timeout: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="Seconds before the case errors."
+    )
+    kind: ClassVar[str] = ""
+
+    def describe(self) -> str:
+        return self.type
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        raise NotImplementedError
+
+
+TARGETS: Registry[type[Target]] = Registry("target type")
+
+
+def target(name: str) -> Callable[[type[Target]], type[Target]]:
+    def decorate(cls: type[Target]) -> type[Target]:
+        return TARGETS.add(name, cls)
+
+    return decorate
+
+
+def messages_of(case: Case, system: str | None = None) -> list[dict[str, Any]]:
+    """The case's input as chat messages."""
+    value = case.input
+    if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
+        messages = [{"role": m["role"], "content": text_of_content(m.get("content"))} for m in value]
+    else:
+        messages = [{"role": "user", "content": text_of(value)}]
+    if system and not any(m["role"] == "system" for m in messages):
+        messages.insert(0, {"role": "system", "content": system})
+    return messages
+
+
+def text_of_content(content: Any) -> str:
+    from accord.tasks.suites.core.cases import content_text
+
+    return content_text(content)
+
+
+@target("echo")
+class EchoTarget(Target):
+    """Returns the case's input as its output."""
+
+    type: Literal["echo"] = "echo"
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        return Output(text=case.prompt)
+
+
+@target("model")
+class ModelTarget(Target):
+    """One model call with the case's input."""
+
+    type: Literal["model"] = "model"
+    model: str = Field(description="A model of config.yml, or a litellm model string.")
+    system: str | None = Field(None, description="A system message to send first.")
+    temperature: float | None = Field(None, ge=0, allow_inf_nan=False)
+
+    def describe(self) -> str:
+        return f"model {self.model}"
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        completion = await tctx.run.models().complete(
+            self.model,
+            messages_of(case, self.system),
+            task=tctx.key,
+            temperature=self.temperature,
+            sample=repeat,
+        )
+        calls = [{"name": c.name, "arguments": _args(c.arguments)} for c in completion.tool_calls]
+        return Output(text=completion.text, tool_calls=calls)
+
+
+def _args(text: str) -> Any:
+    try:
+        return json.loads(text or "{}")
+    except ValueError:
+        return text
+
+
+@target("agent")
+class AgentTarget(Target):
+    """An `.agent.yml` answering the case's input; its tools run."""
+
+    type: Literal["agent"] = "agent"
+    agent: str = Field(description="The agent file, relative to the project root.")
+
+    def describe(self) -> str:
+        return f"agent {self.agent}"
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        from accord.engine.spec import variable_spec
+        from accord.tasks.agent import load_agent
+        from accord.tasks.agent.tools import run_agent_loop
+
+        agent = load_agent(tctx.path(self.agent, "agent file"))
+        defaults = {k: variable_spec(v).default for k, v in agent.variables.items()}
+        reply = await run_agent_loop(agent, case.prompt, tctx, sample=repeat, variables=defaults)
+        contexts = [reply.sql] if reply.sql else []
+        return Output(text=str(reply), contexts=contexts, tool_calls=list(reply.tool_calls))
+
+
+@target("workflow")
+class WorkflowTarget(Target):
+    """A workflow task: the minimal sub-DAG that produces `task`, the case's input passed as
+    the variable `variable` (when given)."""
+
+    type: Literal["workflow"] = "workflow"
+    workflow: str = Field(description="The workflow file, relative to the project root.")
+    task: str | None = Field(None, description="The task whose output is the answer (default: the last).")
+    variable: str | None = Field(None, description="The variable that receives the case's input.")
+
+    def describe(self) -> str:
+        return f"task '{self.task}' of {self.workflow}" if self.task else self.workflow
+
+    def plan(self, root: Path) -> Plan:
+        from accord.engine.compile import compile_workflow
+        from accord.tasks.suites.core.subdag import sub_plan
+
+        _project, plan = compile_workflow(root / self.workflow)
+        task = self.task or plan.tasks[-1].name
+        if task not in plan.by_name:
+            known = ", ".join(plan.by_name)
+            raise AccordError(f"{self.workflow} has no task '{task}' (its tasks: {known})")
+        return sub_plan(plan, task)
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        from accord.engine import variables as workflow_variables
+        from accord.tasks.suites.core.subdag import contexts_of, output_text, sampled
+
+        plan = tctx.task.children.get("workflow") or self.plan(tctx.root)
+        given = {self.variable: case.input} if self.variable else {}
+        values = workflow_variables.resolve(
+            plan.variables, given, where=str(plan.path), lines=plan.variable_lines
+        )
+        outputs = await tctx.run_child(
+            sampled(plan, repeat), dict(values), label=".workflow", index=0, isolated=True
+        )
+        task = self.task or plan.tasks[-1].name
+        return Output(text=output_text(plan, task, outputs[task]), contexts=contexts_of(outputs))
+
+
+@target("command")
+class CommandTarget(Target):
+    """A program: the case as JSON on stdin, the output on stdout."""
+
+    type: Literal["command"] = "command"
+    command: str | list[str] = Field(description="argv, or a command line split like a shell.")
+    cwd: str | None = Field(None, description="Working directory, relative to the project root.")
+    timeout: float | None = Field(60.0, gt=0, allow_inf_nan=False)
+
+    @field_validator("command")
+    @classmethod
+    def _not_empty(cls, value: str | list[str]) -> str | list[str]:
+        if not (shlex.split(value) if isinstance(value, str) else value):
+            raise ValueError("the command is empty")
+        return value
+
+    def argv(self) -> list[str]:
+        return shlex.split(self.command) if isinstance(self.command, str) else list(self.command)
+
+    def describe(self) -> str:
+        return f"command {' '.join(self.argv())}"
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        payload = json.dumps({**case.data(), "repeat": repeat}, default=str).encode()
+        stdout, stderr, code = await run_program(
+            self.argv(), payload, tctx.root / (self.cwd or "."), self.timeout or 60.0
+        )
+        if code != 0:
+            tail = stderr.decode(errors="replace").strip()[-500:]
+            raise TargetFailure(f"{self.describe()} exited with {code}: {tail or '(no stderr)'}")
+        return parse_trace(stdout.decode(errors="replace"))
+
+
+async def run_program(
+    argv: list[str], stdin: bytes, cwd: Path, timeout: float
+) -> tuple[bytes, bytes, int]:
+    """Run a program with `stdin`; (stdout, stderr, exit code). A timeout kills it."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(cwd),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise TargetFailure(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+    try:
+        async with asyncio.timeout(timeout):
+            stdout, stderr = await proc.communicate(stdin)
+    except TimeoutError:
+        _kill(proc)
+        await proc.wait()
+        raise TargetFailure(f"{argv[0]} gave no answer within {timeout:g} s (killed)") from None
+    except asyncio.CancelledError:
+        _kill(proc)
+        raise
+    return stdout, stderr, proc.returncode or 0
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def parse_trace(stdout: str) -> Output:
+    """A command's stdout: a JSON object with `output` (and `tool_calls`, `contexts`) is a
+    trace; anything else is the output text."""
+    text = stdout.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and "output" in data:
+            output = data["output"]
+            calls = data.get("tool_calls") or []
+            contexts = data.get("contexts") or []
+            return Output(
+                text=output if isinstance(output, str) else json.dumps(output, default=str),
+                value=None if isinstance(output, str) else output,
+                tool_calls=[c for c in calls if isinstance(c, dict)],
+                contexts=[str(c) for c in contexts],
+            )
+    return Output(text=text)
+
+
+@target("python")
+class PythonTarget(Target):
+    """A Python function `module:function` (importable from the project root), given the
+    case's input; it may be async, and may return text, a value, or an `Output`."""
+
+    type: Literal["python"] = "python"
+    function: str = Field(pattern=r"^[\w.]+:[\w.]+$", description="module:function")
+    pass_case: bool = Field(False, description="Give the function the whole case (a dict).")
+    callable: Any = Field(None, exclude=True, description="A callable passed in from Python.")
+
+    def describe(self) -> str:
+        return f"python {self.function}"
+
+    def resolve(self, root: Path) -> Callable[..., Any]:
+        if self.callable is not None:
+            return self.callable  # type: ignore[no-any-return]
+        module_name, _, attr = self.function.partition(":")
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        try:
+            obj: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as exc:
+            raise TargetFailure(f"cannot import {self.function}: {exc}") from None
+        if not callable(obj):
+            raise TargetFailure(f"{self.function} is not callable")
+        return obj  # type: ignore[no-any-return]
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        fn = self.resolve(tctx.root)
+        if case.obj is not None:
+            arg: Any = case.obj
+        else:
+            arg = case.data() if self.pass_case else case.input
+        return await call_python(fn, arg)
+
+
+async def call_python(fn: Callable[..., Any], arg: Any) -> Output:
+    """Call a user's function (a coroutine awaited, a plain one in a thread)."""
+    try:
+        if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+            value = await fn(arg)
+        else:
+            value = await asyncio.to_thread(fn, arg)
+            if inspect.isawaitable(value):
+                value = await value
+    except (TargetFailure, asyncio.CancelledError):
+        raise
+    except Exception as exc:
+        raise TargetFailure(f"{type(exc).__name__}: {exc}") from None
+    if isinstance(value, Output):
+        return value
+    if isinstance(value, str):
+        return Output(text=value)
+    return Output(text=text_of(value) if _plain(value) else str(value), value=value)
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, dict | list | int | float | bool) or value is None
+
+
+def target_from(value: Any) -> Target:
+    """A target from its YAML form: a mapping with `type`, or a shorthand string (`echo`,
+    `x.agent.yml`, `x.workflow.yml#task`, else a model name)."""
+    if isinstance(value, Target):
+        return value
+    if isinstance(value, str):
+        if value == "echo":
+            return EchoTarget()
+        if value.endswith((".agent.yml", ".agent.yaml")):
+            return AgentTarget(agent=value)
+        if ".workflow.y" in value or ".procedure.y" in value:
+            file, _, task = value.partition("#")
+            return WorkflowTarget(workflow=file, task=task or None)
+        return ModelTarget(model=value)
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if not isinstance(kind, str) or kind not in TARGETS:
+            raise ValueError(TARGETS.unknown(str(kind)) if kind else "a target needs a 'type'")
+        return TARGETS.get(kind).model_validate(value)
+    raise ValueError(f"a target is a name or a mapping with 'type', not {type(value).__name__}")
+
+
+def now() -> float:
+    return time.perf_counter()

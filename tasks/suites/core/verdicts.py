@@ -1,0 +1,178 @@
+"""A case's verdict from its findings, and a suite's figures with their intervals.
+
+Case score: the weighted mean of the findings that have a score and a weight above 0.
+Verdict: `failed` when a required evaluator failed or errored, or (without the suite's
+`pass_score`) any gating evaluator failed; with `pass_score`, the score decides. An
+evaluator error with nothing failing makes the case an `error`, never a pass. `recorded`:
+no evaluator gates the case.
+
+Suite figures: the pass rate over cases with a verdict (errors count as not passed) with its
+95% Wilson interval; the mean score with a 95% interval; per-evaluator pass rates and means;
+with repeats, pass@k (a case passes when any of its k repeats does) and pass^k (all do).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from accord.tasks.evaluators.base import Finding
+from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite
+from accord.tasks.suites.core.metrics import Metric, Z95, mean_metric, proportion
+
+
+def decide(
+    suite: Suite, case: Case, repeat: int, output: Output, findings: list[Finding]
+) -> CaseResult:
+    counted = [f for f in findings if f.score is not None and f.weight > 0]
+    weights = sum(f.weight for f in counted)
+    score = sum(f.weight * (f.score or 0.0) for f in counted) / weights if weights else None
+    errors = [f for f in findings if f.error is not None]
+    required_failed = [f for f in findings if f.required and (f.passed is False or f.error)]
+    gating = [f for f in findings if f.passed is not None and (f.weight > 0 or f.required)]
+    failed = [f for f in gating if f.passed is False]
+    if required_failed:
+        status = "failed"
+    elif suite.pass_score is not None and score is not None:
+        status = "passed" if score >= suite.pass_score and not errors else "failed"
+        if errors and score >= suite.pass_score:
+            status = "error"
+    elif failed:
+        status = "failed"
+    elif errors:
+        status = "error"
+    elif gating:
+        status = "passed"
+    else:
+        status = "recorded"
+    error = None
+    if errors and status == "error":
+        error = "; ".join(f"{f.name}: {f.error}" for f in errors)
+    return CaseResult(
+        id=case.id,
+        repeat=repeat,
+        status=status,
+        input=case.input,
+        expected=case.expected,
+        output=output.text,
+        score=score,
+        findings=findings,
+        error=error,
+        tags=list(case.tags),
+        seconds=output.seconds,
+        metadata=dict(case.metadata) if isinstance(case.metadata, dict) else {},
+    )
+
+
+def mean_interval(values: list[float], z: float = Z95) -> tuple[float, float] | None:
+    """A normal-approximation 95% interval of a mean (None under 2 values), kept in [0, 1]
+    when the values are."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    half = z * statistics.stdev(values) / math.sqrt(len(values))
+    low, high = mean - half, mean + half
+    if all(0.0 <= v <= 1.0 for v in values):
+        low, high = max(0.0, low), min(1.0, high)
+    return low, high
+
+
+@dataclass
+class EvaluatorFigures:
+    name: str
+    pass_rate: Metric | None
+    mean: Metric | None
+    errors: int
+    skipped: int
+    judge_calls: int
+    scoring: list[str]
+
+
+@dataclass
+class SuiteRun:
+    """A suite's results: every case (times repeats) in order, and the run's totals."""
+
+    suite: Suite
+    cases: list[CaseResult]
+    seconds: float = 0.0
+    usage: Any = None
+    stats: dict[str, int] = field(default_factory=dict)
+    run_id: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.suite.id
+
+    def counts(self) -> dict[str, int]:
+        out = {"passed": 0, "failed": 0, "error": 0, "recorded": 0}
+        for case in self.cases:
+            out[case.status] = out.get(case.status, 0) + 1
+        return out
+
+    @property
+    def judged(self) -> list[CaseResult]:
+        return [c for c in self.cases if c.status != "recorded"]
+
+    def pass_rate(self) -> Metric | None:
+        judged = self.judged
+        return proportion("pass_rate", sum(c.status == "passed" for c in judged), len(judged), "cases")
+
+    def mean_score(self) -> Metric | None:
+        return mean_metric("score", [c.score for c in self.cases if c.score is not None], "cases")
+
+    def score_interval(self) -> tuple[float, float] | None:
+        return mean_interval([c.score for c in self.cases if c.score is not None])
+
+    def repeats(self) -> dict[str, list[CaseResult]]:
+        groups: dict[str, list[CaseResult]] = {}
+        for case in self.cases:
+            groups.setdefault(case.id, []).append(case)
+        return groups
+
+    def pass_at_k(self) -> tuple[Metric | None, Metric | None]:
+        """(pass@k, pass^k) over cases, k = the suite's repeat; (None, None) without repeats."""
+        if self.suite.repeat < 2:
+            return None, None
+        groups = [g for g in self.repeats().values() if any(c.status != "recorded" for c in g)]
+        any_pass = sum(any(c.status == "passed" for c in g) for g in groups)
+        all_pass = sum(all(c.status == "passed" for c in g) for g in groups)
+        k = self.suite.repeat
+        return (
+            proportion(f"pass@{k}", any_pass, len(groups), "cases"),
+            proportion(f"pass^{k}", all_pass, len(groups), "cases"),
+        )
+
+    def evaluators(self) -> list[EvaluatorFigures]:
+        names: list[str] = []
+        for case in self.cases:
+            for finding in case.findings:
+                if finding.name not in names:
+                    names.append(finding.name)
+        out = []
+        for name in names:
+            found = [f for c in self.cases for f in c.findings if f.name == name]
+            verdicts = [f.passed for f in found if f.passed is not None]
+            scores = [f.score for f in found if f.score is not None and f.error is None]
+            errors = [f for f in found if f.error is not None]
+            out.append(
+                EvaluatorFigures(
+                    name=name,
+                    pass_rate=proportion(name, sum(bool(v) for v in verdicts) , len(verdicts) + len(errors), "cases"),
+                    mean=mean_metric(name, scores, "cases"),
+                    errors=len(errors),
+                    skipped=sum(1 for f in found if f.skipped),
+                    judge_calls=sum(f.judge_calls for f in found),
+                    scoring=sorted({f.scoring for f in found if f.scoring}),
+                )
+            )
+        return out
+
+    @property
+    def judge_calls(self) -> int:
+        return sum(c.judge_calls for c in self.cases)
+
+    @property
+    def judge_calls_saved(self) -> int:
+        return self.stats.get("judge_calls_saved", 0)
