@@ -109,6 +109,9 @@ class EvaluatorSpec(Spec):
     needs_expected: ClassVar[bool] = False
     needs_contexts: ClassVar[bool] = False
     prompt_names: ClassVar[frozenset[str]] = frozenset()
+    # schedules its own leaf nodes (the consistency judge): run without holding a slot, or
+    # its nodes would wait for slots it holds
+    own_nodes: ClassVar[bool] = False
 
     @property
     def id(self) -> str:

@@ -189,6 +189,7 @@ class Similarity(_Judged):
     prejudge: Literal["off", "identical", "tolerant"] = "tolerant"
     needs_expected: ClassVar[bool] = True
     prompt_names: ClassVar[frozenset[str]] = JUDGE_NAMES
+    own_nodes: ClassVar[bool] = True
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         if case.expected_text is None:

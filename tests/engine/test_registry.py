@@ -42,7 +42,14 @@ def test_the_builtin_members_are_registered() -> None:
     from accord.tasks.suites.reports.formats import REPORT_FORMATS
 
     assert {"agent", "execute_sql", "formatter", "loop_sequential"} <= set(TASK_TYPES)
-    assert set(EVALUATORS) == {"similarity", "correctness", "context_recall"}
+    assert {
+        "equals", "is_json", "contains_all", "assertions", "contains", "contains_any",
+        "not_contains", "regex", "json_schema", "numeric", "tool_calls", "llm_judge",
+        "accuracy", "nsfw", "toxicity", "correctness", "relevance", "safety", "similarity",
+        "battle", "context_precision", "context_recall", "context_entities_recall",
+        "noise_sensitivity", "response_relevancy", "faithfulness", "factual_correctness",
+        "semantic_similarity",
+    } == set(EVALUATORS)  # fmt: skip
     assert {"duckdb", "sqlite", "postgres", "bigquery"} <= set(DATABASES)
     assert set(EXPORT_FORMATS) == {"csv", "json", "sql", "txt", "md", "docx"}
     assert set(REPORT_FORMATS) == {"pretty", "json", "junit", "html"}

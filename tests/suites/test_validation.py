@@ -122,8 +122,9 @@ def test_metrics_prompts_and_n_are_checked(
     assert f"{path}:4:8 tests[0].n: a consistency test needs n >= 2 runs (got 1)" in stderr
     assert "tests[1].prompt: unknown name 'answer_two' in the judge prompt" in stderr
     assert (
-        "tests[2].metrics[1]: invalid metric: type: unknown evaluator 'recall'; "
-        "did you mean 'context_recall'? (known: context_recall, correctness, similarity)" in stderr
+        "tests[2].metrics[1]: invalid metric: type: unknown metric 'recall': did you mean "
+        "'context_recall'? a custom test's metrics are similarity, context_recall, correctness"
+        in stderr
     )
     assert "case 1 has no 'response', the expected answer that similarity compares with" in stderr
 

@@ -79,10 +79,14 @@ def case_key(case: Case, repeat: int, repeats: int) -> str:
     return base if repeats == 1 else f"{base}@{repeat + 1}"
 
 
-def _node(name: str, spec: EvalNodeSpec, order: int, deps: tuple[str, ...], priority: int) -> PlannedTask:
+def _node(
+    name: str, spec: EvalNodeSpec, order: int, deps: tuple[str, ...], priority: int,
+    container: bool = False,
+) -> PlannedTask:
     return PlannedTask(
-        name=name, spec=spec, order=order, deps=deps, priority=priority, container=False, line=None
-    )
+        name=name, spec=spec, order=order, deps=deps, priority=priority, container=container,
+        line=None,
+    )  # fmt: skip
 
 
 def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
@@ -172,7 +176,7 @@ def _checks(
             repeat=repeat, suite_ref=suite, case_ref=case, evaluator_ref=spec,
             deps_ref=tuple(deps[1:]), limits_ref=limits,
         )  # fmt: skip
-        tasks.append(_node(name, node_spec, order + len(names), tuple(deps), 2))
+        tasks.append(_node(name, node_spec, order + len(names), tuple(deps), 2, spec.own_nodes))
         names.append(name)
     return names
 

@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from accord.tasks.consistency import Selection, pair_plan, select_consistent
-from accord.tasks.evaluators.base import EVALUATORS
+from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
+from accord.tasks.evaluators.judged import Correctness, Similarity
+from accord.tasks.evaluators.rag import ContextRecall
+from accord.tasks.suites.core.cases import Case, Output, Suite
+from accord.tasks.suites.core.judging import EvalContext
 from accord.tasks.suites.core.metrics import mean_metric, proportion
 from accord.tasks.suites.core.outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
 from accord.tasks.suites.core.prepared import CaseInput, PreparedTest
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
 
 # Oxy reports context recall as `recall`
 SCORE_NAMES = {"context_recall": "recall"}
+VERDICT_METRICS = ("similarity", "correctness")  # a verdict each; context recall is a score
 
 
 # --- consistency -------------------------------------------------------------------------------
@@ -138,15 +144,16 @@ async def _case(
     case_ctx = dataclasses.replace(ctx, key=f"{ctx.key}{label}", order=(*ctx.order, index))
     reasons: list[str] = []
     judged = _verdicts(test)
-    for name in test.metrics:
-        found = await EVALUATORS.get(name)().evaluate(
-            case_ctx, test, case, produced.text, produced.contexts
-        )
+    findings = await _evaluate(case_ctx, test, case, produced)
+    for name, found in zip(test.metrics, findings, strict=True):
+        if found is None:
+            continue
         record.judge_calls += found.judge_calls
-        record.judge_errors.extend(found.errors)
+        if found.error is not None:
+            record.judge_errors.append(found.error)
         if name in judged:
-            record.checks[name] = found.verdict
-            reasons.append(f"{name}: {found.reasoning}" if len(judged) > 1 else found.reasoning)
+            record.checks[name] = found.passed if found.error is None else None
+            reasons.append(f"{name}: {found.reason}" if len(judged) > 1 else found.reason)
         elif found.score is not None:
             record.scores[name] = found.score
     record.passed = record.checks.get(judged[0]) if judged else None
@@ -154,9 +161,64 @@ async def _case(
     return record
 
 
+def metric_evaluator(test: PreparedTest, name: str) -> EvaluatorSpec:
+    """A test's metric as the evaluator of the library that computes it."""
+    judging = test.judging
+    if name == "similarity":
+        return Similarity(
+            prompt=judging.prompt, prejudge=judging.prejudge, model=test.judge_model(name)
+        )
+    if name == "correctness":
+        return Correctness(prompt=judging.correctness_prompt, model=test.judge_model(name))
+    return ContextRecall(mode="lexical", similarity_threshold=None)  # Oxy's mean best recall
+
+
+async def _evaluate(
+    ctx: TaskContext, test: PreparedTest, case: CaseInput, produced: Produced
+) -> list[Finding | None]:
+    """Each metric's evaluator, as an evaluator node of the test; None where it does not
+    apply (context recall of a case without reference contexts)."""
+    suite = Suite(id=test.name, cases=(), targets={}, judge_model=test.judging.model,
+                  project=ctx.run.project)  # fmt: skip
+    subject = Case(id=case.name, input=case.prompt, expected=case.expected, contexts=case.contexts)
+    output = Output(text=produced.text, contexts=list(produced.contexts))
+    leaves = []
+    wanted: list[int] = []
+    inline: list[tuple[int, Callable[[], Awaitable[Finding]]]] = []
+    for position, name in enumerate(test.metrics):
+        spec = metric_evaluator(test, name)
+        if spec.needs_contexts and not case.contexts:
+            continue
+
+        async def body(spec: EvaluatorSpec = spec) -> Finding:
+            ev = EvalContext(ctx, suite)
+            try:
+                found = await spec.evaluate(ev, subject, output)
+            except EvaluatorFailure as exc:
+                found = Finding(spec.id, error=str(exc))
+            found.judge_calls = max(found.judge_calls, ev.calls)
+            gate = spec.gate()
+            if found.score is not None and found.error is None and gate is not None:
+                found.passed = gate.holds(found.score)
+            return found
+
+        if spec.own_nodes:  # its judge calls are nodes of their own
+            inline.append((position, body))
+        else:
+            leaves.append((name, body))
+            wanted.append(position)
+    out: list[Finding | None] = [None] * len(test.metrics)
+    for position, body in inline:
+        out[position] = await body()
+    results = await ctx.run_leaves(leaves, type="evaluator") if leaves else []
+    for position, found in zip(wanted, results, strict=True):
+        out[position] = found
+    return out
+
+
 def _verdicts(test: PreparedTest) -> list[str]:
     """The test's evaluators that give verdicts, in file order (the first is `accuracy`)."""
-    return [m for m in test.metrics if EVALUATORS.get(m).kind == "verdict"]
+    return [m for m in test.metrics if m in VERDICT_METRICS]
 
 
 def _case_metrics(test: PreparedTest, outcome: TestOutcome) -> None:
@@ -177,7 +239,7 @@ def _case_metrics(test: PreparedTest, outcome: TestOutcome) -> None:
         value = proportion(name, sum(bool(v) for v in verdicts), len(verdicts), "answers")
         if value is not None:
             outcome.metrics[name] = value
-    for metric in (m for m in test.metrics if EVALUATORS.get(m).kind == "score"):
+    for metric in (m for m in test.metrics if m not in VERDICT_METRICS):
         values = [c.scores[metric] for c in answered if metric in c.scores]
         name = SCORE_NAMES.get(metric, metric)
         mean = mean_metric(name, values, "cases")

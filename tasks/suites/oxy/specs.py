@@ -33,11 +33,19 @@ class MetricSpec(Spec):
     @field_validator("type")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from accord.tasks.evaluators.base import EVALUATORS
+        if value not in OXY_METRICS:
+            import difflib
 
-        if value not in EVALUATORS:
-            raise ValueError(EVALUATORS.unknown(value))
+            close = difflib.get_close_matches(value, OXY_METRICS, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ValueError(
+                f"unknown metric '{value}': {hint}a custom test's metrics are "
+                f"{', '.join(OXY_METRICS)} (the evaluator library goes under 'evaluators:')"
+            )
         return value
+
+
+OXY_METRICS = ("similarity", "context_recall", "correctness")
 
 
 class DatasetRow(Spec):
