@@ -9,6 +9,10 @@ main.lazy["test"] = (
     "accord.tasks.suites.command:test_command",
     "Run the tests of a workflow, an agent or a .test.yml file.",
 )
+main.lazy["eval"] = (
+    "accord.tasks.suites.eval_command:eval_command",
+    "Run evaluation suites (.eval.yml) and report their cases.",
+)
 
 __all__ = ["main"]
 

@@ -1,0 +1,229 @@
+"""`accord eval FILE...`: run evaluation suites, report, gate.
+
+Exit codes: 0 every gate held (without a gate: no case failed or errored); 1 a gate failed
+(without a gate: a case failed or errored); 2 invalid input, before anything runs; 3 no case
+produced a result; 130 interrupted. stdout holds only the formatted result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+from rich.console import Console
+
+from accord.engine.cli import FiniteFloatRange, cache_option, handle_errors, max_concurrency_option
+from accord.engine.errors import AccordError, LoadError
+from accord.engine.runner import RunOptions
+from accord.tasks.suites.core.cases import Suite
+from accord.tasks.suites.core.verdicts import SuiteRun
+from accord.tasks.suites.reports import evals as reports
+
+EXIT_OK, EXIT_FAILED, EXIT_NO_RESULT = 0, 1, 3
+FORMATS = ("pretty", "json", "junit", "html")
+
+
+@dataclass(frozen=True)
+class EvalCommand:
+    files: tuple[Path, ...]
+    fmt: str = "pretty"
+    output: Path | None = None
+    report: Path | None = None
+    output_dir: Path | None = None
+    min_score: float | None = None
+    min_pass_rate: float | None = None
+    gate: Literal["mean", "lower-bound"] = "mean"
+    tags: tuple[str, ...] = ()
+    cases: tuple[str, ...] = ()
+    repeat: int | None = None
+    judge_model: str | None = None
+    max_concurrency: int | None = None
+    cache_mode: str = "on"
+    resume: str | None = None
+    quiet: bool = False
+
+
+def load_suite(path: Path, command: EvalCommand) -> Suite:
+    """The suite a file holds, by its kind."""
+    from accord.tasks.suites.evalfile import is_eval_file, load_eval_file
+
+    if not path.exists():
+        raise LoadError(f"{path}: no such file")
+    if is_eval_file(path):
+        return load_eval_file(path, judge_model=command.judge_model, repeat=command.repeat)
+    raise LoadError(
+        f"{path}: not an evaluation file accord knows (an .eval.yml suite); run .test.yml "
+        "files and workflow tests with `accord test`"
+    )
+
+
+def select_cases(suite: Suite, tags: tuple[str, ...], names: tuple[str, ...]) -> Suite:
+    from dataclasses import replace
+
+    if not tags and not names:
+        return suite
+    kept = [
+        c for c in suite.cases
+        if (not names or c.id in names) and (not tags or set(tags) & set(c.tags))
+    ]  # fmt: skip
+    return replace(suite, cases=kept)
+
+
+def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | None:
+    """The gates asked for, over every case of every suite."""
+    from accord.tasks.suites.core.metrics import mean_metric, proportion
+
+    if command.min_score is None and command.min_pass_rate is None:
+        return None
+    cases = [c for run in runs for c in run.cases]
+    messages: list[str] = []
+    judged = [c for c in cases if c.status != "recorded"]
+    rate = proportion("pass_rate", sum(c.status == "passed" for c in judged), len(judged), "cases")
+    if command.min_pass_rate is not None:
+        if rate is None:
+            messages.append("no case has a verdict, so no pass rate to gate on")
+        else:
+            value = rate.lower_bound if command.gate == "lower-bound" else rate.value
+            what = "pass rate lower bound" if command.gate == "lower-bound" else "pass rate"
+            if value < command.min_pass_rate:
+                messages.append(f"{what} {value:.4f} below {command.min_pass_rate:.4f} ({rate.successes}/{rate.n} cases)")
+    if command.min_score is not None:
+        scores = [c.score for c in cases if c.score is not None]
+        mean = mean_metric("score", scores, "cases")
+        if mean is None:
+            messages.append("no case has a score, so no mean score to gate on")
+        else:
+            value = mean.value
+            if command.gate == "lower-bound":
+                from accord.tasks.suites.core.verdicts import mean_interval
+
+                interval = mean_interval(scores)
+                value = interval[0] if interval else mean.value
+            if value < command.min_score:
+                messages.append(f"mean score {value:.4f} below {command.min_score:.4f} ({len(scores)} cases)")
+    return {"passed": not messages, "messages": messages}
+
+
+def run_eval_command(command: EvalCommand) -> int:
+    from accord.engine.report.pretty import RunDisplay
+    from accord.tasks.suites.core.nodes import build_plan, run_suite
+
+    suites = [select_cases(load_suite(p, command), command.tags, command.cases) for p in command.files]
+    empty = [s for s in suites if not s.cases]
+    if empty:
+        raise LoadError(f"{empty[0].path}: no case matches the --tag/--case filters")
+    runs: list[SuiteRun] = []
+    quiet = command.quiet or command.fmt != "pretty" or command.output is None and command.fmt != "pretty"
+    for suite in suites:
+        options = RunOptions(
+            max_concurrency=command.max_concurrency,
+            cache_mode=command.cache_mode,
+            resume=command.resume,
+        )
+        plan, _limits = build_plan(suite)
+        with RunDisplay(plan, quiet=quiet) as display:
+            runs.append(asyncio.run(run_suite(suite, options, display)))
+    gate = gate_result(runs, command)
+    _write(command, runs, gate)
+    return _exit_code(runs, gate)
+
+
+def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | None) -> None:
+    def render(fmt: str) -> str | None:
+        if fmt == "json":
+            return reports.render_json(runs, gate)
+        if fmt == "junit":
+            return reports.render_junit(runs)
+        if fmt == "html":
+            return reports.render_html(runs)
+        return None
+
+    if command.output_dir is not None:
+        command.output_dir.mkdir(parents=True, exist_ok=True)
+        (command.output_dir / "results.json").write_text(reports.render_json(runs, gate), encoding="utf-8")
+        (command.output_dir / "report.html").write_text(reports.render_html(runs), encoding="utf-8")
+    if command.report is not None:
+        _write_file(command.report, reports.render_html(runs))
+    text = render(command.fmt)
+    if command.output is not None:
+        if text is None:
+            console = Console(file=None, record=True, width=120, force_terminal=False)
+            with console.capture() as capture:
+                reports.print_pretty(runs, console, quiet=command.quiet)
+            text = capture.get()
+        _write_file(command.output, text)
+    elif text is not None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        reports.print_pretty(runs, Console(soft_wrap=True), quiet=command.quiet)
+
+
+def _write_file(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise AccordError(f"{path}: cannot write: {exc.strerror}") from None
+
+
+def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
+    err = Console(stderr=True, soft_wrap=True)
+    cases = [c for run in runs for c in run.cases]
+    for case in (c for c in cases if c.status == "error"):
+        err.print(f"error: case {case.id}: {case.error}", highlight=False, markup=False)
+    if cases and all(c.status == "error" for c in cases):
+        err.print(f"error: no case produced a result ({len(cases)} errored)", highlight=False)
+        return EXIT_NO_RESULT
+    if gate is not None:
+        for message in gate["messages"]:
+            err.print(message, highlight=False, markup=False)
+        return EXIT_OK if gate["passed"] else EXIT_FAILED
+    bad = [c for c in cases if c.status in ("failed", "error")]
+    if bad:
+        err.print(f"{len(bad)} of {len(cases)} case runs did not pass", highlight=False)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+@click.command("eval")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pretty", show_default=True,
+              help="Output format (stdout, or --output).")  # fmt: skip
+@click.option("--output", type=click.Path(path_type=Path), help="Write the result here.")
+@click.option("--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report.")
+@click.option("--output-dir", type=click.Path(path_type=Path),
+              help="Write results.json and report.html in this folder.")  # fmt: skip
+@click.option("--min-score", type=FiniteFloatRange(0.0, 1.0), help="Exit 1 when the mean case score is below this.")
+@click.option("--min-pass-rate", type=FiniteFloatRange(0.0, 1.0), help="Exit 1 when the pass rate is below this.")
+@click.option("--gate", type=click.Choice(["mean", "lower-bound"]), default="mean", show_default=True,
+              help="Gate on the figure, or on the lower bound of its 95% interval.")  # fmt: skip
+@click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
+@click.option("--case", "cases", multiple=True, help="Only this case id (repeatable).")
+@click.option("--repeat", type=click.IntRange(1, 1000), help="Run each case N times (pass@k).")
+@click.option("--judge-model", help="The judge model (default: the file's, else config.yml's).")
+@click.option("--concurrency", "concurrency", type=click.IntRange(1, 10_000), help="Same as --max-concurrency.")
+@click.option("--resume", help="Finish an interrupted run: its id, or 'last'.")
+@click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
+@max_concurrency_option("Work running at once (default: config, else 16).")
+@cache_option
+@handle_errors
+def eval_command(
+    files: tuple[Path, ...], fmt: str, output: Path | None, report: Path | None,
+    output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
+    gate: Literal["mean", "lower-bound"], tags: tuple[str, ...], cases: tuple[str, ...],
+    repeat: int | None, judge_model: str | None, concurrency: int | None, resume: str | None,
+    quiet: bool, max_concurrency: int | None, cache_mode: str,
+) -> None:  # fmt: skip
+    """Run evaluation suites (.eval.yml) and report their cases."""
+    command = EvalCommand(
+        files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
+        min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,
+        repeat=repeat, judge_model=judge_model, max_concurrency=max_concurrency or concurrency,
+        cache_mode=cache_mode, resume=resume, quiet=quiet,
+    )  # fmt: skip
+    sys.exit(run_eval_command(command))
