@@ -530,3 +530,38 @@ def runs_show(run_id: str, fmt: str, folder: Path) -> None:
     path = _store_path(folder)
     stored = find_run(path, run_id)
     click.echo(store_report.render_run(stored, run_results(path, stored.run_id), fmt))
+
+
+@runs.command("baselines")
+@_store_options
+@click.option("--suite", default=None, help="Only this suite's baselines.")
+@click.option("--case", "case_id", default=None, help="Only this case (with --reset).")
+@click.option("--reset", is_flag=True, help="Delete the baselines listed (the next run saves new ones).")
+@handle_errors
+def runs_baselines(
+    fmt: str, folder: Path, suite: str | None, case_id: str | None, reset: bool
+) -> None:
+    """Automatic battle baselines: list them, or --reset them."""
+    import json
+
+    from accord.engine.store import list_baselines, reset_baselines
+
+    path = _store_path(folder)
+    if reset:
+        count = reset_baselines(path, suite, case_id)
+        click.echo(
+            json.dumps({"reset": count})
+            if fmt == "json"
+            else f"{count} baseline{'' if count == 1 else 's'} reset"
+        )
+        return
+    rows = [r for r in list_baselines(path, suite) if case_id is None or r["case"] == case_id]
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    if not rows:
+        click.echo("no baselines (an automatic battle saves one on its first run)")
+    for row in rows:
+        text = " ".join(str(row["output"]).split())
+        shown = text if len(text) <= 70 else text[:69] + "…"
+        click.echo(f"{row['suite']}  {row['case']}  {row['evaluator']}  {shown}")
