@@ -349,7 +349,11 @@ class _Ragas(_Library[TestCaseType, OutputType]):
 
 
 def _ragas(name: str, spec_class: type[EvaluatorSpec], mode: str = "auto", **extra: Any) -> type[_Ragas[Any, Any]]:
-    return type(name, (_Ragas,), {"spec_class": spec_class, "mode": mode, "__doc__": spec_class.__doc__, **extra})
+    import types
+
+    body = {"spec_class": spec_class, "mode": mode, "__doc__": spec_class.__doc__, **extra}
+    bases = (_Ragas[TestCaseType, OutputType],)  # still generic: Base...[MyCase, MyOutput]
+    return types.new_class(name, bases, exec_body=lambda ns: ns.update(body))
 
 
 BaseRagasLLMContextPrecisionWithReference = _ragas("BaseRagasLLMContextPrecisionWithReference", rag.ContextPrecision, "model")
