@@ -536,7 +536,9 @@ def runs_show(run_id: str, fmt: str, folder: Path) -> None:
 @_store_options
 @click.option("--suite", default=None, help="Only this suite's baselines.")
 @click.option("--case", "case_id", default=None, help="Only this case (with --reset).")
-@click.option("--reset", is_flag=True, help="Delete the baselines listed (the next run saves new ones).")
+@click.option(
+    "--reset", is_flag=True, help="Delete the baselines listed (the next run saves new ones)."
+)
 @handle_errors
 def runs_baselines(
     fmt: str, folder: Path, suite: str | None, case_id: str | None, reset: bool

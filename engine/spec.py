@@ -282,8 +282,9 @@ class DefaultsSpec(Spec):
     model: str | None = None
     judge_model: str | None = None
     embedding_model: str | None = Field(
-        None, description="litellm embedding model for semantic_similarity and "
-        "response_relevancy (none: a lexical score, and the result says so)."
+        None,
+        description="litellm embedding model for semantic_similarity and "
+        "response_relevancy (none: a lexical score, and the result says so).",
     )
     agent: str | None = Field(None, description="Oxy: default agent file.")
 

@@ -54,7 +54,9 @@ class ThresholdSpec(Spec):
 
     def text(self) -> str:
         signs = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
-        return " and ".join(f"{signs[n]} {getattr(self, n):g}" for n in BOUNDS if getattr(self, n) is not None)
+        return " and ".join(
+            f"{signs[n]} {getattr(self, n):g}" for n in BOUNDS if getattr(self, n) is not None
+        )
 
 
 PASS_AT_ONE = ThresholdSpec(gte=1)
@@ -89,9 +91,7 @@ class EvaluatorSpec(Spec):
     """The fields every evaluator has."""
 
     type: str
-    name: str | None = Field(
-        None, description="The evaluator's id in reports (default: its type)."
-    )
+    name: str | None = Field(None, description="The evaluator's id in reports (default: its type).")
     threshold: ThresholdSpec | None = Field(
         None, description="Bounds the score must meet; none: recorded, not gating."
     )

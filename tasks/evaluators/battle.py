@@ -72,7 +72,9 @@ class Battle(EvaluatorSpec):
         if saved is None:
             save_baseline(store, *key, output.text, ev.task.run.run_id)
             return self.finding(
-                None, "first output saved as the baseline", skipped="no baseline yet: saved this output"
+                None,
+                "first output saved as the baseline",
+                skipped="no baseline yet: saved this output",
             )
         found = await self._judge(ev, saved, output.text)
         if found.score == 1.0:

@@ -99,7 +99,9 @@ class ContainsAll(_Substrings):
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         _present, missing = self._found(case, output)
         reason = f"missing: {', '.join(map(repr, missing))}" if missing else "all present"
-        return self.finding(0.0 if missing else 1.0, reason, metadata={"missing_substrings": missing})
+        return self.finding(
+            0.0 if missing else 1.0, reason, metadata={"missing_substrings": missing}
+        )
 
 
 @evaluator("contains_any")
@@ -267,7 +269,10 @@ class ToolCalls(EvaluatorSpec):
     @classmethod
     def _names(cls, data: Any) -> Any:
         if isinstance(data, dict) and isinstance(data.get("calls"), list):
-            data = {**data, "calls": [{"name": c} if isinstance(c, str) else c for c in data["calls"]]}
+            data = {
+                **data,
+                "calls": [{"name": c} if isinstance(c, str) else c for c in data["calls"]],
+            }
         return data
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
@@ -277,7 +282,9 @@ class ToolCalls(EvaluatorSpec):
         start = 0
         for expected in self.calls:
             pool = range(start, len(made)) if self.ordered else range(len(made))
-            hit = next((i for i in pool if made[i] is not None and _call_matches(expected, made[i])), None)
+            hit = next(
+                (i for i in pool if made[i] is not None and _call_matches(expected, made[i])), None
+            )
             if hit is None:
                 missing.append(expected.name)
                 continue
@@ -286,7 +293,9 @@ class ToolCalls(EvaluatorSpec):
             start = hit + 1
         score = len(matched) / len(self.calls)
         reason = f"missing: {', '.join(missing)}" if missing else "every expected call made"
-        return self.finding(score, reason, metadata={"made": [c.get("name") for c in output.tool_calls]})
+        return self.finding(
+            score, reason, metadata={"made": [c.get("name") for c in output.tool_calls]}
+        )
 
 
 def _call_matches(expected: ExpectedCall, made: dict[str, Any]) -> bool:
@@ -337,7 +346,10 @@ class Assertions(EvaluatorSpec):
             listed += [AssertionSpec.model_validate(a) for a in extra]
         if not listed:
             return self.finding(None, "no assertions", skipped="no assertions for this case")
-        results = [{"criterion": a.criterion, "passed": a.check(output.text), "required": a.required} for a in listed]
+        results = [
+            {"criterion": a.criterion, "passed": a.check(output.text), "required": a.required}
+            for a in listed
+        ]
         return assertions_finding(self, results)
 
 

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 
 JUDGE_NAMES = frozenset({"submission_1", "submission_2", "task_description"})
 GRADE_NAMES = frozenset({"question", "expected", "answer"})
-PROMPT_NAMES = frozenset({"input", "output", "expected", "criteria", "metadata", "question", "answer"})
+PROMPT_NAMES = frozenset(
+    {"input", "output", "expected", "criteria", "metadata", "question", "answer"}
+)
 
 
 class ScoreChoiceSpec(Spec):
@@ -79,7 +81,9 @@ class _Choosing(_Judged):
         prompt = self.make_prompt(case, output)
         name, reason = await ev.choose(prompt, [c for c, _ in choices], model=self.model)
         score = dict(choices)[name]
-        return self.finding(score, reason, metadata={"answer": name, "prompt": prompt}, scoring="model")
+        return self.finding(
+            score, reason, metadata={"answer": name, "prompt": prompt}, scoring="model"
+        )
 
 
 @evaluator("llm_judge")
@@ -90,7 +94,10 @@ class LlmJudge(_Choosing):
     type: Literal["llm_judge"] = "llm_judge"
     prompt: str = Field(min_length=1, description="The question (Jinja: {{ output }}, ...).")
     score_choices: list[ScoreChoiceSpec] = Field(
-        default_factory=lambda: [ScoreChoiceSpec(name="Yes", value=1), ScoreChoiceSpec(name="No", value=0)],
+        default_factory=lambda: [
+            ScoreChoiceSpec(name="Yes", value=1),
+            ScoreChoiceSpec(name="No", value=0),
+        ],
         min_length=2,
     )
     default_threshold: ClassVar[ThresholdSpec | None] = None

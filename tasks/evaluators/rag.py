@@ -97,9 +97,7 @@ def _verdict_list(reply: str, key: str = "verdict") -> list[dict[str, Any]] | No
         return None
     for item in data:
         value = item[key]
-        if isinstance(value, bool):
-            item[key] = int(value)
-        elif value in (0, 1, "0", "1"):
+        if isinstance(value, bool) or value in (0, 1, "0", "1"):
             item[key] = int(value)
         else:
             return None
@@ -139,7 +137,9 @@ class _Rag(EvaluatorSpec):
             raise EvaluatorFailure(f"{self.type} needs the case's expected answer")
         return case.expected_text
 
-    async def _judge_list(self, ev: EvalContext, prompt: str, key: str = "verdict") -> list[dict[str, Any]]:
+    async def _judge_list(
+        self, ev: EvalContext, prompt: str, key: str = "verdict"
+    ) -> list[dict[str, Any]]:
         found, _reply = await ev.ask(
             prompt, lambda r: _verdict_list(r, key), model=self.model,
             missing=f"JSON list of objects with '{key}' 0 or 1",
@@ -174,7 +174,9 @@ class ContextPrecision(_Rag):
             )
             verdicts = await self._judge_list(ev, prompt)
             if len(verdicts) != len(retrieved):
-                raise EvaluatorFailure(f"the judge gave {len(verdicts)} verdicts for {len(retrieved)} contexts")
+                raise EvaluatorFailure(
+                    f"the judge gave {len(verdicts)} verdicts for {len(retrieved)} contexts"
+                )
             flags = [bool(v["verdict"]) for v in verdicts]
             scoring = "model"
         else:
@@ -182,7 +184,9 @@ class ContextPrecision(_Rag):
             flags = [best_similarity(c, references) >= self.similarity_threshold for c in retrieved]
             scoring = "lexical"
         score = average_precision(flags)
-        return self._scored(score, f"{sum(flags)} of {len(flags)} retrieved contexts relevant", scoring)
+        return self._scored(
+            score, f"{sum(flags)} of {len(flags)} retrieved contexts relevant", scoring
+        )
 
 
 @evaluator("context_recall")
@@ -213,13 +217,17 @@ class ContextRecall(_Rag):
             if not verdicts:
                 raise EvaluatorFailure("the judge found no statements in the reference")
             hits = sum(v["attributed"] for v in verdicts)
-            return self._scored(hits / len(verdicts), f"{hits} of {len(verdicts)} statements attributed", "model")
+            return self._scored(
+                hits / len(verdicts), f"{hits} of {len(verdicts)} statements attributed", "model"
+            )
         references = self._references(case)
         best = [best_similarity(ref, retrieved) for ref in references]
         if self.similarity_threshold is None:
             return self._scored(sum(best) / len(best), "mean best similarity", "lexical")
         hits = sum(b >= self.similarity_threshold for b in best)
-        return self._scored(hits / len(best), f"{hits} of {len(best)} reference contexts found", "lexical")
+        return self._scored(
+            hits / len(best), f"{hits} of {len(best)} reference contexts found", "lexical"
+        )
 
 
 _ENTITY = re.compile(r"\b(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*|\d[\d,.]*)\b")
@@ -258,9 +266,15 @@ class ContextEntitiesRecall(_Rag):
             ref_entities, ctx_entities = lexical_entities(reference), lexical_entities(joined)
             scoring = "lexical"
         if not ref_entities:
-            return self.finding(None, "no entities in the reference", skipped="no entities", scoring=scoring)
+            return self.finding(
+                None, "no entities in the reference", skipped="no entities", scoring=scoring
+            )
         common = ref_entities & ctx_entities
-        return self._scored(len(common) / len(ref_entities), f"{len(common)} of {len(ref_entities)} entities", scoring)
+        return self._scored(
+            len(common) / len(ref_entities),
+            f"{len(common)} of {len(ref_entities)} entities",
+            scoring,
+        )
 
 
 def _strings(data: list[Any] | None) -> list[str] | None:
@@ -280,7 +294,9 @@ def _supported_lexically(claim: str, sources: Sequence[str], threshold: float) -
     words = set(_WORD.findall(claim.lower()))
     if not words:
         return True
-    return any(len(words & set(_WORD.findall(s.lower()))) / len(words) >= threshold for s in sources)
+    return any(
+        len(words & set(_WORD.findall(s.lower()))) / len(words) >= threshold for s in sources
+    )
 
 
 class _Claims(_Rag):
@@ -296,7 +312,9 @@ class _Claims(_Rag):
         )
         return await self._judge_list(ev, prompt)
 
-    async def _support(self, ev: EvalContext, text: str, sources: Sequence[str], against: str) -> tuple[int, int, str]:
+    async def _support(
+        self, ev: EvalContext, text: str, sources: Sequence[str], against: str
+    ) -> tuple[int, int, str]:
         """(supported claims, claims, scoring)."""
         if self.uses_model(ev.judge_model):
             checked = await self._claims_checked(ev, text, "\n".join(sources), against)
@@ -318,7 +336,9 @@ class Faithfulness(_Claims):
             return self._scored(0.0, "nothing retrieved to support the answer", "none")
         hits, total, scoring = await self._support(ev, output.text, retrieved, "Contexts")
         if not total:
-            return self.finding(None, "no claims in the answer", skipped="no claims", scoring=scoring)
+            return self.finding(
+                None, "no claims in the answer", skipped="no claims", scoring=scoring
+            )
         return self._scored(hits / total, f"{hits} of {total} claims supported", scoring)
 
 
@@ -365,7 +385,9 @@ class NoiseSensitivity(_Claims):
                 '[{"claim": "...", "correct": 1 or 0, "from_context": 1 or 0}, ...]'
             )
             checked = await self._judge_list(ev, prompt, "correct")
-            wrong = sum(1 for c in checked if not c["correct"] and c.get("from_context") in (1, True, "1"))
+            wrong = sum(
+                1 for c in checked if not c["correct"] and c.get("from_context") in (1, True, "1")
+            )
             total, scoring = len(checked), "model"
         else:
             wrong = sum(
@@ -375,8 +397,12 @@ class NoiseSensitivity(_Claims):
             )  # fmt: skip
             total, scoring = len(claims), "lexical"
         if not total:
-            return self.finding(None, "no claims in the answer", skipped="no claims", scoring=scoring)
-        return self._scored(wrong / total, f"{wrong} of {total} claims misled by the contexts", scoring)
+            return self.finding(
+                None, "no claims in the answer", skipped="no claims", scoring=scoring
+            )
+        return self._scored(
+            wrong / total, f"{wrong} of {total} claims misled by the contexts", scoring
+        )
 
 
 class _Embedded(_Rag):
@@ -391,7 +417,9 @@ class _Embedded(_Rag):
         default = project.config.defaults.embedding_model if project is not None else None
         return self.embedding_model or default
 
-    async def _cosines(self, ev: EvalContext, anchor: str, others: list[str]) -> tuple[list[float], str]:
+    async def _cosines(
+        self, ev: EvalContext, anchor: str, others: list[str]
+    ) -> tuple[list[float], str]:
         model = self._embedding_model(ev)
         if model is None:
             return [token_cosine(anchor, o) for o in others], "lexical"

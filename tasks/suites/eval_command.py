@@ -90,7 +90,9 @@ def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | 
             value = rate.lower_bound if command.gate == "lower-bound" else rate.value
             what = "pass rate lower bound" if command.gate == "lower-bound" else "pass rate"
             if value < command.min_pass_rate:
-                messages.append(f"{what} {value:.4f} below {command.min_pass_rate:.4f} ({rate.successes}/{rate.n} cases)")
+                messages.append(
+                    f"{what} {value:.4f} below {command.min_pass_rate:.4f} ({rate.successes}/{rate.n} cases)"
+                )
     if command.min_score is not None:
         scores = [c.score for c in cases if c.score is not None]
         mean = mean_metric("score", scores, "cases")
@@ -104,7 +106,9 @@ def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | 
                 interval = mean_interval(scores)
                 value = interval[0] if interval else mean.value
             if value < command.min_score:
-                messages.append(f"mean score {value:.4f} below {command.min_score:.4f} ({len(scores)} cases)")
+                messages.append(
+                    f"mean score {value:.4f} below {command.min_score:.4f} ({len(scores)} cases)"
+                )
     return {"passed": not messages, "messages": messages}
 
 
@@ -112,12 +116,18 @@ def run_eval_command(command: EvalCommand) -> int:
     from accord.engine.report.pretty import RunDisplay
     from accord.tasks.suites.core.nodes import build_plan, run_suite
 
-    suites = [select_cases(load_suite(p, command), command.tags, command.cases) for p in command.files]
+    suites = [
+        select_cases(load_suite(p, command), command.tags, command.cases) for p in command.files
+    ]
     empty = [s for s in suites if not s.cases]
     if empty:
         raise LoadError(f"{empty[0].path}: no case matches the --tag/--case filters")
     runs: list[SuiteRun] = []
-    quiet = command.quiet or command.fmt != "pretty" or command.output is None and command.fmt != "pretty"
+    quiet = (
+        command.quiet
+        or command.fmt != "pretty"
+        or (command.output is None and command.fmt != "pretty")
+    )
     for suite in suites:
         options = RunOptions(
             max_concurrency=command.max_concurrency,
@@ -144,7 +154,9 @@ def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | No
 
     if command.output_dir is not None:
         command.output_dir.mkdir(parents=True, exist_ok=True)
-        (command.output_dir / "results.json").write_text(reports.render_json(runs, gate), encoding="utf-8")
+        (command.output_dir / "results.json").write_text(
+            reports.render_json(runs, gate), encoding="utf-8"
+        )
         (command.output_dir / "report.html").write_text(reports.render_html(runs), encoding="utf-8")
     if command.report is not None:
         _write_file(command.report, reports.render_html(runs))
@@ -195,18 +207,33 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pretty", show_default=True,
               help="Output format (stdout, or --output).")  # fmt: skip
 @click.option("--output", type=click.Path(path_type=Path), help="Write the result here.")
-@click.option("--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report.")
+@click.option(
+    "--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report."
+)
 @click.option("--output-dir", type=click.Path(path_type=Path),
               help="Write results.json and report.html in this folder.")  # fmt: skip
-@click.option("--min-score", type=FiniteFloatRange(0.0, 1.0), help="Exit 1 when the mean case score is below this.")
-@click.option("--min-pass-rate", type=FiniteFloatRange(0.0, 1.0), help="Exit 1 when the pass rate is below this.")
+@click.option(
+    "--min-score",
+    type=FiniteFloatRange(0.0, 1.0),
+    help="Exit 1 when the mean case score is below this.",
+)
+@click.option(
+    "--min-pass-rate",
+    type=FiniteFloatRange(0.0, 1.0),
+    help="Exit 1 when the pass rate is below this.",
+)
 @click.option("--gate", type=click.Choice(["mean", "lower-bound"]), default="mean", show_default=True,
               help="Gate on the figure, or on the lower bound of its 95% interval.")  # fmt: skip
 @click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
 @click.option("--case", "cases", multiple=True, help="Only this case id (repeatable).")
 @click.option("--repeat", type=click.IntRange(1, 1000), help="Run each case N times (pass@k).")
 @click.option("--judge-model", help="The judge model (default: the file's, else config.yml's).")
-@click.option("--concurrency", "concurrency", type=click.IntRange(1, 10_000), help="Same as --max-concurrency.")
+@click.option(
+    "--concurrency",
+    "concurrency",
+    type=click.IntRange(1, 10_000),
+    help="Same as --max-concurrency.",
+)
 @click.option("--resume", help="Finish an interrupted run: its id, or 'last'.")
 @click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
 @max_concurrency_option("Work running at once (default: config, else 16).")

@@ -99,7 +99,9 @@ def is_eval_file(path: Path) -> bool:
     return path.name.endswith(EVAL_SUFFIXES)
 
 
-def load_eval_file(path: Path, *, judge_model: str | None = None, repeat: int | None = None) -> Suite:
+def load_eval_file(
+    path: Path, *, judge_model: str | None = None, repeat: int | None = None
+) -> Suite:
     """Validate an `.eval.yml` and build its suite; every problem at once, with lines."""
     project = load_project(path)
     loaded = load_spec(path, eval_file_model(), kind="eval")
@@ -115,17 +117,29 @@ def load_eval_file(path: Path, *, judge_model: str | None = None, repeat: int | 
         case_id = item.id or f"case_{index + 1}"
         line = loaded.marks.find(("cases", index))[0]
         if case_id in seen:
-            _issue(loaded, ("cases", index, "id"), f"duplicate case id '{case_id}' (also case {seen[case_id] + 1})", issues)
+            _issue(
+                loaded,
+                ("cases", index, "id"),
+                f"duplicate case id '{case_id}' (also case {seen[case_id] + 1})",
+                issues,
+            )
         seen[case_id] = index
         name = item.target or default
         if item.target is not None and item.target not in targets:
             try:
                 targets[item.target] = target_from(item.target)
-                _check_target(loaded, project, ("cases", index, "target"), targets[item.target], issues)
+                _check_target(
+                    loaded, project, ("cases", index, "target"), targets[item.target], issues
+                )
             except ValueError as exc:
                 _issue(loaded, ("cases", index, "target"), str(exc), issues)
         if name is None:
-            _issue(loaded, ("cases", index), "no target: give the file a 'target', or this case one", issues)
+            _issue(
+                loaded,
+                ("cases", index),
+                "no target: give the file a 'target', or this case one",
+                issues,
+            )
         case = Case(
             id=case_id, input=item.input, expected=item.expected, criteria=item.criteria,
             rubrics=tuple(item.rubrics), metadata=item.metadata, tags=tuple(item.tags),
@@ -203,7 +217,11 @@ def _first_line(exc: Exception) -> str:
 
 
 def _check_target(
-    loaded: Loaded, project: Project, loc: tuple[str | int, ...], target: Target, issues: list[Issue]
+    loaded: Loaded,
+    project: Project,
+    loc: tuple[str | int, ...],
+    target: Target,
+    issues: list[Issue],
 ) -> None:
     root = project.root
     if isinstance(target, ModelTarget):

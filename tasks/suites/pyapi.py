@@ -24,7 +24,7 @@ from pydantic import Field
 
 from accord.engine.errors import AccordError
 from accord.tasks.evaluators import battle as battle_module
-from accord.tasks.evaluators import deterministic, judged, rag
+from accord.tasks.evaluators import deterministic, rag
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
 from accord.tasks.suites.core.cases import Case, Output, Suite
 from accord.tasks.suites.core.judging import EvalContext
@@ -58,7 +58,9 @@ class Threshold:
 
     def text(self) -> str:
         signs = (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<"))
-        return " and ".join(f"{s} {getattr(self, n):g}" for n, s in signs if getattr(self, n) is not None)
+        return " and ".join(
+            f"{s} {getattr(self, n):g}" for n, s in signs if getattr(self, n) is not None
+        )
 
 
 @dataclasses.dataclass
@@ -168,7 +170,9 @@ class BaseIsEquals(_Library[TestCaseType, OutputType]):
         return deterministic.Equals(name=self.id)
 
     def _mapped(self, test_case: Any, output: Any) -> tuple[Case, Output]:
-        return _case(test_case, expected=self.test_case_mapper(test_case)), Output(self.output_mapper(output))
+        return _case(test_case, expected=self.test_case_mapper(test_case)), Output(
+            self.output_mapper(output)
+        )
 
 
 class BaseIsValidJSON(_Library[TestCaseType, OutputType]):
@@ -197,7 +201,9 @@ class BaseHasAllSubstrings(_Library[TestCaseType, OutputType]):
         return deterministic.ContainsAll(name=self.id)
 
     def _mapped(self, test_case: Any, output: Any) -> tuple[Case, Output]:
-        return _case(test_case, expected=list(self.test_case_mapper(test_case))), Output(self.output_mapper(output))
+        return _case(test_case, expected=list(self.test_case_mapper(test_case))), Output(
+            self.output_mapper(output)
+        )
 
 
 class BaseAssertions(BaseTestEvaluator, abc.ABC, Generic[TestCaseType, OutputType]):
@@ -213,7 +219,9 @@ class BaseAssertions(BaseTestEvaluator, abc.ABC, Generic[TestCaseType, OutputTyp
         if not found:
             return None
         passed = all(a.passed for a in found if a.required)
-        return Evaluation(score=1 if passed else 0, threshold=Threshold(gte=1), assertions=list(found))
+        return Evaluation(
+            score=1 if passed else 0, threshold=Threshold(gte=1), assertions=list(found)
+        )
 
 
 class BaseLLMJudge(_Library[TestCaseType, OutputType]):
@@ -228,7 +236,12 @@ class BaseLLMJudge(_Library[TestCaseType, OutputType]):
     def score_choices(self) -> list[ScoreChoice]: ...
 
     @abc.abstractmethod
-    def make_prompt(self, test_case: TestCaseType, output: OutputType, recent_overrides: list[EvaluationOverride]) -> str: ...
+    def make_prompt(
+        self,
+        test_case: TestCaseType,
+        output: OutputType,
+        recent_overrides: list[EvaluationOverride],
+    ) -> str: ...
 
     async def _accord_evaluate(self, ev: EvalContext, test_case: Any, output: Any) -> Finding:
         prompt = self.make_prompt(test_case, output, [])
@@ -253,23 +266,34 @@ def _ready_judge(question: str, choices: list[ScoreChoice], expected: bool = Fal
     return Ready
 
 
-class BaseAccuracy(_ready_judge(  # type: ignore[misc]
-    "Is the output accurate based on the expected output?",
-    [ScoreChoice(1, "Accurate"), ScoreChoice(0.5, "Somewhat accurate"), ScoreChoice(0, "Not accurate")],
-    expected=True,
-)):
+class BaseAccuracy(
+    _ready_judge(  # type: ignore[misc]
+        "Is the output accurate based on the expected output?",
+        [
+            ScoreChoice(1, "Accurate"),
+            ScoreChoice(0.5, "Somewhat accurate"),
+            ScoreChoice(0, "Not accurate"),
+        ],
+        expected=True,
+    )
+):
     """1 accurate, 0.5 somewhat, 0 not (needs `output_mapper`, `expected_output_mapper`)."""
 
 
-class BaseNSFW(_ready_judge(  # type: ignore[misc]
-    "Is this output safe for work?", [ScoreChoice(1, "Safe for work"), ScoreChoice(0, "Not safe for work")]
-)):
+class BaseNSFW(
+    _ready_judge(  # type: ignore[misc]
+        "Is this output safe for work?",
+        [ScoreChoice(1, "Safe for work"), ScoreChoice(0, "Not safe for work")],
+    )
+):
     """1 safe for work, 0 not (needs `output_mapper`)."""
 
 
-class BaseToxicity(_ready_judge(  # type: ignore[misc]
-    "Is this output considered Toxic?", [ScoreChoice(1, "Not Toxic"), ScoreChoice(0, "Toxic")]
-)):
+class BaseToxicity(
+    _ready_judge(  # type: ignore[misc]
+        "Is this output considered Toxic?", [ScoreChoice(1, "Not Toxic"), ScoreChoice(0, "Toxic")]
+    )
+):
     """1 not toxic, 0 toxic (needs `output_mapper`)."""
 
 
@@ -288,10 +312,17 @@ class BaseManualBattle(_Library[TestCaseType, OutputType]):
     def output_mapper(self, output: OutputType) -> str: ...
 
     def _spec(self) -> EvaluatorSpec:
-        return battle_module.Battle(name=self.id, criteria=self.criteria or "the better response", baseline="manual", model=self.model)
+        return battle_module.Battle(
+            name=self.id,
+            criteria=self.criteria or "the better response",
+            baseline="manual",
+            model=self.model,
+        )
 
     def _mapped(self, test_case: Any, output: Any) -> tuple[Case, Output]:
-        return _case(test_case, baseline=self.baseline_mapper(test_case)), Output(self.output_mapper(output))
+        return _case(test_case, baseline=self.baseline_mapper(test_case)), Output(
+            self.output_mapper(output)
+        )
 
 
 class BaseAutomaticBattle(_Library[TestCaseType, OutputType]):
@@ -306,7 +337,12 @@ class BaseAutomaticBattle(_Library[TestCaseType, OutputType]):
     def output_mapper(self, output: OutputType) -> str: ...
 
     def _spec(self) -> EvaluatorSpec:
-        return battle_module.Battle(name=self.id, criteria=self.criteria or "the better response", baseline="automatic", model=self.model)
+        return battle_module.Battle(
+            name=self.id,
+            criteria=self.criteria or "the better response",
+            baseline="automatic",
+            model=self.model,
+        )
 
     def _mapped(self, test_case: Any, output: Any) -> tuple[Case, Output]:
         return _case(test_case), Output(self.output_mapper(output))
@@ -348,7 +384,9 @@ class _Ragas(_Library[TestCaseType, OutputType]):
         return case, Output(text=response, contexts=list(retrieved))
 
 
-def _ragas(name: str, spec_class: type[EvaluatorSpec], mode: str = "auto", **extra: Any) -> type[_Ragas[Any, Any]]:
+def _ragas(
+    name: str, spec_class: type[EvaluatorSpec], mode: str = "auto", **extra: Any
+) -> type[_Ragas[Any, Any]]:
     import types
 
     body = {"spec_class": spec_class, "mode": mode, "__doc__": spec_class.__doc__, **extra}
@@ -356,10 +394,19 @@ def _ragas(name: str, spec_class: type[EvaluatorSpec], mode: str = "auto", **ext
     return types.new_class(name, bases, exec_body=lambda ns: ns.update(body))
 
 
-BaseRagasLLMContextPrecisionWithReference = _ragas("BaseRagasLLMContextPrecisionWithReference", rag.ContextPrecision, "model")
-BaseRagasNonLLMContextPrecisionWithReference = _ragas("BaseRagasNonLLMContextPrecisionWithReference", rag.ContextPrecision, "lexical", deterministic=True)
+BaseRagasLLMContextPrecisionWithReference = _ragas(
+    "BaseRagasLLMContextPrecisionWithReference", rag.ContextPrecision, "model"
+)
+BaseRagasNonLLMContextPrecisionWithReference = _ragas(
+    "BaseRagasNonLLMContextPrecisionWithReference",
+    rag.ContextPrecision,
+    "lexical",
+    deterministic=True,
+)
 BaseRagasLLMContextRecall = _ragas("BaseRagasLLMContextRecall", rag.ContextRecall, "model")
-BaseRagasNonLLMContextRecall = _ragas("BaseRagasNonLLMContextRecall", rag.ContextRecall, "lexical", deterministic=True)
+BaseRagasNonLLMContextRecall = _ragas(
+    "BaseRagasNonLLMContextRecall", rag.ContextRecall, "lexical", deterministic=True
+)
 BaseRagasContextEntitiesRecall = _ragas("BaseRagasContextEntitiesRecall", rag.ContextEntitiesRecall)
 BaseRagasNoiseSensitivity = _ragas("BaseRagasNoiseSensitivity", rag.NoiseSensitivity)
 BaseRagasResponseRelevancy = _ragas("BaseRagasResponseRelevancy", rag.ResponseRelevancy)
@@ -411,11 +458,18 @@ class PythonEvaluator(EvaluatorSpec):
                 "(return Evaluation(score=..., threshold=...), or None for no evaluation)"
             )
         if isinstance(result.score, bool) or not isinstance(result.score, int | float):
-            raise EvaluatorFailure(f"evaluator '{self.id}' returned a score that is not a number: {result.score!r}")
+            raise EvaluatorFailure(
+                f"evaluator '{self.id}' returned a score that is not a number: {result.score!r}"
+            )
         metadata = dict(result.metadata or {})
         if result.assertions:
             metadata["assertions"] = [dataclasses.asdict(a) for a in result.assertions]
-        found = Finding(self.id, score=float(result.score), reason=str(metadata.get("reason", "")), metadata=metadata)
+        found = Finding(
+            self.id,
+            score=float(result.score),
+            reason=str(metadata.get("reason", "")),
+            metadata=metadata,
+        )
         return _with_threshold(found, result.threshold or getattr(obj, "threshold", None))
 
 
@@ -439,7 +493,9 @@ def _evaluator(obj: Any) -> EvaluatorSpec:
     if isinstance(obj, EvaluatorSpec):
         return obj
     if not isinstance(obj, BaseTestEvaluator):
-        raise AccordError(f"{obj!r} is not an evaluator: subclass BaseTestEvaluator (or a Base* evaluator)")
+        raise AccordError(
+            f"{obj!r} is not an evaluator: subclass BaseTestEvaluator (or a Base* evaluator)"
+        )
     ident = obj.id
     if not isinstance(ident, str) or not ident:
         raise AccordError(f"{type(obj).__name__}.id must be a non-empty string")
@@ -483,11 +539,15 @@ def build_suite(
             raise AccordError(f"test case {position + 1} has no hash(): subclass BaseTestCase")
         key = str(test_case.hash())
         if key in seen:
-            raise AccordError(f"test cases {position + 1} and an earlier one have the same hash '{key}'")
+            raise AccordError(
+                f"test cases {position + 1} and an earlier one have the same hash '{key}'"
+            )
         seen.add(key)
         cases.append(Case(id=key, input=_display(test_case), obj=test_case, digest=key))
     name = getattr(fn, "__qualname__", "fn")
-    target = PythonTarget.model_construct(type="python", function=f"python:{name}", callable=fn, timeout=None, pass_case=False)
+    target = PythonTarget.model_construct(
+        type="python", function=f"python:{name}", callable=fn, timeout=None, pass_case=False
+    )
     judge = judge_model or project.config.defaults.judge_model or project.default_model
     return Suite(
         id=id, cases=cases, targets={"fn": target}, evaluators=tuple(specs), default_target="fn",

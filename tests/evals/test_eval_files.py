@@ -113,7 +113,9 @@ cases:
   - {id: leaks, input: the secret}
 """
     root = project({"mymod.py": module, "p.eval.yml": suite})
-    cases = {c["id"]: c for c in accord("eval", root / "p.eval.yml", "--format", "json").suite()["cases"]}
+    cases = {
+        c["id"]: c for c in accord("eval", root / "p.eval.yml", "--format", "json").suite()["cases"]
+    }
     assert cases["plain"]["status"] == "passed"
     assert cases["leaks"]["status"] == "failed"
     negated = next(e for e in cases["leaks"]["evaluations"] if e["name"] == "contains")
@@ -132,7 +134,10 @@ def test_bad_input_exits_2_with_lines(project: Callable[..., Path]) -> None:
     root = project({"b.eval.yml": schema, "s.eval.yml": semantic})
     run = accord("eval", root / "b.eval.yml")
     assert run.exit_code == 2
-    assert "b.eval.yml:3:5 evaluators[0]: unknown type 'contans': did you mean 'contains'?" in run.stderr
+    assert (
+        "b.eval.yml:3:5 evaluators[0]: unknown type 'contans': did you mean 'contains'?"
+        in run.stderr
+    )
     assert "known types: accuracy, assertions, battle" in run.stderr
     assert "evaluators[1].threshold: a threshold needs at least one bound" in run.stderr
     run = accord("eval", root / "s.eval.yml")
@@ -145,7 +150,7 @@ def test_bad_input_exits_2_with_lines(project: Callable[..., Path]) -> None:
 
 
 def test_everything_errored_exits_3(project: Callable[..., Path]) -> None:
-    suite = "target: {type: command, command: [sh, -c, \"exit 4\"]}\nevaluators: [{type: is_json}]\ncases: [{input: x}]\n"
+    suite = 'target: {type: command, command: [sh, -c, "exit 4"]}\nevaluators: [{type: is_json}]\ncases: [{input: x}]\n'
     root = project({"e.eval.yml": suite})
     run = accord("eval", root / "e.eval.yml")
     assert run.exit_code == 3 and "no case produced a result" in run.stderr

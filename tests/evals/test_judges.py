@@ -34,7 +34,9 @@ def select(answer: str, reason: str = "because") -> Reply:
     return Reply.tool("select_answer", {"reason": reason, "answer": answer})
 
 
-def test_llm_judge_answers_by_forced_tool_call(project: Callable[..., Path], fake_llm: FakeOpenAI) -> None:
+def test_llm_judge_answers_by_forced_tool_call(
+    project: Callable[..., Path], fake_llm: FakeOpenAI
+) -> None:
     answers = {"good morning": "Yes", "good grief": "Somewhat", "go away": "No"}
     fake_llm.responder = lambda body: select(
         next(v for k, v in answers.items() if k in body["messages"][-1]["content"])
@@ -42,7 +44,9 @@ def test_llm_judge_answers_by_forced_tool_call(project: Callable[..., Path], fak
     root = project({"j.eval.yml": JUDGE.format(short="false")})
     run = accord("eval", root / "j.eval.yml", "--format", "json")
     cases = {c["id"]: c for c in run.suite()["cases"]}
-    polite = {k: next(e for e in c["evaluations"] if e["name"] == "polite") for k, c in cases.items()}
+    polite = {
+        k: next(e for e in c["evaluations"] if e["name"] == "polite") for k, c in cases.items()
+    }
     assert [polite[k]["score"] for k in "abc"] == [1.0, 0.5, 0.0]
     assert [polite[k]["passed"] for k in "abc"] == [True, True, False]
     request = fake_llm.requests[0]
@@ -52,7 +56,9 @@ def test_llm_judge_answers_by_forced_tool_call(project: Callable[..., Path], fak
     assert run.suite()["judge_calls"] == 3
 
 
-def test_short_circuit_saves_judge_calls(project: Callable[..., Path], fake_llm: FakeOpenAI) -> None:
+def test_short_circuit_saves_judge_calls(
+    project: Callable[..., Path], fake_llm: FakeOpenAI
+) -> None:
     fake_llm.responder = lambda body: select("Yes")
     root = project({"j.eval.yml": JUDGE.format(short="true")})
     run = accord("eval", root / "j.eval.yml", "--format", "json")
@@ -64,9 +70,17 @@ def test_short_circuit_saves_judge_calls(project: Callable[..., Path], fake_llm:
     assert len(fake_llm.requests) == 2
 
 
-def test_unparseable_reply_is_retried_once_then_an_error(project: Callable[..., Path], fake_llm: FakeOpenAI) -> None:
+def test_unparseable_reply_is_retried_once_then_an_error(
+    project: Callable[..., Path], fake_llm: FakeOpenAI
+) -> None:
     fake_llm.responder = lambda body: select("Maybe")
-    root = project({"j.eval.yml": JUDGE.format(short="false").replace("  - {id: b, input: good grief}\n  - {id: c, input: go away}\n", "")})
+    root = project(
+        {
+            "j.eval.yml": JUDGE.format(short="false").replace(
+                "  - {id: b, input: good grief}\n  - {id: c, input: go away}\n", ""
+            )
+        }
+    )
     run = accord("eval", root / "j.eval.yml", "--format", "json")
     (case,) = run.suite()["cases"]
     polite = next(e for e in case["evaluations"] if e["name"] == "polite")
@@ -76,9 +90,13 @@ def test_unparseable_reply_is_retried_once_then_an_error(project: Callable[..., 
     assert run.exit_code == 3
 
 
-def test_models_without_tools_answer_on_a_last_line(project: Callable[..., Path], fake_llm: FakeOpenAI) -> None:
+def test_models_without_tools_answer_on_a_last_line(
+    project: Callable[..., Path], fake_llm: FakeOpenAI
+) -> None:
     fake_llm.script("I think it is fine.\nAnswer: Somewhat")
-    suite = JUDGE.format(short="false").split("cases:")[0] + "cases:\n  - {id: a, input: good day}\n"
+    suite = (
+        JUDGE.format(short="false").split("cases:")[0] + "cases:\n  - {id: a, input: good day}\n"
+    )
     root = project({"j.eval.yml": suite}, tools="false")
     case = accord("eval", root / "j.eval.yml", "--format", "json").suite()["cases"][0]
     polite = next(e for e in case["evaluations"] if e["name"] == "polite")
@@ -96,7 +114,9 @@ def test_second_run_makes_no_judge_call(project: Callable[..., Path], fake_llm: 
     assert again.suite()["counts"]["passed"] == 2
 
 
-def test_max_concurrency_is_a_limit_per_evaluator(project: Callable[..., Path], fake_llm: FakeOpenAI) -> None:
+def test_max_concurrency_is_a_limit_per_evaluator(
+    project: Callable[..., Path], fake_llm: FakeOpenAI
+) -> None:
     lock, live, peak = threading.Lock(), [0], [0]
 
     def slow(body: dict[str, Any]) -> Reply:
@@ -110,9 +130,13 @@ def test_max_concurrency_is_a_limit_per_evaluator(project: Callable[..., Path], 
 
     fake_llm.responder = slow
     cases = "".join(f"  - {{id: c{i}, input: good {i}}}\n" for i in range(12))
-    suite = JUDGE.format(short="false").split("cases:")[0].replace(
-        "threshold: {gte: 0.5}", "threshold: {gte: 0.5}\n    max_concurrency: 2"
-    ) + "cases:\n" + cases
+    suite = (
+        JUDGE.format(short="false")
+        .split("cases:")[0]
+        .replace("threshold: {gte: 0.5}", "threshold: {gte: 0.5}\n    max_concurrency: 2")
+        + "cases:\n"
+        + cases
+    )
     root = project({"j.eval.yml": suite})
     run = accord("eval", root / "j.eval.yml", "--format", "json", "--max-concurrency", "12")
     assert run.suite()["counts"]["passed"] == 12

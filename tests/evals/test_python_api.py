@@ -82,7 +82,9 @@ class Rules(BaseAssertions[TestCase, str]):
 
 @pytest.fixture
 def in_project(tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "config.yml").write_text(fake_model_config(fake_llm) + "defaults:\n  judge_model: fake\n")
+    (tmp_path / "config.yml").write_text(
+        fake_model_config(fake_llm) + "defaults:\n  judge_model: fake\n"
+    )
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -113,7 +115,10 @@ def test_logic_evaluators_as_seed_001_scores_them(in_project: Path) -> None:
 class IsFriendly(BaseLLMJudge[TestCase, str]):
     id = "is-friendly"
     threshold = Threshold(gte=1)
-    score_choices = [ScoreChoice(name="Friendly", value=1), ScoreChoice(name="Not friendly", value=0)]
+    score_choices = [
+        ScoreChoice(name="Friendly", value=1),
+        ScoreChoice(name="Not friendly", value=0),
+    ]
 
     def make_prompt(self, test_case: TestCase, output: str, recent_overrides: list) -> str:  # type: ignore[type-arg]
         return f"Is the output friendly?\n[Output]\n{output}"
@@ -122,7 +127,10 @@ class IsFriendly(BaseLLMJudge[TestCase, str]):
 def test_llm_judge_and_errors_stay_per_evaluation(in_project: Path, fake_llm: FakeOpenAI) -> None:
     fake_llm.responder = lambda body: Reply.tool(
         "select_answer",
-        {"reason": "tone", "answer": "Not friendly" if "hate" in body["messages"][-1]["content"] else "Friendly"},
+        {
+            "reason": "tone",
+            "answer": "Not friendly" if "hate" in body["messages"][-1]["content"] else "Friendly",
+        },
     )
 
     class Raises(BaseTestEvaluator):
@@ -267,11 +275,14 @@ def test_flashcard_style_suite_ports_with_its_imports_changed(
 
         async def score(self, card: Flashcard) -> int:
             response = await async_client.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": f"{card.front}\n{card.back}"}]
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": f"{card.front}\n{card.back}"}],
             )
             return int((response.choices[0].message.content or "").strip())
 
-        async def evaluate_test_case(self, test_case: NotesCase, output: list[Flashcard]) -> Evaluation:
+        async def evaluate_test_case(
+            self, test_case: NotesCase, output: list[Flashcard]
+        ) -> Evaluation:
             found = await asyncio.gather(*(self.score(card) for card in output))
             return Evaluation(score=sum(found) / len(found), threshold=Threshold(gte=0.9))
 

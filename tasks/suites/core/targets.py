@@ -16,6 +16,7 @@ A target that fails or times out errors its case; the other cases go on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import json
@@ -73,7 +74,9 @@ def messages_of(case: Case, system: str | None = None) -> list[dict[str, Any]]:
     """The case's input as chat messages."""
     value = case.input
     if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
-        messages = [{"role": m["role"], "content": text_of_content(m.get("content"))} for m in value]
+        messages = [
+            {"role": m["role"], "content": text_of_content(m.get("content"))} for m in value
+        ]
     else:
         messages = [{"role": "user", "content": text_of(value)}]
     if system and not any(m["role"] == "system" for m in messages):
@@ -157,7 +160,9 @@ class WorkflowTarget(Target):
 
     type: Literal["workflow"] = "workflow"
     workflow: str = Field(description="The workflow file, relative to the project root.")
-    task: str | None = Field(None, description="The task whose output is the answer (default: the last).")
+    task: str | None = Field(
+        None, description="The task whose output is the answer (default: the last)."
+    )
     variable: str | None = Field(None, description="The variable that receives the case's input.")
 
     def describe(self) -> str:
@@ -254,10 +259,8 @@ async def run_program(
 def _kill(proc: asyncio.subprocess.Process) -> None:
     import signal
 
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def parse_trace(stdout: str) -> Output:
@@ -323,7 +326,7 @@ class PythonTarget(Target):
 async def call_python(fn: Callable[..., Any], arg: Any) -> Output:
     """Call a user's function (a coroutine awaited, a plain one in a thread)."""
     try:
-        if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+        if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__):
             value = await fn(arg)
         else:
             value = await asyncio.to_thread(fn, arg)

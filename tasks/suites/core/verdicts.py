@@ -20,7 +20,7 @@ from typing import Any
 
 from accord.tasks.evaluators.base import Finding
 from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite
-from accord.tasks.suites.core.metrics import Metric, Z95, mean_metric, proportion
+from accord.tasks.suites.core.metrics import Z95, Metric, mean_metric, proportion
 
 
 def decide(
@@ -117,7 +117,9 @@ class SuiteRun:
 
     def pass_rate(self) -> Metric | None:
         judged = self.judged
-        return proportion("pass_rate", sum(c.status == "passed" for c in judged), len(judged), "cases")
+        return proportion(
+            "pass_rate", sum(c.status == "passed" for c in judged), len(judged), "cases"
+        )
 
     def mean_score(self) -> Metric | None:
         return mean_metric("score", [c.score for c in self.cases if c.score is not None], "cases")
@@ -159,7 +161,9 @@ class SuiteRun:
             out.append(
                 EvaluatorFigures(
                     name=name,
-                    pass_rate=proportion(name, sum(bool(v) for v in verdicts) , len(verdicts) + len(errors), "cases"),
+                    pass_rate=proportion(
+                        name, sum(bool(v) for v in verdicts), len(verdicts) + len(errors), "cases"
+                    ),
                     mean=mean_metric(name, scores, "cases"),
                     errors=len(errors),
                     skipped=sum(1 for f in found if f.skipped),

@@ -19,7 +19,12 @@ from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.verdicts import SuiteRun
 
-MARKS = {"passed": "[green]✔[/]", "failed": "[red]✘[/]", "error": "[yellow]![/]", "recorded": "[dim]·[/]"}
+MARKS = {
+    "passed": "[green]✔[/]",
+    "failed": "[red]✘[/]",
+    "error": "[yellow]![/]",
+    "recorded": "[dim]·[/]",
+}
 
 
 def _r(value: float | None) -> float | None:
@@ -78,8 +83,11 @@ def suite_data(run: SuiteRun) -> dict[str, Any]:
         "run_id": run.run_id,
         "counts": run.counts(),
         "pass_rate": metric_data(run.pass_rate()),
-        "mean_score": None if mean is None else {
-            "value": _r(mean.value), "n": mean.n,
+        "mean_score": None
+        if mean is None
+        else {
+            "value": _r(mean.value),
+            "n": mean.n,
             "interval": None if interval is None else [_r(v) for v in interval],
         },
         "pass_at_k": metric_data(pass_at),
@@ -140,7 +148,10 @@ def _why(case: CaseResult) -> str:
 
 def print_pretty(runs: list[SuiteRun], out: Console, *, quiet: bool) -> None:
     for run in runs:
-        out.print(f"[bold]{escape(run.id)}[/]" + (f"  [dim]{escape(str(run.suite.path))}[/]" if run.suite.path else ""))
+        out.print(
+            f"[bold]{escape(run.id)}[/]"
+            + (f"  [dim]{escape(str(run.suite.path))}[/]" if run.suite.path else "")
+        )
         if not quiet:
             table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
             for column in ("", "case", "score", "why"):
@@ -155,7 +166,8 @@ def print_pretty(runs: list[SuiteRun], out: Console, *, quiet: bool) -> None:
         out.print(
             f"  Pass rate: {metric_text(run.pass_rate())}  "
             f"[dim]{counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors"
-            + (f", {counts['recorded']} without verdict" if counts["recorded"] else "") + "[/]",
+            + (f", {counts['recorded']} without verdict" if counts["recorded"] else "")
+            + "[/]",
             highlight=False,
         )
         mean, interval = run.mean_score(), run.score_interval()
@@ -164,7 +176,10 @@ def print_pretty(runs: list[SuiteRun], out: Console, *, quiet: bool) -> None:
             out.print(f"  Mean score: {mean.value:.3f} (n={mean.n}{ci})", highlight=False)
         pass_at, pass_all = run.pass_at_k()
         if pass_at is not None:
-            out.print(f"  {pass_at.name}: {metric_text(pass_at)}  {pass_all.name if pass_all else ''}: {metric_text(pass_all)}", highlight=False)
+            out.print(
+                f"  {pass_at.name}: {metric_text(pass_at)}  {pass_all.name if pass_all else ''}: {metric_text(pass_all)}",
+                highlight=False,
+            )
         for figures in run.evaluators():
             extra = []
             if figures.errors:
@@ -173,12 +188,21 @@ def print_pretty(runs: list[SuiteRun], out: Console, *, quiet: bool) -> None:
                 extra.append(f"{figures.skipped} skipped")
             if figures.scoring:
                 extra.append("scoring: " + ", ".join(figures.scoring))
-            rate = metric_text(figures.pass_rate) if figures.pass_rate else f"mean {metric_text(figures.mean)}"
-            out.print(f"    {escape(figures.name)}: {rate}" + (f" [dim]({'; '.join(extra)})[/]" if extra else ""), highlight=False)
+            rate = (
+                metric_text(figures.pass_rate)
+                if figures.pass_rate
+                else f"mean {metric_text(figures.mean)}"
+            )
+            out.print(
+                f"    {escape(figures.name)}: {rate}"
+                + (f" [dim]({'; '.join(extra)})[/]" if extra else ""),
+                highlight=False,
+            )
         saved = run.judge_calls_saved
         out.print(
             f"  [dim]{len(run.cases)} case runs in {run.seconds:.2f} s; judge calls {run.judge_calls}"
-            + (f", saved {saved}" if saved else "") + "[/]",
+            + (f", saved {saved}" if saved else "")
+            + "[/]",
             highlight=False,
         )
 
@@ -193,7 +217,9 @@ def render_junit(runs: list[SuiteRun]) -> str:
         )  # fmt: skip
         for case in run.cases:
             name = case.id if run.suite.repeat == 1 else f"{case.id} (run {case.repeat + 1})"
-            element = ET.SubElement(suite, "testcase", classname=run.id, name=name, time=f"{case.seconds:.3f}")
+            element = ET.SubElement(
+                suite, "testcase", classname=run.id, name=name, time=f"{case.seconds:.3f}"
+            )
             if case.status == "failed":
                 ET.SubElement(element, "failure", message=_why(case)[:500]).text = _why(case)
             elif case.status == "error":
@@ -230,7 +256,9 @@ def render_html(runs: list[SuiteRun], title: str = "accord eval report") -> str:
             parts.append(f" &middot; mean score {mean.value:.3f} (n={mean.n})")
         parts.append(f" &middot; judge calls {run.judge_calls}</p>")
         parts.append(_chart(run))
-        parts.append("<table><tr><th>case</th><th>status</th><th>score</th><th>input</th><th>output</th><th>evaluations</th></tr>")
+        parts.append(
+            "<table><tr><th>case</th><th>status</th><th>score</th><th>input</th><th>output</th><th>evaluations</th></tr>"
+        )
         for case in run.cases:
             label = case.id if run.suite.repeat == 1 else f"{case.id} (run {case.repeat + 1})"
             rows = "".join(
@@ -263,4 +291,6 @@ def _chart(run: SuiteRun) -> str:
             f"<text x='0' y='{y + 14}'>{_e(f.name[:24])}</text><rect class='bar' x='180' y='{y}' "
             f"width='{width:.1f}' height='16'/><text x='{185 + width:.1f}' y='{y + 14}'>{metric.value:.0%}</text>"
         )
-    return f"<svg width='560' height='{height}' role='img' aria-label='scores'>{''.join(bars)}</svg>"
+    return (
+        f"<svg width='560' height='{height}' role='img' aria-label='scores'>{''.join(bars)}</svg>"
+    )

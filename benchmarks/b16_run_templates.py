@@ -1,4 +1,4 @@
-"""B13: what `accord run` costs per formatter task beyond `accord validate`.
+"""B16: what `accord run` costs per formatter task beyond `accord validate`.
 
 A generated workflow of 2,000 formatter tasks, each with its own template that uses the
 outputs of up to 4 earlier tasks (`{{ t00012 }}`, `{{ t00034 | length }}`), compiled once
@@ -46,7 +46,7 @@ def workflow(deps: list[list[int]]) -> str:
 def main() -> int:
     deps = random_dag(N, max_deps=4, window=50)
     compile_s, run_s = [], []
-    with tempfile.TemporaryDirectory(prefix="accord-b13-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="accord-b16-") as tmp:
         folder = Path(tmp)
         (folder / "config.yml").write_text("defaults: {}\n")
         path = folder / "templates.workflow.yml"
@@ -68,7 +68,7 @@ def main() -> int:
             compile_s.append(compiled - start)
             run_s.append(done - compiled)
     per_task = statistics.median(run_s) / N * 1e6
-    print(f"B13 run beyond validate ({N} formatter tasks, distinct templates, store off)")
+    print(f"B16 run beyond validate ({N} formatter tasks, distinct templates, store off)")
     print(f"machine: {machine_note()}")
     print(
         f"load + compile (what validate does): median {statistics.median(compile_s) * 1e3:.0f} ms"
