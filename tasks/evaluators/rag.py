@@ -50,6 +50,14 @@ def best_similarity(text: str, others: Sequence[str]) -> float:
     return max((string_similarity(text, o) for o in others if o.strip()), default=0.0)
 
 
+def mean_best_similarity(references: Sequence[str], retrieved: Sequence[str]) -> float:
+    """Mean, over the reference contexts, of the best similarity to a retrieved one (Oxy's
+    context recall); 0 when nothing was retrieved."""
+    if not references:
+        raise ValueError("context recall needs at least one reference context")
+    return sum(best_similarity(ref, retrieved) for ref in references) / len(references)
+
+
 _WORD = re.compile(r"[\w']+")
 
 
@@ -221,9 +229,10 @@ class ContextRecall(_Rag):
                 hits / len(verdicts), f"{hits} of {len(verdicts)} statements attributed", "model"
             )
         references = self._references(case)
-        best = [best_similarity(ref, retrieved) for ref in references]
         if self.similarity_threshold is None:
-            return self._scored(sum(best) / len(best), "mean best similarity", "lexical")
+            score = mean_best_similarity(references, retrieved)
+            return self._scored(score, "mean best similarity", "lexical")
+        best = [best_similarity(ref, retrieved) for ref in references]
         hits = sum(b >= self.similarity_threshold for b in best)
         return self._scored(
             hits / len(best), f"{hits} of {len(best)} reference contexts found", "lexical"

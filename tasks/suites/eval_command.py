@@ -123,11 +123,7 @@ def run_eval_command(command: EvalCommand) -> int:
     if empty:
         raise LoadError(f"{empty[0].path}: no case matches the --tag/--case filters")
     runs: list[SuiteRun] = []
-    quiet = (
-        command.quiet
-        or command.fmt != "pretty"
-        or (command.output is None and command.fmt != "pretty")
-    )
+    quiet = command.quiet or command.fmt != "pretty"
     for suite in suites:
         options = RunOptions(
             max_concurrency=command.max_concurrency,

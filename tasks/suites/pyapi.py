@@ -18,7 +18,7 @@ import inspect
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import Field
 
@@ -297,16 +297,14 @@ class BaseToxicity(
     """1 not toxic, 0 toxic (needs `output_mapper`)."""
 
 
-class BaseManualBattle(_Library[TestCaseType, OutputType]):
-    """The output against `baseline_mapper(test_case)` on `criteria`: 1 / 0.5 / 0."""
+class _Battle(_Library[TestCaseType, OutputType]):
+    """The output against a baseline on `criteria`: 1 challenger wins, 0.5 tie, 0 baseline."""
 
     deterministic: ClassVar[bool] = False
     threshold = Threshold(gte=0.5)
     criteria: str = ""
     model: str | None = None
-
-    @abc.abstractmethod
-    def baseline_mapper(self, test_case: TestCaseType) -> str: ...
+    baseline_mode: ClassVar[Literal["manual", "automatic"]]
 
     @abc.abstractmethod
     def output_mapper(self, output: OutputType) -> str: ...
@@ -315,37 +313,31 @@ class BaseManualBattle(_Library[TestCaseType, OutputType]):
         return battle_module.Battle(
             name=self.id,
             criteria=self.criteria or "the better response",
-            baseline="manual",
-            model=self.model,
-        )
-
-    def _mapped(self, test_case: Any, output: Any) -> tuple[Case, Output]:
-        return _case(test_case, baseline=self.baseline_mapper(test_case)), Output(
-            self.output_mapper(output)
-        )
-
-
-class BaseAutomaticBattle(_Library[TestCaseType, OutputType]):
-    """The output against the best one so far (kept in the run store) on `criteria`."""
-
-    deterministic: ClassVar[bool] = False
-    threshold = Threshold(gte=0.5)
-    criteria: str = ""
-    model: str | None = None
-
-    @abc.abstractmethod
-    def output_mapper(self, output: OutputType) -> str: ...
-
-    def _spec(self) -> EvaluatorSpec:
-        return battle_module.Battle(
-            name=self.id,
-            criteria=self.criteria or "the better response",
-            baseline="automatic",
+            baseline=self.baseline_mode,
             model=self.model,
         )
 
     def _mapped(self, test_case: Any, output: Any) -> tuple[Case, Output]:
         return _case(test_case), Output(self.output_mapper(output))
+
+
+class BaseManualBattle(_Battle[TestCaseType, OutputType]):
+    """The output against `baseline_mapper(test_case)` on `criteria`: 1 / 0.5 / 0."""
+
+    baseline_mode = "manual"
+
+    @abc.abstractmethod
+    def baseline_mapper(self, test_case: TestCaseType) -> str: ...
+
+    def _mapped(self, test_case: Any, output: Any) -> tuple[Case, Output]:
+        case = _case(test_case, baseline=self.baseline_mapper(test_case))
+        return case, Output(self.output_mapper(output))
+
+
+class BaseAutomaticBattle(_Battle[TestCaseType, OutputType]):
+    """The output against the best one so far (kept in the run store) on `criteria`."""
+
+    baseline_mode = "automatic"
 
 
 # --- Ragas ---------------------------------------------------------------------------------

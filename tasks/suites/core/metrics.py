@@ -1,9 +1,8 @@
-"""Scores of tests: proportions with Wilson intervals, and Levenshtein context recall."""
+"""Scores of tests: proportions with Wilson intervals, and means."""
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -65,22 +64,3 @@ def mean_metric(name: str, values: Sequence[float], unit: str) -> Metric | None:
     if not values:
         return None
     return Metric(name, sum(values) / len(values), len(values), unit)
-
-
-def _normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().rstrip(";").strip().lower()
-
-
-def context_recall(references: Sequence[str], retrieved: Sequence[str]) -> float:
-    """Mean, over the reference contexts, of the best normalised Levenshtein similarity to
-    any retrieved context (whitespace and case ignored); 0 when nothing was retrieved."""
-    from rapidfuzz.distance import Levenshtein  # ~14 ms to import: only when measured
-
-    if not references:
-        raise ValueError("context recall needs at least one reference context")
-    found = [_normalise(c) for c in retrieved if c.strip()]
-    best = [
-        max((Levenshtein.normalized_similarity(_normalise(ref), c) for c in found), default=0.0)
-        for ref in references
-    ]
-    return sum(best) / len(best)

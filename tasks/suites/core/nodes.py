@@ -32,7 +32,7 @@ from accord.engine.results import Status
 from accord.engine.runner import RunOptions, execute
 from accord.engine.scheduler import Observer
 from accord.engine.spec import TaskSpec
-from accord.tasks.evaluators.base import EvaluatorSpec, Finding
+from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
 from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite, case_digest
 from accord.tasks.suites.core.judging import EvalContext
 from accord.tasks.suites.core.targets import Target, TargetFailure
@@ -248,17 +248,11 @@ async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding:
         raise
     except Exception as exc:  # the evaluator's own failure: recorded, the suite goes on
         message = str(exc) or type(exc).__name__
-        if not _is_failure(exc):
+        if not isinstance(exc, EvaluatorFailure):
             message = f"{type(exc).__name__}: {message}"
         finding = Finding(evaluator.id, error=message)
     finding.judge_calls = max(finding.judge_calls, ev.calls)
     return _finalise(evaluator, finding)
-
-
-def _is_failure(exc: Exception) -> bool:
-    from accord.tasks.evaluators.base import EvaluatorFailure
-
-    return isinstance(exc, EvaluatorFailure)
 
 
 def _finalise(spec: EvaluatorSpec, finding: Finding) -> Finding:

@@ -23,7 +23,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -33,7 +32,7 @@ from pydantic import Field, field_validator
 from accord.engine.errors import AccordError
 from accord.engine.registry import Registry
 from accord.engine.specbase import Spec
-from accord.tasks.suites.core.cases import Case, Output, text_of
+from accord.tasks.suites.core.cases import Case, Output, content_text, text_of
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -74,20 +73,12 @@ def messages_of(case: Case, system: str | None = None) -> list[dict[str, Any]]:
     """The case's input as chat messages."""
     value = case.input
     if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
-        messages = [
-            {"role": m["role"], "content": text_of_content(m.get("content"))} for m in value
-        ]
+        messages = [{"role": m["role"], "content": content_text(m.get("content"))} for m in value]
     else:
         messages = [{"role": "user", "content": text_of(value)}]
     if system and not any(m["role"] == "system" for m in messages):
         messages.insert(0, {"role": "system", "content": system})
     return messages
-
-
-def text_of_content(content: Any) -> str:
-    from accord.tasks.suites.core.cases import content_text
-
-    return content_text(content)
 
 
 @target("echo")
@@ -367,7 +358,3 @@ def target_from(value: Any) -> Target:
             raise ValueError(TARGETS.unknown(str(kind)) if kind else "a target needs a 'type'")
         return TARGETS.get(kind).model_validate(value)
     raise ValueError(f"a target is a name or a mapping with 'type', not {type(value).__name__}")
-
-
-def now() -> float:
-    return time.perf_counter()
