@@ -324,9 +324,14 @@ class TaskContext:
             raise TaskError(self.key, exc.text_in(self.key), permanent=exc.permanent) from None
 
     async def run_leaves(
-        self, items: list[tuple[str, Callable[[], Awaitable[Any]]]], *, type: str
+        self,
+        items: list[tuple[str, Callable[[], Awaitable[Any]]]],
+        *,
+        type: str,
+        limits: list[tuple[str, ...]] | None = None,
     ) -> list[Any]:
-        """Run bodies as leaf nodes of this task (each takes a slot); results in order.
+        """Run bodies as leaf nodes of this task (each takes a slot, and the slots of its
+        named `limits`); results in order.
 
         The bodies report their own failures in their results: a body that raises fails
         the run like any node.
@@ -339,7 +344,7 @@ class TaskContext:
                 order=(*self.order, index),
                 priority=self.priority,
                 body=body,
-                resources=self.inherited_resources,
+                resources=(*self.inherited_resources, *(limits[index] if limits else ())),
             )
             for index, (label, body) in enumerate(items)
         ]

@@ -44,6 +44,16 @@ class Marks:
                 return (None, None)
             probe = probe[:-1]
 
+    def under(self, prefix: Loc) -> Marks:
+        """The marks of what lies under `prefix`, with paths relative to it."""
+        size = len(prefix)
+        prefix = tuple(prefix)
+
+        def part(table: dict[Loc, tuple[int, int]]) -> dict[Loc, tuple[int, int]]:
+            return {loc[size:]: at for loc, at in table.items() if loc[:size] == prefix}
+
+        return Marks(part(self.values), part(self.keys))
+
 
 def format_path(loc: Loc) -> str:
     """`("tasks", 2, "sql_file")` -> `tasks[2].sql_file`."""

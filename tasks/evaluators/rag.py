@@ -38,16 +38,22 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().rstrip(";").strip().lower()
 
 
-def string_similarity(a: str, b: str) -> float:
-    """Normalised Levenshtein similarity, whitespace and case ignored (Ragas' non-LLM
-    string comparison)."""
+def string_similarity(a: str, b: str, *, normalise: bool = True) -> float:
+    """Normalised Levenshtein similarity (Ragas' non-LLM string comparison); with
+    `normalise`, whitespace runs, a trailing `;` and letter case are ignored first (Oxy's
+    recall of SQL), without it the texts are compared as they are (Ragas)."""
     from rapidfuzz.distance import Levenshtein
 
-    return float(Levenshtein.normalized_similarity(_normalise(a), _normalise(b)))
+    if normalise:
+        a, b = _normalise(a), _normalise(b)
+    return float(Levenshtein.normalized_similarity(a, b))
 
 
-def best_similarity(text: str, others: Sequence[str]) -> float:
-    return max((string_similarity(text, o) for o in others if o.strip()), default=0.0)
+def best_similarity(text: str, others: Sequence[str], *, normalise: bool = True) -> float:
+    return max(
+        (string_similarity(text, o, normalise=normalise) for o in others if o.strip()),
+        default=0.0,
+    )
 
 
 def mean_best_similarity(references: Sequence[str], retrieved: Sequence[str]) -> float:
@@ -189,7 +195,11 @@ class ContextPrecision(_Rag):
             scoring = "model"
         else:
             references = self._references(case)
-            flags = [best_similarity(c, references) >= self.similarity_threshold for c in retrieved]
+            threshold = self.similarity_threshold
+            # Ragas: the raw texts; a context is relevant at or above the threshold
+            flags = [
+                best_similarity(c, references, normalise=False) >= threshold for c in retrieved
+            ]
             scoring = "lexical"
         score = average_precision(flags)
         return self._scored(
@@ -232,8 +242,9 @@ class ContextRecall(_Rag):
         if self.similarity_threshold is None:
             score = mean_best_similarity(references, retrieved)
             return self._scored(score, "mean best similarity", "lexical")
-        best = [best_similarity(ref, retrieved) for ref in references]
-        hits = sum(b >= self.similarity_threshold for b in best)
+        # Ragas: the raw texts; a reference is found only above the threshold
+        best = [best_similarity(ref, retrieved, normalise=False) for ref in references]
+        hits = sum(b > self.similarity_threshold for b in best)
         return self._scored(
             hits / len(best), f"{hits} of {len(best)} reference contexts found", "lexical"
         )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Any
 
 from pydantic import Field, create_model
 
@@ -30,18 +30,11 @@ from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
 from accord.engine.project import Project, load_project
 from accord.engine.specbase import Spec
-from accord.tasks.evaluators.base import EVALUATORS
+from accord.tasks.evaluators.parsing import evaluator_union
 from accord.tasks.suites.core.cases import Case, Suite, case_digest
 from accord.tasks.suites.core.targets import ModelTarget, Target, target_from
 
 EVAL_SUFFIXES = (".eval.yml", ".eval.yaml")
-
-
-@cache
-def evaluator_union() -> Any:
-    """The discriminated union of every registered evaluator spec."""
-    members = tuple(EVALUATORS.get(name) for name in EVALUATORS.names())
-    return Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007
 
 
 class CaseSpecBase(Spec):

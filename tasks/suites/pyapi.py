@@ -362,6 +362,12 @@ class _Ragas(_Library[TestCaseType, OutputType]):
             fields["embedding_model"] = self.embedding_model
         return self.spec_class(**fields)
 
+    async def _accord_evaluate(self, ev: EvalContext, test_case: Any, output: Any) -> Finding:
+        found = await super()._accord_evaluate(ev, test_case, output)
+        if found.score is not None:  # seed 001 reports Ragas scores to 2 places, at most 1
+            found.score = min(round(found.score, 2), 1.0)
+        return found
+
     def _call(self, name: str, *args: Any) -> Any:
         method = getattr(self, name, None)
         return None if method is None else method(*args)

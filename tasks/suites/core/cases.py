@@ -196,5 +196,6 @@ class Suite:
     def evaluators_for(self, case: Case) -> tuple[EvaluatorSpec, ...]:
         """The suite's evaluators then the case's own; a case's evaluator replaces a suite
         evaluator of the same id."""
-        own = {e.id for e in case.evaluators}
-        return (*(e for e in self.evaluators if e.id not in own), *case.evaluators)
+        from accord.tasks.evaluators.parsing import merge_evaluators
+
+        return merge_evaluators(self.evaluators, case.evaluators)

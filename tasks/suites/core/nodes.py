@@ -239,14 +239,22 @@ async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding:
             return _finalise(
                 evaluator, Finding(evaluator.id, skipped=f"short_circuit: {found.name} failed")
             )
-    ev = EvalContext(ctx, suite, spec.repeat)
+    return await evaluate_one(EvalContext(ctx, suite, spec.repeat), evaluator, case, output)
+
+
+async def evaluate_one(
+    ev: EvalContext, evaluator: EvaluatorSpec, case: Case, output: Output
+) -> Finding:
+    """One evaluator on one output, with what every evaluator shares applied; its own
+    failure (an exception, a reply with no score, a wrong return type) is recorded on the
+    finding, never raised: the suite goes on."""
     try:
         finding = await evaluator.evaluate(ev, case, output)
         if not isinstance(finding, Finding):
             raise TypeError(f"returned {type(finding).__name__}, not a Finding")
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # the evaluator's own failure: recorded, the suite goes on
+    except Exception as exc:
         message = str(exc) or type(exc).__name__
         if not isinstance(exc, EvaluatorFailure):
             message = f"{type(exc).__name__}: {message}"

@@ -19,6 +19,11 @@ class RunRecord:
     output: str | None = None
     error: str | None = None
     score: float | None = None
+    # the test's `evaluators:` on this run's answer
+    checks: dict[str, bool | None] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    passed: bool | None = None
+    reasoning: str = ""
 
 
 @dataclass

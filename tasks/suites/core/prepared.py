@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from accord.engine.plan import Plan
 from accord.engine.project import Project
 from accord.engine.spec import AgentSpec
 from accord.tasks.suites.core.outcomes import TestKind
+
+if TYPE_CHECKING:
+    from accord.tasks.evaluators.base import EvaluatorSpec
 
 SubjectKind = Literal["workflow", "agent", "suite"]
 PrejudgeMode = Literal["off", "identical", "tolerant"]
@@ -24,6 +27,7 @@ class CaseInput:
     expected: str | None = None
     contexts: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    evaluators: tuple[EvaluatorSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,8 @@ class PreparedTest:
     """One test of the file, validated.
 
     `task_ref` is the tested task (workflows; the last task when the file names none).
-    `metrics` names what a custom test or case file scores.
+    `metrics` names what a custom test or case file scores (Oxy's metrics); `evaluators`
+    are the library's, applied to every answer (a case may add its own).
     """
 
     __test__ = False  # not a pytest test class
@@ -58,6 +63,7 @@ class PreparedTest:
     metrics: tuple[str, ...] = ()
     variable: str | None = None
     metric_models: dict[str, str | None] = field(default_factory=dict)
+    evaluators: tuple[EvaluatorSpec, ...] = ()
 
     def judge_model(self, metric: str) -> str | None:
         return self.metric_models.get(metric) or self.judging.model

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from accord.tasks.consistency import Selection, pair_plan, select_consistent
-from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
+from accord.tasks.evaluators.base import EvaluatorSpec, Finding
 from accord.tasks.evaluators.judged import Correctness, Similarity
+from accord.tasks.evaluators.parsing import merge_evaluators
 from accord.tasks.evaluators.rag import ContextRecall
 from accord.tasks.suites.core.cases import Case, Output, Suite
 from accord.tasks.suites.core.judging import EvalContext
@@ -30,6 +31,15 @@ from accord.tasks.suites.core.prepared import CaseInput, PreparedTest
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
     from accord.tasks.suites.core.testing import Produced, Subject
+
+
+class Judged(Protocol):
+    """A case's or a run's answer, as evaluated."""
+
+    checks: dict[str, bool | None]
+    scores: dict[str, float]
+    passed: bool | None
+
 
 # Oxy reports context recall as `recall`
 SCORE_NAMES = {"context_recall": "recall"}
@@ -64,6 +74,37 @@ async def consistency(
         return
     outcome.task_description = _description(subject, test, answers[good[0]])
     await _judge_runs(ctx, test, outcome, [answers[i].text for i in good], good)
+    if test.evaluators:
+        await asyncio.gather(*(_evaluate_run(ctx, test, outcome, answers[i], i) for i in good))
+        runs = [outcome.runs[i] for i in good]
+        _evaluator_metrics(outcome, (), runs, "runs", accuracy=False)
+
+
+async def _evaluate_run(
+    ctx: TaskContext, test: PreparedTest, outcome: TestOutcome, produced: Produced, run: int
+) -> None:
+    """The test's evaluators on one run's answer."""
+    record = outcome.runs[run]
+    run_ctx = dataclasses.replace(
+        ctx, key=f"{ctx.key}.run_{run}.eval", order=(*ctx.order, test.n + run)
+    )
+    case = Case(id=f"run_{run}", input=outcome.task_description)
+    output = Output(text=produced.text, contexts=list(produced.contexts))
+    applied = [(e.id, e) for e in test.evaluators]
+    findings = await _evaluate(run_ctx, test, applied, case, output)
+    reasons = []
+    for name, found in findings.items():
+        outcome.judge_calls += found.judge_calls
+        if found.error is not None:
+            outcome.warnings.append(f"run {run}: {name}: {found.error}")
+        if found.score is not None:
+            record.scores[name] = found.score
+        record.checks[name] = found.passed
+        if found.passed is False and found.reason:
+            reasons.append(f"{name}: {found.reason}")
+    verdicts = [v for v in record.checks.values() if v is not None]
+    record.passed = all(verdicts) if verdicts else None
+    record.reasoning = "\n\n".join(reasons)
 
 
 def _description(subject: Subject, test: PreparedTest, first: Produced) -> str:
@@ -144,19 +185,33 @@ async def _case(
     case_ctx = dataclasses.replace(ctx, key=f"{ctx.key}{label}", order=(*ctx.order, index))
     reasons: list[str] = []
     judged = _verdicts(test)
-    findings = await _evaluate(case_ctx, test, case, produced)
-    for name, found in zip(test.metrics, findings, strict=True):
-        if found is None:
-            continue
+    subject_case = Case(
+        id=case.name, input=case.prompt, expected=case.expected, contexts=case.contexts
+    )
+    output = Output(text=produced.text, contexts=list(produced.contexts))
+    findings = await _evaluate(case_ctx, test, _applied(test, case), subject_case, output)
+    for name, found in findings.items():
         record.judge_calls += found.judge_calls
         if found.error is not None:
-            record.judge_errors.append(found.error)
+            own = name in test.metrics
+            record.judge_errors.append(found.error if own else f"{name}: {found.error}")
         if name in judged:
             record.checks[name] = found.passed if found.error is None else None
             reasons.append(f"{name}: {found.reason}" if len(judged) > 1 else found.reason)
-        elif found.score is not None:
+            continue
+        if found.score is not None:
             record.scores[name] = found.score
-    record.passed = record.checks.get(judged[0]) if judged else None
+        if name in test.metrics:
+            continue
+        record.checks[name] = found.passed
+        if found.passed is False and found.reason:
+            reasons.append(f"{name}: {found.reason}")
+    verdicts = [v for v in record.checks.values() if v is not None]
+    if judged:
+        first = record.checks.get(judged[0])
+        record.passed = None if first is None else first and all(verdicts)
+    elif verdicts:
+        record.passed = all(verdicts)
     record.reasoning = "\n\n".join(reasons)
     return record
 
@@ -173,47 +228,43 @@ def metric_evaluator(test: PreparedTest, name: str) -> EvaluatorSpec:
     return ContextRecall(mode="lexical", similarity_threshold=None)  # Oxy's mean best recall
 
 
+def _applied(test: PreparedTest, case: CaseInput) -> list[tuple[str, EvaluatorSpec]]:
+    """The test's metrics as evaluators, then its evaluators (with the case's own), by name;
+    those that compare with reference contexts only for cases that have them."""
+    specs = [(name, metric_evaluator(test, name)) for name in test.metrics]
+    specs += [(e.id, e) for e in merge_evaluators(test.evaluators, case.evaluators)]
+    return [(n, e) for n, e in specs if case.contexts or not e.needs_contexts]
+
+
 async def _evaluate(
-    ctx: TaskContext, test: PreparedTest, case: CaseInput, produced: Produced
-) -> list[Finding | None]:
-    """Each metric's evaluator, as an evaluator node of the test; None where it does not
-    apply (context recall of a case without reference contexts)."""
+    ctx: TaskContext,
+    test: PreparedTest,
+    applied: list[tuple[str, EvaluatorSpec]],
+    case: Case,
+    output: Output,
+) -> dict[str, Finding]:
+    """Each evaluator on the output, as an evaluator node of the test (under the evaluator's
+    `max_concurrency` limit); findings by name, in the order given."""
+    from accord.tasks.suites.core.nodes import evaluate_one, evaluator_limit
+
     suite = Suite(id=test.name, cases=(), targets={}, judge_model=test.judging.model,
                   project=ctx.run.project)  # fmt: skip
-    subject = Case(id=case.name, input=case.prompt, expected=case.expected, contexts=case.contexts)
-    output = Output(text=produced.text, contexts=list(produced.contexts))
-    leaves = []
-    wanted: list[int] = []
-    inline: list[tuple[int, Callable[[], Awaitable[Finding]]]] = []
-    for position, name in enumerate(test.metrics):
-        spec = metric_evaluator(test, name)
-        if spec.needs_contexts and not case.contexts:
+
+    def body(spec: EvaluatorSpec) -> Callable[[], Awaitable[Finding]]:
+        return lambda: evaluate_one(EvalContext(ctx, suite), spec, case, output)
+
+    out: dict[str, Finding] = {}
+    leaves: list[tuple[str, Callable[[], Awaitable[Finding]]]] = []
+    limits: list[tuple[str, ...]] = []
+    for name, spec in applied:
+        if spec.own_nodes:  # its judge calls are nodes of their own: run inline
+            out[name] = await body(spec)()
             continue
-
-        async def body(spec: EvaluatorSpec = spec) -> Finding:
-            ev = EvalContext(ctx, suite)
-            try:
-                found = await spec.evaluate(ev, subject, output)
-            except EvaluatorFailure as exc:
-                found = Finding(spec.id, error=str(exc))
-            found.judge_calls = max(found.judge_calls, ev.calls)
-            gate = spec.gate()
-            if found.score is not None and found.error is None and gate is not None:
-                found.passed = gate.holds(found.score)
-            return found
-
-        if spec.own_nodes:  # its judge calls are nodes of their own
-            inline.append((position, body))
-        else:
-            leaves.append((name, body))
-            wanted.append(position)
-    out: list[Finding | None] = [None] * len(test.metrics)
-    for position, body in inline:
-        out[position] = await body()
-    results = await ctx.run_leaves(leaves, type="evaluator") if leaves else []
-    for position, found in zip(wanted, results, strict=True):
-        out[position] = found
-    return out
+        leaves.append((name, body(spec)))
+        limits.append((evaluator_limit(spec),) if spec.max_concurrency else ())
+    results = await ctx.run_leaves(leaves, type="evaluator", limits=limits) if leaves else []
+    out.update(zip((name for name, _ in leaves), results, strict=True))
+    return {name: out[name] for name, _ in applied}
 
 
 def _verdicts(test: PreparedTest) -> list[str]:
@@ -245,6 +296,34 @@ def _case_metrics(test: PreparedTest, outcome: TestOutcome) -> None:
         mean = mean_metric(name, values, "cases")
         if mean is not None:
             outcome.metrics[name] = mean
+    _evaluator_metrics(outcome, test.metrics, answered, "answers")
     if not outcome.metrics:
         cause = judge_errors[0] if judge_errors else "no metric applied"
         outcome.error = f"no answer could be judged; {cause}"
+
+
+def _evaluator_metrics(
+    outcome: TestOutcome,
+    metrics: tuple[str, ...],
+    records: Sequence[Judged],
+    unit: str,
+    *,
+    accuracy: bool = True,
+) -> None:
+    """The library evaluators' figures: a pass rate for each one with a threshold (and
+    `accuracy`, the share of answers passing them all, when no judge metric gave it), a
+    mean score for the others."""
+    names = dict.fromkeys(n for r in records for n in (*r.checks, *r.scores) if n not in metrics)
+    for name in names:
+        verdicts = [r.checks[name] for r in records if r.checks.get(name) is not None]
+        if verdicts:
+            value = proportion(name, sum(bool(v) for v in verdicts), len(verdicts), unit)
+        else:
+            value = mean_metric(name, [r.scores[name] for r in records if name in r.scores], unit)
+        if value is not None:
+            outcome.metrics[name] = value
+    if accuracy and "accuracy" not in outcome.metrics:
+        passed = [r.passed for r in records if r.passed is not None]
+        value = proportion("accuracy", sum(bool(p) for p in passed), len(passed), unit)
+        if value is not None:
+            outcome.metrics["accuracy"] = value

@@ -202,6 +202,7 @@ async def run_suite(
         options,
         keep_going=True,
         max_concurrency=options.max_concurrency or suite.max_concurrency,
+        limits={**options.limits, **_evaluator_limits(suite)},
     )
     ctx = create_run_context(suite.project, plan, options, observer)
     started = time.perf_counter()
@@ -218,6 +219,16 @@ async def run_suite(
         usage=ctx.usage,
         stats=dict(ctx.stats),
     )
+
+
+def _evaluator_limits(suite: PreparedSuite) -> dict[str, int]:
+    """The named limit of every evaluator with a `max_concurrency`."""
+    from accord.tasks.suites.core.nodes import evaluator_limit
+
+    specs = [
+        e for t in suite.tests for e in (*t.evaluators, *(x for c in t.cases for x in c.evaluators))
+    ]
+    return {evaluator_limit(e): e.max_concurrency for e in specs if e.max_concurrency}
 
 
 def _outcome(suite: PreparedSuite, task: PlannedTask, result: TaskResult | None) -> TestOutcome:

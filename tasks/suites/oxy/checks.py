@@ -2,7 +2,8 @@
 
 A `task_ref` to an unknown task is the compiler's issue (engine.compile); the checks here
 add what only the test runner knows: agent tests need `task_description`, custom tests need
-a readable dataset and known metrics, judge prompts must only use the names they are given.
+a readable dataset and known metrics, `evaluators:` must be the library's, judge prompts must
+only use the names they are given.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
 from accord.engine.spec import AgentSpec, TestSpecBase, variable_spec
 from accord.engine.yamlmarks import Loc, format_path
 from accord.tasks.consistency.judge import DEFAULT_PROMPT
-from accord.tasks.evaluators.base import EVALUATORS
+from accord.tasks.evaluators.base import EVALUATORS, EvaluatorSpec
 from accord.tasks.evaluators.judged import JUDGE_NAMES
+from accord.tasks.evaluators.parsing import parse_evaluators
 from accord.tasks.suites.core.prepared import CaseInput, Judging, PreparedTest
 from accord.tasks.suites.oxy.datasets import load_dataset
 from accord.tasks.suites.oxy.specs import MetricSpec
@@ -114,16 +116,20 @@ class TestChecker:
         """One test, or None (with issues) when it cannot run."""
         loc: Loc = ("tests", index)
         before = len(self.issues)
-        if test.evaluators:
-            self.issue(
-                (*loc, "evaluators"),
-                "evaluators are not supported by accord test yet: remove 'evaluators'",
-            )
         judging = self.judging(test, loc, model)
         prepared: PreparedTest | None
         if test.type == "consistency":
             if test.n < 2:
                 self.issue((*loc, "n"), f"a consistency test needs n >= 2 runs (got {test.n})")
+            evaluators = parse_evaluators(test.evaluators, self.loaded, loc, self.issues)
+            for position, spec in enumerate(evaluators):
+                if spec.needs_expected or spec.needs_contexts:
+                    self.issue(
+                        (*loc, "evaluators", position),
+                        f"evaluator '{spec.id}' compares with an expected answer or reference "
+                        "contexts, and a consistency test has none: use it in a custom test "
+                        "with a dataset",
+                    )
             prepared = PreparedTest(
                 index=index + 1,
                 name=test.name or _consistency_name(task_ref, test.task_description),
@@ -132,6 +138,7 @@ class TestChecker:
                 judging=judging,
                 task_ref=task_ref,
                 task_description=test.task_description,
+                evaluators=evaluators,
             )
         else:
             prepared = self.custom(index, test, task_ref, judging)
@@ -144,9 +151,10 @@ class TestChecker:
         variable = self.query_variable(test, loc)
         cases = self.dataset(test, loc)
         metrics, models, prompts = self.metrics(test, loc)
+        evaluators = parse_evaluators(test.evaluators, self.loaded, loc, self.issues, metrics)
         if cases is None:
             return None
-        self.check_cases(test, loc, cases, metrics)
+        self.check_cases(test, loc, cases, (*metrics, *(e.id for e in evaluators)), evaluators)
         similarity_prompt = prompts.get("similarity")
         judging = replace(
             judging,
@@ -167,6 +175,7 @@ class TestChecker:
             metrics=metrics,
             variable=variable,
             metric_models=models,
+            evaluators=evaluators,
         )
 
     # -- pieces -----------------------------------------------------------------------------
@@ -250,7 +259,8 @@ class TestChecker:
         names: list[str] = []
         models: dict[str, str | None] = {}
         prompts: dict[str, str | None] = {}
-        for position, item in enumerate(test.metrics or list(DEFAULT_METRICS)):
+        default = [] if test.evaluators else list(DEFAULT_METRICS)
+        for position, item in enumerate(test.metrics or default):
             metric = self.metric((*loc, "metrics", position), item)
             if metric is None or metric.type in names:
                 continue
@@ -276,10 +286,21 @@ class TestChecker:
         return metric
 
     def check_cases(
-        self, test: TestSpecBase, loc: Loc, cases: list[CaseInput], metrics: tuple[str, ...]
+        self,
+        test: TestSpecBase,
+        loc: Loc,
+        cases: list[CaseInput],
+        names: tuple[str, ...],
+        evaluators: tuple[EvaluatorSpec, ...],
     ) -> None:
+        """Every metric and evaluator finds in the rows what it compares with."""
         where = (*loc, "dataset")
-        for metric in (m for m in metrics if EVALUATORS.get(m).needs_expected):
+        kinds = {e.id: type(e) for e in evaluators}
+
+        def kind(name: str) -> type[EvaluatorSpec]:
+            return kinds.get(name) or EVALUATORS.get(name)
+
+        for metric in (m for m in names if kind(m).needs_expected):
             missing = [c.name for c in cases if c.expected is None]
             if missing:
                 self.issue(
@@ -288,7 +309,7 @@ class TestChecker:
                     f"{'has' if len(missing) == 1 else 'have'} no 'response', the expected "
                     f"answer that {metric} compares with",
                 )
-        for metric in (m for m in metrics if EVALUATORS.get(m).needs_contexts):
+        for metric in (m for m in names if kind(m).needs_contexts):
             if not any(c.contexts for c in cases):
                 self.issue(
                     where,

@@ -17,6 +17,7 @@ from accord.engine.loader import Loaded, is_workflow_file, load_spec, load_workf
 from accord.engine.project import Project, load_project
 from accord.engine.spec import AgentSpec
 from accord.engine.yamlmarks import Loc, format_path, parse_yaml, read_text
+from accord.tasks.evaluators.parsing import parse_evaluators
 from accord.tasks.suites.core.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
 from accord.tasks.suites.oxy.checks import TestChecker
 from accord.tasks.suites.oxy.specs import TestSuiteSpec
@@ -118,9 +119,17 @@ def _prepare_suite(path: Path) -> PreparedSuite:
     judge = settings.judge_model or project.config.defaults.judge_model
     judge = judge or (agent.model if agent else None) or project.default_model
     _check_model(loaded, project, judge, ("settings", "judge_model"), issues)
+    metrics = ("correctness",)
+    evaluators = parse_evaluators(suite.evaluators, loaded, (), issues, metrics)
+    cases = tuple(
+        CaseInput(
+            c.name, c.prompt, c.expected, (), tuple(c.tags),
+            parse_evaluators(c.evaluators, loaded, ("cases", number), issues, metrics),
+        )
+        for number, c in enumerate(suite.cases)
+    )  # fmt: skip
     _raise_all(path, issues)
     assert agent is not None and agent_path is not None
-    cases = tuple(CaseInput(c.name, c.prompt, c.expected, (), tuple(c.tags)) for c in suite.cases)
     name = suite.name or _stem(path, SUITE_SUFFIXES)
     test = PreparedTest(
         index=1,
@@ -129,7 +138,8 @@ def _prepare_suite(path: Path) -> PreparedSuite:
         n=settings.runs,
         judging=Judging(model=judge, prompt="", correctness_prompt=settings.judge_prompt),
         cases=cases,
-        metrics=("correctness",),
+        metrics=metrics,
+        evaluators=evaluators,
     )
     return PreparedSuite(
         path=path,

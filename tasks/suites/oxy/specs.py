@@ -1,7 +1,7 @@
 """Pydantic models of what `accord test` reads besides workflows and agents.
 
 - `.test.yml` case files (`TestSuiteSpec`): a target agent, settings, and cases with expected
-  answers, judged PASS/FAIL by the correctness judge.
+  answers, judged PASS/FAIL by the correctness judge, plus any `evaluators:` of the library.
 - The metrics a `type: custom` test lists (`MetricSpec`).
 - One row of a custom test's dataset (`DatasetRow`): Oxy's `{query, response,
   relevant_contexts}`, plus an optional `name` and `tags` for `--case` and `--tag`.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field, field_validator
 
@@ -85,6 +86,10 @@ class CaseSpec(Spec):
     prompt: str = Field(description="Sent to the target as is.")
     expected: str = Field(description="The expected answer, given to the correctness judge.")
     tags: list[str] = Field(default_factory=list, description="Tags (for `--tag`).")
+    evaluators: list[Any] = Field(
+        default_factory=list,
+        description="Evaluators of this case (replace the suite's of the same name).",
+    )
 
 
 class TestSuiteSpec(Spec):
@@ -97,6 +102,9 @@ class TestSuiteSpec(Spec):
     target: str = Field(description="The agent file under test, relative to the project root.")
     settings: SuiteSettings = Field(default_factory=SuiteSettings)
     cases: list[CaseSpec] = Field(min_length=1, description="The cases, at least one.")
+    evaluators: list[Any] = Field(
+        default_factory=list, description="Evaluators applied to every case's answer."
+    )
 
 
 def declares_tests(path: Path) -> bool:

@@ -180,6 +180,7 @@ def _metrics_table(metrics: list[Metric]) -> str:
 
 def _runs_table(runs: list[RunRecord]) -> str:
     rows = []
+    evaluated = any(run.checks for run in runs)
     for run in runs:
         score = "–" if run.score is None else _pct(run.score)
         body = (
@@ -187,9 +188,13 @@ def _runs_table(runs: list[RunRecord]) -> str:
             if run.error
             else f"<pre>{_e(run.output)}</pre>"
         )
-        kind = "fail" if run.error else "pass"
-        rows.append(f'<tr class="{kind}"><td>{run.index}</td><td>{score}</td><td>{body}</td></tr>')
-    head = "<tr><th>Run</th><th>Consistency score</th><th>Output</th></tr>"
+        kind = "fail" if run.error or run.passed is False else "pass"
+        checks = f"<td>{_marks(run.checks, run.scores)}</td>" if evaluated else ""
+        rows.append(
+            f'<tr class="{kind}"><td>{run.index}</td><td>{score}</td><td>{body}</td>{checks}</tr>'
+        )
+    more = "<th>Evaluators</th>" if evaluated else ""
+    head = f"<tr><th>Run</th><th>Consistency score</th><th>Output</th>{more}</tr>"
     return f'<h3>Runs</h3><table class="runs">{head}{"".join(rows)}</table>'
 
 
@@ -217,14 +222,22 @@ def _pairs_table(pairs: list[PairRecord]) -> str:
 def _grade(case: CaseRecord) -> str:
     if case.error is not None:
         return f'<span class="bad">error: {_e(case.error)}</span>'
+    return _marks(case.checks, case.scores)
+
+
+def _marks(checks: dict[str, bool | None], scores: dict[str, float]) -> str:
+    """Each verdict (PASS, FAIL, none), each score without one (context recall, ...)."""
     marks = []
-    for metric, verdict in case.checks.items():
+    for name, verdict in checks.items():
         css, word = ("unknown", "no verdict")
         if verdict is not None:
             css, word = ("ok", "PASS") if verdict else ("bad", "FAIL")
-        marks.append(f'<span class="{css}">{_e(metric)}: {word}</span>')
-    if case.recall is not None:
-        marks.append(f"context recall: {_pct(case.recall)}")
+        score = f" ({_pct(scores[name])})" if name in scores else ""
+        marks.append(f'<span class="{css}">{_e(name)}: {word}{score}</span>')
+    for name, value in scores.items():
+        if name not in checks:
+            label = "context recall" if name == "context_recall" else name
+            marks.append(f"{_e(label)}: {_pct(value)}")
     return "<br>".join(marks) or "–"
 
 

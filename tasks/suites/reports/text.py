@@ -176,6 +176,9 @@ def _print_failures(test: TestOutcome, out: Console) -> None:
         for indexes in (left, right):
             out.print(f"      {_runs(indexes)}: {escape(_excerpt(texts[indexes[0]]))}")
         out.print(f"      judge: {escape(_excerpt(pair.reasoning, 600))}")
+    for run in (r for r in test.runs if r.passed is False):
+        out.print(f"  [red]✗[/] run {run.index}: {escape(_excerpt(run.output or ''))}")
+        out.print(f"      {escape(_excerpt(run.reasoning, 600))}")
     for case in test.cases:
         if case.passed is not False and (case.recall is None or case.recall >= 0.5):
             continue

@@ -1,0 +1,84 @@
+"""Evaluator entries of any file (`evaluators:` of an eval file, a test, a suite, a case)
+validated against the registry: every problem an issue at its line."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from typing import Annotated, Any, Union
+
+import pydantic
+from pydantic import Field, create_model
+
+from accord.engine.errors import Issue
+from accord.engine.loader import Loaded, pydantic_issues
+from accord.engine.specbase import Spec
+from accord.engine.yamlmarks import Loc, format_path
+from accord.tasks.evaluators.base import EVALUATORS, EvaluatorSpec
+
+
+@cache
+def evaluator_union() -> Any:
+    """The discriminated union of every registered evaluator spec."""
+    members = tuple(EVALUATORS.get(name) for name in EVALUATORS.names())
+    return Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007
+
+
+@cache
+def _holder() -> type[Spec]:
+    union = evaluator_union()
+    holder: type[Spec] = create_model(
+        "Evaluators",
+        __base__=Spec,
+        evaluators=(list[union], Field()),  # type: ignore[valid-type]
+    )
+    return holder
+
+
+def parse_evaluators(
+    items: list[Any] | None,
+    loaded: Loaded,
+    at: Loc,
+    issues: list[Issue],
+    taken: tuple[str, ...] = (),
+) -> tuple[EvaluatorSpec, ...]:
+    """The evaluators of the list at `at + ("evaluators",)` of `loaded`'s file; problems
+    are added to `issues` (with the file's lines) and leave an empty tuple. `taken` are
+    names already used by the test's metrics."""
+    if not items:
+        return ()
+    data = {"evaluators": items}
+    try:
+        holder: Any = _holder().model_validate(data)
+    except pydantic.ValidationError as exc:
+        marks = loaded.marks.under(at)
+        for issue in pydantic_issues(exc, data, marks, loaded.path, _holder()):
+            path = format_path(at)
+            where = f"{path}.{issue.path}" if path and issue.path else path or issue.path
+            issues.append(dataclasses.replace(issue, path=where))
+        return ()
+    specs: tuple[EvaluatorSpec, ...] = tuple(holder.evaluators)
+    seen: set[str] = set()
+    for position, spec in enumerate(specs):
+        problem = None
+        if spec.id in seen:
+            problem = f"two evaluators named '{spec.id}': give one a different 'name'"
+        elif spec.id in taken:
+            problem = (
+                f"'{spec.id}' is also a metric of this test: give this evaluator a different 'name'"
+            )
+        if problem is not None:
+            loc = (*at, "evaluators", position)
+            line, column = loaded.marks.find(loc)
+            issues.append(Issue(loaded.path, line, column, format_path(loc), problem))
+        seen.add(spec.id)
+    return specs
+
+
+def merge_evaluators(
+    outer: tuple[EvaluatorSpec, ...], inner: tuple[EvaluatorSpec, ...]
+) -> tuple[EvaluatorSpec, ...]:
+    """`outer` (a suite's) then `inner` (a case's); an inner evaluator replaces the outer
+    one of the same name."""
+    own = {spec.id for spec in inner}
+    return (*(spec for spec in outer if spec.id not in own), *inner)
