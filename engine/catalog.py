@@ -114,6 +114,6 @@ class ModelCatalog:
                 max_concurrency=1,
                 max_tokens=512,
                 timeout=600.0,
-                tools=False,
+                tools=True,  # forced calls only (judges), by constrained decoding
             )
         return ModelConfig(name=name, litellm_model=name)

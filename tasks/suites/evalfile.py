@@ -83,7 +83,7 @@ def eval_file_model() -> type[EvalFileSpecBase]:
         "EvalFileSpec",
         __base__=EvalFileSpecBase,
         evaluators=(list[union], Field(default_factory=list)),  # type: ignore[valid-type]
-        cases=(list[case_model], Field(min_length=1)),  # type: ignore[valid-type]
+        cases=(list[case_model], Field(min_length=1)),
     )
     return model
 

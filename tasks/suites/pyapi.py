@@ -16,7 +16,7 @@ import dataclasses
 import hashlib
 import inspect
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -108,11 +108,12 @@ class BaseTestCase(abc.ABC):
     def hash(self) -> str: ...
 
     def serialize(self) -> Any:
-        return dataclasses.asdict(self) if dataclasses.is_dataclass(self) else repr(self)  # type: ignore[call-overload]
+        return dataclasses.asdict(self) if dataclasses.is_dataclass(self) else repr(self)
 
 
 TestCaseType = TypeVar("TestCaseType", bound=BaseTestCase)
 OutputType = TypeVar("OutputType")
+RunT = TypeVar("RunT")
 
 
 class BaseTestEvaluator(abc.ABC):
@@ -254,7 +255,7 @@ class BaseLLMJudge(_Library[TestCaseType, OutputType]):
 
 def _ready_judge(question: str, choices: list[ScoreChoice], expected: bool = False) -> Any:
     class Ready(BaseLLMJudge[TestCaseType, OutputType]):
-        score_choices = choices  # type: ignore[assignment]
+        score_choices = choices
         threshold = Threshold(gte=1)
 
         def make_prompt(self, test_case: Any, output: Any, recent_overrides: Any) -> str:
@@ -388,7 +389,8 @@ def _ragas(
     import types
 
     body = {"spec_class": spec_class, "mode": mode, "__doc__": spec_class.__doc__, **extra}
-    bases = (_Ragas[TestCaseType, OutputType],)  # still generic: Base...[MyCase, MyOutput]
+    # still generic, so that users write Base...[MyCase, MyOutput]
+    bases = (_Ragas[TestCaseType, OutputType],)  # type: ignore[valid-type]
     return types.new_class(name, bases, exec_body=lambda ns: ns.update(body))
 
 
@@ -420,7 +422,7 @@ class BaseRagasFactualCorrectness(_Ragas[TestCaseType, OutputType]):
 
     def _spec(self) -> EvaluatorSpec:
         measure = self.mode if self.mode in ("precision", "recall", "f1") else "f1"
-        return rag.FactualCorrectness(name=self.id, measure=measure, model=self.model)  # type: ignore[arg-type]
+        return rag.FactualCorrectness(name=self.id, measure=measure, model=self.model)
 
 
 # --- the node that runs a Python evaluator -------------------------------------------------
@@ -590,7 +592,7 @@ def run_test_suite(
     return run
 
 
-def _run_in_loop(make: Callable[[], Any]) -> Any:
+def _run_in_loop(make: Callable[[], Coroutine[Any, Any, RunT]]) -> RunT:
     """`asyncio.run`, or in a thread of its own when called from a running loop (a
     notebook, an async test)."""
     try:
@@ -610,4 +612,5 @@ def _run_in_loop(make: Callable[[], Any]) -> Any:
     thread.join()
     if "error" in box:
         raise box["error"]
-    return box["value"]
+    value: RunT = box["value"]
+    return value

@@ -59,7 +59,7 @@ class EvalNodeSpec(TaskSpec):
         return self.limits_ref
 
 
-_NODE_DEFAULTS = {
+_NODE_DEFAULTS: dict[str, Any] = {
     "depends_on": [], "retry": None, "timeout": None, "cache": None, "export": None,
     "suite_ref": None, "case_ref": None, "evaluator_ref": None, "deps_ref": None,
     "limits_ref": (), "digest": "", "repeat": 0,

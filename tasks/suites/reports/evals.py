@@ -107,6 +107,8 @@ def suite_data(run: SuiteRun) -> dict[str, Any]:
         ],
         "judge_calls": run.judge_calls,
         "judge_calls_saved": run.judge_calls_saved,
+        "model_calls": run.usage.total.calls if run.usage is not None else 0,
+        "cached_calls": run.usage.total.cached if run.usage is not None else 0,
         "seconds": round(run.seconds, 3),
         "cases": [
             {
@@ -202,9 +204,17 @@ def print_pretty(runs: list[SuiteRun], out: Console, *, quiet: bool) -> None:
         out.print(
             f"  [dim]{len(run.cases)} case runs in {run.seconds:.2f} s; judge calls {run.judge_calls}"
             + (f", saved {saved}" if saved else "")
-            + "[/]",
+            + f"; model calls {_calls(run)}[/]",
             highlight=False,
         )
+
+
+def _calls(run: SuiteRun) -> str:
+    """`12 (10 cached)`: every model call of the run, the target's and the judges'."""
+    total = run.usage.total if run.usage is not None else None
+    calls = total.calls if total is not None else 0
+    cached = total.cached if total is not None else 0
+    return f"{calls} ({cached} cached)"
 
 
 def render_junit(runs: list[SuiteRun]) -> str:
@@ -254,7 +264,8 @@ def render_html(runs: list[SuiteRun], title: str = "accord eval report") -> str:
         mean = run.mean_score()
         if mean is not None:
             parts.append(f" &middot; mean score {mean.value:.3f} (n={mean.n})")
-        parts.append(f" &middot; judge calls {run.judge_calls}</p>")
+        parts.append(f" &middot; judge calls {run.judge_calls}")
+        parts.append(f" &middot; model calls {_e(_calls(run))}</p>")
         parts.append(_chart(run))
         parts.append(
             "<table><tr><th>case</th><th>status</th><th>score</th><th>input</th><th>output</th><th>evaluations</th></tr>"
