@@ -57,3 +57,63 @@ def test_a_missing_llama_cpp_fails_at_once_with_the_install_command(
     assert "pip install 'accord[local]'" in result.stderr
     assert "model 'local' needs llama-cpp-python" in result.stderr
     assert "Traceback" not in result.output + result.stderr
+
+
+def test_a_forced_call_is_decoded_under_the_tool_schema() -> None:
+    from accord.engine.local_model import ARGUMENT_CHARS, _bounded, forced_tool
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "answer": {"type": "string", "enum": ["Yes", "No"]},
+        },
+    }
+    tools = [
+        {"type": "function", "function": {"name": "other", "parameters": {}}},
+        {"type": "function", "function": {"name": "select_answer", "parameters": schema}},
+    ]
+    forced = {"type": "function", "function": {"name": "select_answer"}}
+    assert forced_tool({"tools": tools, "tool_choice": forced}) == ("select_answer", schema)
+    assert forced_tool({"tools": tools, "tool_choice": "auto"}) is None  # it cannot choose
+    assert forced_tool({"tool_choice": forced}) is None
+    bounded = _bounded(schema)["properties"]
+    assert bounded["reason"]["maxLength"] == ARGUMENT_CHARS
+    assert "maxLength" not in bounded["answer"]  # an enum is bounded already
+
+
+@needs_llama
+def test_the_local_judge_answers_by_a_forced_call() -> None:
+    import asyncio
+
+    from accord.engine.models import load_litellm
+
+    litellm = load_litellm()
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "select_answer",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "reason": {"type": "string"},
+                    "answer": {"type": "string", "enum": ["Yes", "No"]},
+                },
+                "required": ["reason", "answer"],
+            },
+        },
+    }
+    response = asyncio.run(
+        litellm.acompletion(
+            model="accord-local/smollm2-135m-instruct",
+            messages=[{"role": "user", "content": "Is Paris in France?"}],
+            tools=[tool],
+            tool_choice={"type": "function", "function": {"name": "select_answer"}},
+            temperature=0,
+            seed=1,
+        )
+    )
+    (call,) = response.choices[0].message.tool_calls
+    arguments = json.loads(call.function.arguments)
+    assert call.function.name == "select_answer" and arguments["answer"] in ("Yes", "No")
+    assert isinstance(arguments["reason"], str) and len(arguments["reason"]) <= 600

@@ -234,7 +234,12 @@ async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding:
     output: Output = ctx.scope.get(f"{task.name.rsplit('.', 1)[0]}.target")
     for dep in spec.deps_ref or ():
         found = ctx.scope.get(dep)
-        if isinstance(found, Finding) and found.passed is False:
+        # only a failure that counts against the case spares the judge (weight 0 records)
+        if (
+            isinstance(found, Finding)
+            and found.passed is False
+            and (found.weight or found.required)
+        ):
             ctx.run.count("judge_calls_saved")
             return _finalise(
                 evaluator, Finding(evaluator.id, skipped=f"short_circuit: {found.name} failed")
