@@ -49,15 +49,17 @@ class EvalCommand:
 
 def load_suite(path: Path, command: EvalCommand) -> Suite:
     """The suite a file holds, by its kind."""
-    from accord.tasks.suites.evalfile import is_eval_file, load_eval_file
+    from accord.tasks.suites.evalfile import is_eval_file, load_eval_file, load_test_file
 
     if not path.exists():
         raise LoadError(f"{path}: no such file")
     if is_eval_file(path):
         return load_eval_file(path, judge_model=command.judge_model, repeat=command.repeat)
+    if path.name.endswith((".test.yml", ".test.yaml")):
+        return load_test_file(path, judge_model=command.judge_model, repeat=command.repeat)
     raise LoadError(
-        f"{path}: not an evaluation file accord knows (an .eval.yml suite); run .test.yml "
-        "files and workflow tests with `accord test`"
+        f"{path}: not an evaluation file accord knows (an .eval.yml or .test.yml suite); "
+        "run the tests of workflows and agents with `accord test`"
     )
 
 

@@ -3,6 +3,7 @@ their verdicts and scores per answer, their pass rates, and bad entries at their
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -10,6 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from accord.cli import main
 from tests.fakes import FakeOpenAI, Reply
 from tests.suites.conftest import Script, accord_test
 
@@ -234,3 +238,26 @@ def test_an_evaluators_max_concurrency_holds_in_tests(
     assert run.exit_code == 0, run.stderr
     assert run.doc["llm_judge"] == 1.0 and run.doc["llm_judge_n"] == 6
     assert len(fake_llm.requests) == 6 and flight["most"] == 2
+
+
+def test_accord_eval_runs_a_test_file_as_a_suite(
+    project: Callable[..., Path], script: Script
+) -> None:
+    script.answer("total revenue", "Sorry, the total is $1200.")
+    script.answer("region sold most", "East sold 500.")
+    path = project({"sales.test.yml": SUITE, "agents/analyst.agent.yml": AGENT})
+    result = CliRunner().invoke(main, ["eval", str(path), "--format", "json"])
+    assert result.exit_code == 1, result.stderr  # no gate, and cases failed
+    (suite,) = json.loads(result.stdout)["suites"]
+    cases = {c["id"]: c for c in suite["cases"]}
+    found = {
+        name: {e["name"]: e["passed"] for e in case["evaluations"]} for name, case in cases.items()
+    }
+    assert found == {
+        "total": {"correctness": True, "not_contains": False, "dollars": True},
+        "top_region": {"correctness": False, "not_contains": True, "dollars": True},
+    }
+    assert [c["status"] for c in cases.values()] == ["failed", "failed"]
+    assert suite["judge_calls"] == 2
+    gated = CliRunner().invoke(main, ["eval", str(path), "--min-score", "0.6", "-q"])
+    assert gated.exit_code == 0, gated.stderr  # each case scores 2/3
