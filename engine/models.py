@@ -313,6 +313,37 @@ class ModelClient:
         self.usage.record(task, completion)
         return completion
 
+    async def embed(self, model_name: str, texts: list[str], *, task: str) -> list[list[float]]:
+        """Embedding vectors of `texts` (a config.yml model, with its api_base and key, or
+        a litellm string), from the call cache when allowed, else from the provider."""
+        import json
+
+        model = self.catalog.resolve(model_name)
+        key = ""
+        if self.cache is not None:
+            inputs = [{"role": "input", "content": text} for text in texts]
+            key = call_key(model.litellm_model, model.api_base, {"embedding": 1}, inputs, None, 0)
+        if self.cache is not None and self.mode in ("on", "readonly", "replay"):
+            hit = self.cache.get(key)
+            if hit is not None:
+                return [list(map(float, v)) for v in json.loads(hit)]
+        if self.mode == "replay":
+            raise ModelError(
+                f"no recorded embeddings from model '{model.name}' (--cache replay allows "
+                "recorded calls only; run once with --cache on to record)",
+                task=task,
+                permanent=True,
+            )
+        litellm = load_litellm()
+        response = await litellm.aembedding(
+            model=model.litellm_model, input=texts, timeout=model.timeout, num_retries=0,
+            **self._credentials(model, task),
+        )  # fmt: skip
+        vectors = [list(map(float, item["embedding"])) for item in response.data]
+        if self.cache is not None and self.mode == "on":
+            self.cache.put(key, json.dumps(vectors))
+        return vectors
+
     async def _call(
         self,
         model: ModelConfig,

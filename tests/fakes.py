@@ -56,6 +56,9 @@ class FakeOpenAI:
         self.responder: Responder | None = None
         self.requests: list[dict[str, Any]] = []
         self.latency = 0.0
+        # `/embeddings`: the vector of each input text, and the requests received
+        self.embed: Callable[[str], list[float]] = letter_counts
+        self.embedded: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         server = _Server(("127.0.0.1", 0), self._handler())
         server.daemon_threads = True
@@ -103,6 +106,9 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.endswith("/embeddings"):
+                    self._embeddings(body)
+                    return
                 reply = fake.next_reply(body)
                 if fake.latency or reply.delay:
                     time.sleep(fake.latency + reply.delay)
@@ -128,6 +134,28 @@ class FakeOpenAI:
                     except OSError:  # the client gave up
                         return
                     time.sleep(reply.trickle)
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                with fake._lock:
+                    fake.embedded.append(body)
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                data = [
+                    {"object": "embedding", "index": i, "embedding": fake.embed(str(text))}
+                    for i, text in enumerate(texts)
+                ]
+                payload = json.dumps(
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model"),
+                        "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
         return Handler
 
@@ -168,3 +196,9 @@ def _completion(body: dict[str, Any], reply: Reply) -> bytes:
             },
         }
     ).encode()
+
+
+def letter_counts(text: str) -> list[float]:
+    """A 26-dimensional embedding: how often each letter a-z occurs."""
+    lowered = text.lower()
+    return [float(lowered.count(chr(ord("a") + i))) for i in range(26)]

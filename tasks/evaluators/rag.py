@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import (
     EvaluatorFailure,
     EvaluatorSpec,
@@ -448,14 +449,13 @@ class _Embedded(_Rag):
 
 
 async def embed(ev: EvalContext, model: str, texts: list[str]) -> list[list[float]]:
-    """Embeddings through litellm (errors are this evaluation's)."""
-    from accord.engine.models import load_litellm
-
-    litellm = load_litellm()
+    """Embeddings through the models door: a config.yml model or a litellm string, the call
+    cache (errors are this evaluation's)."""
     ev.task.run.count("embedding_calls")
     try:
-        response = await litellm.aembedding(model=model, input=texts, num_retries=0)
-        return [list(item["embedding"]) for item in response.data]
+        return await ev.task.run.models().embed(model, texts, task=ev.task.key)
+    except AccordError as exc:
+        raise EvaluatorFailure(f"embedding call to {model} failed: {exc.message}") from None
     except Exception as exc:  # the provider's error, named
         raise EvaluatorFailure(f"embedding call to {model} failed: {exc}") from None
 

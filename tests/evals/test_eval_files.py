@@ -176,3 +176,28 @@ def test_resume_reruns_only_failed_cases(project: Callable[..., Path], tmp_path:
     calls = (tmp_path / "calls.txt").read_text().split()
     assert sorted(calls) == ["a", "b", "b"]  # a was reused from the first run
     assert json.loads(again.stdout)["suites"][0]["run_id"] != first.suite()["run_id"]
+
+
+def test_html_report_renders_in_chromium(project: Callable[..., Path], tmp_path: Path) -> None:
+    import re
+
+    import pytest
+
+    from tests.suites.test_reports import HAS_CHROMIUM, PROBE, dump_dom
+
+    if not HAS_CHROMIUM:
+        pytest.skip("LOUD SKIP: /usr/bin/chromium is missing (.ci/run installs it)")
+    root = project({"g.eval.yml": SUITE.replace("hello there", "<img src=x onerror=alert(1)>")})
+    report = tmp_path / "r.html"
+    accord("eval", root / "g.eval.yml", "--format", "html", "--output", report)
+    page = tmp_path / "probed.html"
+    page.write_text(report.read_text().replace("<head>", "<head>" + PROBE, 1))
+    dom, console = dump_dom(page, tmp_path / "profile")
+    html_tag = re.search(r"<html[^>]*>", dom)
+    assert html_tag is not None and "data-js-error" not in html_tag.group(0)
+    assert "Uncaught" not in console
+    assert dom.count("<script>") == 1  # the probe only: the data did not become a script
+    assert "<img" not in dom and "&lt;img src=x onerror=alert(1)&gt;" in dom
+    for text in ("greetings", "Pass rate", "hi", "bye", "contains", "regex"):
+        assert text in dom, text
+    assert "<svg" in dom  # the chart of case scores
