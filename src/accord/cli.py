@@ -11,7 +11,7 @@ main.lazy["test"] = (
 )
 main.lazy["eval"] = (
     "accord.tasks.suites.eval_command:eval_command",
-    "Run evaluation suites (.eval.yml) and report their cases.",
+    "Run evaluation suites (.eval.yml, .test.yml) and report their cases.",
 )
 
 __all__ = ["main"]

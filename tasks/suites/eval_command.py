@@ -244,7 +244,7 @@ def eval_command(
     repeat: int | None, judge_model: str | None, concurrency: int | None, resume: str | None,
     quiet: bool, max_concurrency: int | None, cache_mode: str,
 ) -> None:  # fmt: skip
-    """Run evaluation suites (.eval.yml) and report their cases."""
+    """Run evaluation suites (.eval.yml, .test.yml) and report their cases."""
     command = EvalCommand(
         files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
         min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,
