@@ -12,6 +12,7 @@ import atexit
 import gc
 import os
 import re
+import threading
 import time
 from typing import Any
 
@@ -48,8 +49,24 @@ _litellm: Any = None
 _local_handler: Any = None
 
 
+_import_lock = threading.Lock()
+
+
+async def litellm_ready() -> Any:
+    """`load_litellm` off the event loop: its first import takes seconds of CPU, which on
+    the loop would freeze every running node (and count against their timeouts)."""
+    if _litellm is not None:
+        return _litellm
+    return await asyncio.to_thread(load_litellm)
+
+
 def load_litellm() -> Any:
     """Import litellm once, offline price table, its own retries and logging quiet."""
+    with _import_lock:
+        return _load_litellm()
+
+
+def _load_litellm() -> Any:
     global _litellm, _local_handler
     if _litellm is None:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -334,7 +351,7 @@ class ModelClient:
                 task=task,
                 permanent=True,
             )
-        litellm = load_litellm()
+        litellm = await litellm_ready()
         response = await litellm.aembedding(
             model=model.litellm_model, input=texts, timeout=model.timeout, num_retries=0,
             **self._credentials(model, task),
@@ -352,7 +369,7 @@ class ModelClient:
         params: dict[str, Any],
         task: str,
     ) -> Completion:
-        litellm = load_litellm()
+        litellm = await litellm_ready()
         kwargs: dict[str, Any] = {
             "model": model.litellm_model,
             "messages": messages,
