@@ -114,6 +114,9 @@ class ModelCatalog:
                 max_concurrency=1,
                 max_tokens=512,
                 timeout=600.0,
+                # samples differ as a real model's do (seed 0 + sample: reproducible)
+                temperature=0.7,
+                seed=0,
                 tools=True,  # forced calls only (judges), by constrained decoding
             )
         return ModelConfig(name=name, litellm_model=name)

@@ -212,15 +212,19 @@ class ModelClient:
             _local_handler.close()
 
     def _params(
-        self, model: ModelConfig, temperature: float | None, seed: int | None
+        self, model: ModelConfig, temperature: float | None, seed: int | None, sample: int = 0
     ) -> dict[str, Any]:
+        """The call's settings. Sample i of a call (a consistency run, a test's run i, a
+        judge's retry) gets the seed + i: with one fixed seed every sample would be the
+        same answer, and n agreeing samples would prove nothing. Sample 0 keeps the seed as
+        given, and every sample stays reproducible."""
         params: dict[str, Any] = {}
         temp = temperature if temperature is not None else model.temperature
         if temp is not None:
             params["temperature"] = temp
         chosen_seed = seed if seed is not None else model.seed
         if chosen_seed is not None:
-            params["seed"] = chosen_seed
+            params["seed"] = chosen_seed + sample
         if model.max_tokens:
             params["max_tokens"] = model.max_tokens
         return params
@@ -301,7 +305,7 @@ class ModelClient:
         """One chat completion, from the cache when allowed, else from the provider.
         `tool_choice` forces a tool call (judges' structured answers)."""
         model = self.catalog.resolve(model_name)
-        params = self._params(model, temperature, seed)
+        params = self._params(model, temperature, seed, sample)
         if tool_choice is not None:
             params["tool_choice"] = tool_choice
         key = ""

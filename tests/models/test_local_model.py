@@ -117,3 +117,31 @@ def test_the_local_judge_answers_by_a_forced_call() -> None:
     arguments = json.loads(call.function.arguments)
     assert call.function.name == "select_answer" and arguments["answer"] in ("Yes", "No")
     assert isinstance(arguments["reason"], str) and len(arguments["reason"]) <= 600
+
+
+@needs_llama
+def test_samples_of_the_local_model_differ_and_each_is_reproducible() -> None:
+    """n samples of one question are n draws (seed 0 + sample, temperature 0.7), not one
+    answer n times: offline consistency would otherwise always be 100%."""
+    import asyncio
+
+    from accord.engine.catalog import ModelCatalog
+    from accord.engine.models import ModelClient
+    from accord.engine.spec import ConfigSpec
+
+    messages = [{"role": "user", "content": "Describe the sea in a few words."}]
+
+    async def samples() -> list[str]:
+        client = ModelClient(ModelCatalog(ConfigSpec()), None, "off")
+        try:
+            out = []
+            for sample in range(4):
+                done = await client.complete("local", messages, task="t", sample=sample)
+                out.append(done.text)
+            return out
+        finally:
+            client.close()
+
+    first = asyncio.run(samples())
+    assert len(set(first)) >= 3, first
+    assert asyncio.run(samples()) == first  # sample i is the same draw every time

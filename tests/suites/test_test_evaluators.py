@@ -263,3 +263,37 @@ def test_accord_eval_runs_a_test_file_as_a_suite(
     assert suite["judge_calls"] == 2
     gated = CliRunner().invoke(main, ["eval", str(path), "--min-score", "0.6", "-q"])
     assert gated.exit_code == 0, gated.stderr  # each case scores 2/3
+
+
+def test_a_judge_metric_without_any_verdict_leaves_no_result(
+    project: Callable[..., Path], script: Script, fake_llm: FakeOpenAI
+) -> None:
+    """Similarity gave no verdict on any answer: the recall beside it must not make the test
+    look passed, in any format."""
+    script.answer("Paris", "Paris is lovely")
+    script.judge_text = lambda first, second: "I cannot tell."
+    workflow = """
+    variables:
+      city: Paris
+    tasks:
+      - name: ask
+        type: agent
+        model: fake
+        prompt: "{{ city }}"
+    tests:
+      - type: custom
+        dataset: rows.yml
+        workflow_variable_name: city
+        metrics: [similarity, context_recall]
+    """
+    rows = "- {query: Paris, response: Paris is big, relevant_contexts: [SELECT 1], name: p}\n"
+    path = project({"r.workflow.yml": workflow, "rows.yml": rows})
+    pretty = accord_test(path, "--cache", "off")
+    assert pretty.exit_code == 3
+    assert "❌ no result" in pretty.stdout and "Recall" not in pretty.stdout
+    assert "similarity gave no verdict on any of 1 answer(s)" in pretty.stderr
+    doc = accord_test(path, "--format", "json", "--cache", "off")
+    assert doc.exit_code == 3 and doc.doc["tests"][0]["status"] == "error"
+    assert "recall" not in doc.doc
+    junit = accord_test(path, "--format", "junit", "--cache", "off")
+    assert "<error" in junit.stdout

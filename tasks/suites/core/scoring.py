@@ -300,6 +300,28 @@ def _case_metrics(test: PreparedTest, outcome: TestOutcome) -> None:
     if not outcome.metrics:
         cause = judge_errors[0] if judge_errors else "no metric applied"
         outcome.error = f"no answer could be judged; {cause}"
+        return
+    _no_verdict(test, outcome, answered, judge_errors)
+
+
+def _no_verdict(
+    test: PreparedTest, outcome: TestOutcome, answered: list[CaseRecord], errors: list[str]
+) -> None:
+    """A judge metric, or an evaluator with a threshold, that gave no verdict on any answer
+    leaves the test without a result: its other figures alone would read as a pass."""
+    gated = [e.id for e in test.evaluators if e.gate() is not None]
+    blind = [
+        name
+        for name in (*_verdicts(test), *gated)
+        if not any(c.checks.get(name) is not None for c in answered)
+    ]
+    if blind and outcome.error is None:
+        cause = errors[0] if errors else "no verdict in any reply"
+        outcome.error = (
+            f"{', '.join(blind)} gave no verdict on any of {len(answered)} answer(s); "
+            f"first: {cause}"
+        )
+        outcome.metrics.clear()
 
 
 def _evaluator_metrics(
