@@ -82,9 +82,19 @@ def run_test_command(command: TestCommand) -> int:
     if command.report is not None:
         with _open(command.report) as handle:
             REPORT_FORMATS.get("html")(
-                ReportRequest(result, gate, command.min_accuracy, command.quiet, False), handle
+                ReportRequest(
+                    result, gate, command.min_accuracy, command.quiet, False, _rule(command)
+                ),
+                handle,
             )
     return _exit_code(result, gate, err)
+
+
+def _rule(command: TestCommand) -> str:
+    return (
+        f"--min-accuracy {command.min_accuracy}, threshold mode {command.threshold_mode}, "
+        f"gate {command.gate}"
+    )
 
 
 def _filters(command: TestCommand) -> str:
@@ -96,7 +106,9 @@ def _write_result(command: TestCommand, result: SuiteResult, gate: GateResult | 
     writer = REPORT_FORMATS.get(command.fmt)
 
     def request(terminal: bool) -> ReportRequest:
-        return ReportRequest(result, gate, command.min_accuracy, command.quiet, terminal)
+        return ReportRequest(
+            result, gate, command.min_accuracy, command.quiet, terminal, _rule(command)
+        )
 
     if command.output is not None:
         with _open(command.output) as handle:

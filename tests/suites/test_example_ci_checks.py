@@ -98,9 +98,9 @@ def test_agent_and_case_file_tests(example: Path) -> None:
     assert "Accuracy: 100.00% (1 answers" in smoke.stdout
 
 
-def docs_commands() -> list[list[str]]:
-    """The `accord test` command lines of the GitHub Actions snippet in docs/testing.md."""
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "testing.md").read_text()
+def docs_commands(name: str = "docs/testing.md") -> list[list[str]]:
+    """The `accord test` command lines of the GitHub Actions snippet in a document."""
+    docs = (Path(__file__).resolve().parents[2] / name).read_text()
     blocks = [b.split("```", 1)[0] for b in docs.split("```yaml")[1:]]
     (workflow,) = [yaml.safe_load(b) for b in blocks if "jobs:" in b]
     steps = next(iter(workflow["jobs"].values()))["steps"]
@@ -122,3 +122,28 @@ def test_the_docs_github_actions_commands_work(example: Path) -> None:
         assert run.exit_code == 0, (args, run.stderr)
     assert (example / "accord-report.html").is_file()
     assert ET.parse(example / "junit.xml").getroot().tag == "testsuites"
+
+
+def test_the_readme_github_actions_command_passes_on_a_good_model(example: Path) -> None:
+    (args,) = docs_commands("README.md")
+    local = [a.replace("workflows/ci_checks/", f"{example}/") for a in args]
+    local = [str(example / a) if a.endswith((".html", ".xml")) else a for a in local]
+    run = accord_test(*local)
+    assert run.exit_code == 0, (args, run.stderr)
+    assert ET.parse(example / "results.xml").getroot().tag == "testsuites"
+    page = (example / "accord.html").read_text(encoding="utf-8")
+    assert "Gate: --min-accuracy 0.8, threshold mode all, gate mean: passed" in page
+
+
+def test_the_html_report_shows_a_failed_gate(example: Path) -> None:
+    workflow = example / "ci_checks.workflow.yml"
+    report = example / "gate.html"
+    args = ("--min-accuracy", "0.8", "--gate", "lower-bound", "--report", report, "--quiet")
+    run = accord_test(workflow, *args)
+    assert run.exit_code == 1
+    page = report.read_text(encoding="utf-8")
+    rule = "--min-accuracy 0.8, threshold mode average, gate lower-bound"
+    assert f'class="gate bad">Gate: {rule}: FAILED: Average accuracy lower bound' in page
+    plain = example / "plain.html"
+    accord_test(workflow, "--report", plain, "--quiet")
+    assert "Gate: none (no --min-accuracy given)" in plain.read_text(encoding="utf-8")

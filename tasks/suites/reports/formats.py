@@ -25,6 +25,15 @@ class ReportRequest:
     threshold: float | None
     quiet: bool
     terminal: bool  # stdout of the command, not a file
+    gate_rule: str = ""  # `--min-accuracy 0.8, threshold mode all, gate mean`
+
+    @property
+    def gate_line(self) -> str | None:
+        """The gate as a report shows it: its rule and whether it passed."""
+        if self.gate is None:
+            return None
+        verdict = "passed" if self.gate.passed else "FAILED: " + "; ".join(self.gate.messages)
+        return f"{self.gate_rule}: {verdict}"
 
 
 ReportWriter = Callable[[ReportRequest, TextIO], None]
@@ -60,4 +69,8 @@ def _junit(request: ReportRequest, out: TextIO) -> None:
 def _html(request: ReportRequest, out: TextIO) -> None:
     from accord.tasks.suites.reports.html import render_html
 
-    out.write(render_html(request.result))
+    out.write(render_html(request.result, request.gate_line, gate_passed=_passed(request)))
+
+
+def _passed(request: ReportRequest) -> bool | None:
+    return None if request.gate is None else request.gate.passed

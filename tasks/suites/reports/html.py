@@ -60,8 +60,10 @@ def _pct(value: float) -> str:
     return f"{value * 100:.2f}%"
 
 
-def render_html(result: SuiteResult) -> str:
-    """The whole report as one HTML document."""
+def render_html(
+    result: SuiteResult, gate_line: str | None = None, *, gate_passed: bool | None = None
+) -> str:
+    """The whole report as one HTML document (with the gate's rule and outcome, if any)."""
     when = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     usage = result.usage
     calls = usage.total.calls if usage is not None else 0
@@ -70,7 +72,12 @@ def render_html(result: SuiteResult) -> str:
         f"<header><h1>accord test: {_e(result.name)}</h1>"
         f'<p class="meta">{_e(result.file)} · {_e(when)} · {len(result.tests)} test(s) · '
         f"{result.seconds:.2f} s · model calls {calls} · judge calls {judge_calls}</p>"
-        '<label><input type="checkbox" id="only-failing"> show only failures</label></header>'
+        + (
+            f'<p class="gate {"ok" if gate_passed else "bad"}">Gate: {_e(gate_line)}</p>'
+            if gate_line
+            else '<p class="gate">Gate: none (no --min-accuracy given)</p>'
+        )
+        + '<label><input type="checkbox" id="only-failing"> show only failures</label></header>'
     )
     body = "".join(_test_section(t) for t in result.tests)
     return (
