@@ -258,12 +258,20 @@ class _FileCompiler:
                     "'database: <name>' (databases: "
                     f"{', '.join(sorted(self.project.databases))})",
                 )
+            elif not self.project.databases:
+                self.issue(
+                    (*task_loc, *field_loc),
+                    f"unknown database '{resolved}': the project has none; declare it in "
+                    f"config.yml ({self.root / 'config.yml'}), e.g. 'databases: [{{name: "
+                    f"{resolved}, type: duckdb, dataset: data}}]', or put CSV or Parquet files "
+                    "in a '.db/' folder for a DuckDB database named 'local'",
+                )
             elif resolved not in self.project.databases:
                 known = frozenset(self.project.databases)
                 self.issue(
                     (*task_loc, *field_loc),
                     f"unknown database '{resolved}'{_hint(resolved, known)} "
-                    f"(databases: {', '.join(sorted(known)) or 'none configured'})",
+                    f"(databases: {', '.join(sorted(known))})",
                 )
 
     def check_sources(self, task: TaskSpec, task_loc: Loc) -> None:

@@ -443,3 +443,23 @@ def test_without_a_database_the_message_says_how_to_make_one(tmp_path: Path) -> 
         result.stderr
     )
     assert "declare one in config.yml" in result.stderr
+
+
+def test_a_named_database_in_a_project_without_any_says_how_to_declare_it(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    path = tmp_path / "w.workflow.yml"
+    path.write_text(
+        "tasks:\n  - name: a\n    type: execute_sql\n    database: sales\n    sql_query: SELECT 1\n"
+    )
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "unknown database 'sales': the project has none; declare it in config.yml" in (
+        result.stderr
+    )
+    assert "'databases: [{name: sales, type: duckdb, dataset: data}]'" in result.stderr
+    assert "none configured" not in result.stderr
