@@ -295,6 +295,8 @@ class TaskContext:
                     run.store.input_hashes[self.key] = digest
                 if run.resume is not None:
                     reused, output = run.resume.lookup(self.key, digest)
+                    if reused and run.store is not None:
+                        run.store.reused.add(self.key)
             pinned = self.task.spec.cache
             pinned_path = None
             if not reused and pinned is not None and pinned.enabled and pinned.path:

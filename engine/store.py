@@ -147,6 +147,8 @@ class RunStore:
         self.path = path
         self.run_id = run_id
         self.input_hashes: dict[str, str] = {}
+        # tasks whose output `--resume` took from an earlier run: stored with 0 attempts
+        self.reused: set[str] = set()
         self.file: Path | None = None
         self.counts: dict[str, int] = {s.value: 0 for s in Status}
         self._started = time.perf_counter()
@@ -257,7 +259,7 @@ class RunStore:
             result.status.value,
             result.error,
             result.duration,
-            result.attempts,
+            0 if result.key in self.reused else result.attempts,
             input_hash,
             _output_json(result.output) if succeeded else None,
             _output_data(result.output) if succeeded and input_hash else None,
@@ -418,6 +420,7 @@ def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
             "error": r[3],
             "seconds": r[4],
             "attempts": r[5],
+            "reused": r[2] == Status.SUCCEEDED.value and r[5] == 0,
             "output": json.loads(r[6]) if r[6] else None,
         }
         for r in rows

@@ -78,7 +78,7 @@ def render_run(run: StoredRun, results: list[dict[str, Any]], fmt: str) -> str:
         table.add_row(
             escape(item["task"]),
             item["type"],
-            item["status"],
+            "reused" if item.get("reused") else item["status"],
             f"{seconds:.3f}" if seconds is not None else "",
             escape(item["error"] or ""),
         )

@@ -91,6 +91,14 @@ def test_resume_reuses_finished_tasks_only(tmp_path: Path, fake_llm: FakeOpenAI)
     assert changed.exit_code == 0
     assert len(fake_llm.requests) == calls + 1  # only the edited task re-ran
     assert "answer to question three" in json.loads(changed.stdout)["outputs"]["final"]
+    # `runs show` says which tasks the resumed run took from the earlier one
+    run_id = json.loads(changed.stdout)["run_id"]
+    shown = cli("runs", "show", run_id, "--project", str(tmp_path), "--format", "json")
+    tasks = {t["task"]: t for t in json.loads(shown.stdout)["tasks"]}
+    assert [k for k, t in tasks.items() if not t["reused"]] == ["step_3", "final"]
+    assert tasks["step_0"]["reused"] and tasks["step_0"]["attempts"] == 0
+    table = cli("runs", "show", run_id, "--project", str(tmp_path)).stdout
+    assert table.count("reused") == AGENTS - 1 and "succeeded" in table
 
 
 def test_resume_after_sigkill_loses_no_finished_task(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
