@@ -141,6 +141,8 @@ def _interrupted(open_stores: list[Any]) -> NoReturn:
     if not stored:
         click.echo(f"interrupted ({name})", err=True)
     for run_store in stored:
+        for key, error in run_store.failures:
+            click.echo(f"✗ {key}: {error}", err=True)
         kept = run_store.counts.get("succeeded", 0)
         click.echo(
             f"interrupted ({name}): run {run_store.run_id} is recorded as interrupted with "
@@ -274,15 +276,22 @@ class LazyGroup(click.Group):
     show_default=True,
     help="Log level (logs go to stderr).",
 )
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default=None,
+    help="Log lines as text, or as JSON (default: JSON with --format json, else text).",
+)
 @click.version_option(package_name="accord")
 @click.pass_context
-def main(ctx: click.Context, debug: bool, log_level: str) -> None:
+def main(ctx: click.Context, debug: bool, log_level: str, log_format: str | None) -> None:
     """accord: workflow DAGs for LLM data analysis, and the tests that check them."""
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     from accord.engine import log
 
-    log.configure("debug" if debug else log_level)
+    json_logs = None if log_format is None else log_format == "json"
+    log.configure("debug" if debug else log_level, json_logs=json_logs)
 
 
 def _files_arg(**kwargs: Any) -> Callable[[F], F]:
@@ -334,7 +343,11 @@ def run(
     """Run a workflow file."""
     import asyncio
 
+    from accord.engine import log
     from accord.engine.report import json_report, pretty
+
+    if fmt == "json":
+        log.json_by_default()
     from accord.engine.runner import RunOptions, compile_workflow, execute
     from accord.engine.variables import parse_assignments
 

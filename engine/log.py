@@ -1,4 +1,5 @@
-"""structlog set-up: human-readable on a terminal, JSON lines otherwise, always on stderr.
+"""structlog set-up: readable lines, or JSON lines with `--log-format json` or a command's
+`--format json`; always on stderr.
 
 structlog (and the rich tracebacks its console renderer pulls in) costs ~50 ms to import, so it
 is imported only when a message at an enabled level is actually logged: `accord validate`
@@ -36,10 +37,19 @@ def bind_context(**values: Any) -> None:
 
 
 def configure(level: str = "warning", *, json_logs: bool | None = None) -> None:
-    """Log at `level` and above, to stderr; JSON when stderr is not a terminal."""
+    """Log at `level` and above, to stderr; JSON lines when `json_logs` (None: readable
+    lines, unless a command's JSON output asks for JSON logs with `json_by_default`)."""
     _state["level"] = getattr(logging, level.upper(), logging.WARNING)
     _state["json"] = json_logs
     _state["ready"] = False
+
+
+def json_by_default() -> None:
+    """A command writing JSON (`--format json`) logs JSON lines too, unless `--log-format`
+    said otherwise."""
+    if _state["json"] is None:
+        _state["json"] = True
+        _state["ready"] = False
 
 
 def enabled(level: str) -> bool:
@@ -51,7 +61,7 @@ def _structlog() -> Any:
     import structlog
 
     if not _state["ready"]:
-        use_json = (not sys.stderr.isatty()) if _state["json"] is None else _state["json"]
+        use_json = bool(_state["json"])
         renderer: Any = (
             structlog.processors.JSONRenderer()
             if use_json

@@ -309,7 +309,8 @@ class Scheduler:
             event = {Status.SUCCEEDED: "task_succeeded", Status.FAILED: "task_failed"}.get(
                 status, f"task_{status.value}"
             )
-            level = "warning" if status is Status.FAILED else "debug"
+            # a failure is the report's to show (once, formatted): logged at info
+            level = "info" if status is Status.FAILED else "debug"
             getattr(self.log, level)(
                 event, task=node.key, type=node.type, error=error, attempts=attempts
             )

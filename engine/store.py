@@ -149,6 +149,7 @@ class RunStore:
         self.input_hashes: dict[str, str] = {}
         # tasks whose output `--resume` took from an earlier run: stored with 0 attempts
         self.reused: set[str] = set()
+        self.failures: list[tuple[str, str]] = []  # (task, error): an interrupted run shows them
         self.file: Path | None = None
         self.counts: dict[str, int] = {s.value: 0 for s in Status}
         self._started = time.perf_counter()
@@ -171,6 +172,8 @@ class RunStore:
 
     def node_finished(self, node: Any, result: TaskResult) -> None:
         self.counts[result.status.value] = self.counts.get(result.status.value, 0) + 1
+        if result.status is Status.FAILED:
+            self.failures.append((result.key, result.error or ""))
         if node.uses_slot or result.status is not Status.SUCCEEDED:
             self._queue.put(("result", result, self.input_hashes.get(result.key)))
 

@@ -59,6 +59,10 @@ class TestCommand:
 
 def run_test_command(command: TestCommand) -> int:
     """Run `accord test` and return its exit code."""
+    if command.fmt == "json":
+        from accord.engine import log
+
+        log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
     from accord.tasks.suites.core.testing import build_test_plan, run_tests
     from accord.tasks.suites.oxy.loading import prepare

@@ -115,6 +115,10 @@ def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | 
 
 
 def run_eval_command(command: EvalCommand) -> int:
+    if command.fmt == "json":
+        from accord.engine import log
+
+        log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
     from accord.tasks.suites.core.nodes import build_plan, run_suite
 

@@ -463,3 +463,26 @@ def test_a_named_database_in_a_project_without_any_says_how_to_declare_it(
     )
     assert "'databases: [{name: sales, type: duckdb, dataset: data}]'" in result.stderr
     assert "none configured" not in result.stderr
+
+
+def test_a_failure_is_shown_once_and_logs_are_json_only_when_asked(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / ".db").mkdir()
+    (tmp_path / ".db" / "t.csv").write_text("a\n1\n")
+    path = tmp_path / "w.workflow.yml"
+    path.write_text("tasks:\n  - name: broken\n    type: execute_sql\n    sql_query: SELEC 1\n")
+
+    def accord_process(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "accord.cli", *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+    pretty = accord_process("run", str(path))
+    assert pretty.returncode == 1
+    assert pretty.stderr.count("syntax error") == 1, pretty.stderr  # once, formatted
+    assert "✗ broken" in pretty.stderr and '"event"' not in pretty.stderr
+    logged = accord_process("--log-format", "json", "--log-level", "info", "run", str(path))
+    events = [json.loads(line) for line in logged.stderr.splitlines() if line.startswith("{")]
+    assert [e["event"] for e in events if e["event"] == "task_failed"] == ["task_failed"]
