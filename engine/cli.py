@@ -528,7 +528,26 @@ def runs_list(fmt: str, limit: int, folder: Path) -> None:
     from accord.engine.report import store_report
     from accord.engine.store import list_runs
 
-    click.echo(store_report.render_runs(list_runs(_store_path(folder), limit), fmt))
+    path = _store_path(folder)
+    runs = list_runs(path, limit)
+    click.echo(store_report.render_runs(runs, fmt))
+    if not runs and fmt != "json":
+        click.echo(_where_runs_are(path), err=True)
+
+
+def _where_runs_are(path: Path) -> str:
+    """Where to look instead: each project keeps its runs in its own .accord/runs.db."""
+    from accord.engine.runner import shown_path
+
+    here = Path.cwd()
+    # three levels down at most: a search of a whole home folder would take minutes
+    patterns = ("*/.accord/runs.db", "*/*/.accord/runs.db", "*/*/*/.accord/runs.db")
+    found = sorted(p.parent.parent for pattern in patterns for p in here.glob(pattern))[:10]
+    text = f"no runs in {shown_path(path)}: each project keeps its runs in its own .accord/"
+    if found:
+        listing = ", ".join(shown_path(p) for p in found)
+        text += f"; runs recorded under {listing}: `accord runs list --project <folder>`"
+    return text
 
 
 @runs.command("show")

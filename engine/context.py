@@ -65,6 +65,7 @@ class RunContext:
     stats: dict[str, int] = field(default_factory=dict)
     store: RunStore | None = None
     resume: ResumeIndex | None = None
+    written: list[Path] = field(default_factory=list)  # files the run wrote: exports, charts
     _models: ModelClient | None = None
     _identities: dict[int, tuple[frozenset[str], bytes]] = field(default_factory=dict)
 
@@ -319,6 +320,7 @@ class TaskContext:
                 target = self.render_path(export.path, "export path")
                 path = written_by_accord(self.root, target, "export path")
                 write_export(path, export.format, output, self.key)
+                run.written.append(path)
             return output
         except TaskError:
             raise

@@ -56,6 +56,7 @@ class RunResult:
     usage: Any = None
     stats: dict[str, int] = field(default_factory=dict)
     resumed_from: str | None = None
+    files: list[str] = field(default_factory=list)  # written by the run, as the user opens them
 
     def __repr__(self) -> str:
         return f"RunResult({self.run_id!r}, {self.status.value}, {len(self.results)} results)"

@@ -182,6 +182,7 @@ async def execute(
         usage=ctx.usage,
         stats=dict(ctx.stats),
         resumed_from=resume.run_id if resume is not None else None,
+        files=[shown_path(p) for p in dict.fromkeys(ctx.written)],
     )
     if store is not None:
         store.finish(status.value, result.error, _summary(result))
@@ -200,3 +201,11 @@ def run_workflow(
     project, plan = compile_workflow(Path(file))
     run_options = RunOptions(variables=dict(variables or {}), **options)
     return asyncio.run(execute(project, plan, run_options))
+
+
+def shown_path(path: Path) -> str:
+    """A path as it opens from the current folder: relative when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)

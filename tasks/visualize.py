@@ -130,6 +130,7 @@ async def run_visualize(task: PlannedTask, ctx: TaskContext) -> str:
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", ctx.key)
     target = ctx.run.output_dir / "charts" / f"{safe}.{spec.format}"
     await asyncio.to_thread(draw, table, spec, title, target, ctx.key)
+    ctx.run.written.append(target)
     try:
         return str(target.relative_to(ctx.root))
     except ValueError:

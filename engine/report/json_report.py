@@ -42,6 +42,7 @@ def run_document(result: RunResult) -> dict[str, Any]:
             "usage": usage.total.to_json() if usage is not None else None,
             "stats": result.stats,
             "resumed_from": result.resumed_from,
+            "files": result.files,
         },
     }
 

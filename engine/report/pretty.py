@@ -204,6 +204,10 @@ def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
             "tasks reused",
             highlight=False,
         )
+    if result.files:
+        out.print("files written:", highlight=False)
+        for path in result.files:
+            out.print(f"  {escape(path)}", highlight=False, soft_wrap=True)
     mark = _MARK[result.status]
     out.print(
         f"{mark} {escape(result.workflow)}: {counted(len(result.results), 'task')} "

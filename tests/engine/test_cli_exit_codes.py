@@ -486,3 +486,33 @@ def test_a_failure_is_shown_once_and_logs_are_json_only_when_asked(tmp_path: Pat
     logged = accord_process("--log-format", "json", "--log-level", "info", "run", str(path))
     events = [json.loads(line) for line in logged.stderr.splitlines() if line.startswith("{")]
     assert [e["event"] for e in events if e["event"] == "task_failed"] == ["task_failed"]
+
+
+def test_the_summary_lists_the_files_written_and_runs_list_says_where_runs_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    project = tmp_path / "proj"
+    (project / ".db").mkdir(parents=True)
+    (project / ".db" / "t.csv").write_text("a\n1\n2\n")
+    path = project / "w.workflow.yml"
+    path.write_text(
+        "tasks:\n  - name: rows\n    type: execute_sql\n    sql_query: SELECT * FROM t\n"
+        "    export: {path: out/rows.csv, format: csv}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    pretty = runner.invoke(main, ["run", "proj/w.workflow.yml", "--quiet"])
+    assert pretty.exit_code == 0, pretty.output
+    assert "files written:\n  proj/out/rows.csv\n" in pretty.stdout
+    assert Path("proj/out/rows.csv").read_text().splitlines() == ["a", "1", "2"]
+    doc = json.loads(runner.invoke(main, ["run", "proj/w.workflow.yml", "--format", "json"]).stdout)
+    assert doc["summary"]["files"] == ["proj/out/rows.csv"]
+    listed = runner.invoke(main, ["runs", "list"])
+    assert "no runs recorded yet" in listed.stdout
+    assert "runs recorded under proj: `accord runs list --project <folder>`" in listed.stderr
