@@ -209,8 +209,11 @@ def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
         for path in result.files:
             out.print(f"  {escape(path)}", highlight=False, soft_wrap=True)
     mark = _MARK[result.status]
+    # the file's tasks as `validate` counts them; nodes add each loop iteration's tasks
+    tasks, nodes = plan.count_nodes(), len(result.results)
+    count = counted(tasks, "task") + (f", {counted(nodes, 'node')}" if nodes != tasks else "")
     out.print(
-        f"{mark} {escape(result.workflow)}: {counted(len(result.results), 'task')} "
+        f"{mark} {escape(result.workflow)}: {count} "
         f"({', '.join(parts)}) in {result.duration:.2f} s  run {result.run_id}",
         highlight=False,
         soft_wrap=True,

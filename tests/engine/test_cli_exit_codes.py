@@ -516,3 +516,21 @@ def test_the_summary_lists_the_files_written_and_runs_list_says_where_runs_are(
     listed = runner.invoke(main, ["runs", "list"])
     assert "no runs recorded yet" in listed.stdout
     assert "runs recorded under proj: `accord runs list --project <folder>`" in listed.stderr
+
+
+def test_run_and_validate_count_tasks_alike(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    path = tmp_path / "w.workflow.yml"
+    path.write_text(
+        "tasks:\n  - name: each\n    type: loop_sequential\n    values: [a, b, c]\n"
+        "    tasks:\n      - name: say\n        type: formatter\n        template: '{{ value }}'\n"
+    )
+    runner = CliRunner()
+    assert "(2 tasks)" in runner.invoke(main, ["validate", str(path)]).stdout
+    run = runner.invoke(main, ["run", str(path), "--quiet"])
+    assert run.exit_code == 0, run.output
+    # the loop and its task; run adds the loop's three iterations as nodes
+    assert re.search(r"w: 2 tasks, \d+ nodes \(\d+ succeeded\)", run.stdout), run.stdout
