@@ -396,6 +396,24 @@ def exit_code_for(result: Any) -> int:
 
 
 @main.command()
+@click.argument("folder", required=False, default=".", type=click.Path(path_type=Path))
+@handle_errors
+def init(folder: Path) -> None:
+    """Create a small working project in FOLDER (default: here): a database over a CSV, the
+    local model, a workflow with a test, and an evaluation suite."""
+    from accord.engine.runner import shown_path
+    from accord.engine.scaffold import scaffold
+
+    for path in scaffold(folder):
+        click.echo(f"created {shown_path(path)}")
+    where = "" if folder == Path(".") else f"cd {shown_path(folder)}, then "
+    click.echo(
+        f"next: {where}accord run revenue.workflow.yml; accord test revenue.workflow.yml; "
+        "accord eval checks.eval.yml"
+    )
+
+
+@main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @handle_errors
 def validate(files: tuple[Path, ...]) -> None:

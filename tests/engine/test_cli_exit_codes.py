@@ -534,3 +534,30 @@ def test_run_and_validate_count_tasks_alike(tmp_path: Path) -> None:
     assert run.exit_code == 0, run.output
     # the loop and its task; run adds the loop's three iterations as nodes
     assert re.search(r"w: 2 tasks, \d+ nodes \(\d+ succeeded\)", run.stdout), run.stdout
+
+
+def test_init_makes_a_project_that_runs_tests_and_evaluates_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from accord.cli import main
+
+    runner = CliRunner()
+    made = runner.invoke(main, ["init", str(tmp_path / "p")])
+    assert made.exit_code == 0, made.output
+    assert "created" in made.stdout and "accord run revenue.workflow.yml" in made.stdout
+    monkeypatch.chdir(tmp_path / "p")
+    assert runner.invoke(main, ["validate", "revenue.workflow.yml", "config.yml"]).exit_code == 0
+    tested = runner.invoke(main, ["test", "revenue.workflow.yml", "--min-accuracy", "1"])
+    assert tested.exit_code == 0, tested.output  # the headline test needs no model
+    evaluated = runner.invoke(main, ["eval", "checks.eval.yml", "--min-pass-rate", "1"])
+    assert evaluated.exit_code == 0, evaluated.output
+    if importlib.util.find_spec("llama_cpp") is not None:  # make test installs it
+        ran = runner.invoke(main, ["run", "revenue.workflow.yml", "--quiet"])
+        assert ran.exit_code == 0, ran.output
+    again = runner.invoke(main, ["init", "."])
+    assert again.exit_code == 2 and "overwrites nothing" in again.stderr
+    assert (tmp_path / "p" / "config.yml").read_text().startswith("# One DuckDB")
