@@ -111,7 +111,12 @@ def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | 
                 messages.append(
                     f"mean score {value:.4f} below {command.min_score:.4f} ({len(scores)} cases)"
                 )
-    return {"passed": not messages, "messages": messages}
+    rules = (
+        [f"--min-pass-rate {command.min_pass_rate}"] if command.min_pass_rate is not None else []
+    )
+    rules += [f"--min-score {command.min_score}"] if command.min_score is not None else []
+    rule = f"{', '.join(rules)}, gate {command.gate}"
+    return {"passed": not messages, "messages": messages, "rule": rule}
 
 
 def run_eval_command(command: EvalCommand) -> int:
@@ -151,7 +156,7 @@ def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | No
         if fmt == "junit":
             return reports.render_junit(runs)
         if fmt == "html":
-            return reports.render_html(runs)
+            return reports.render_html(runs, gate=gate)
         return None
 
     if command.output_dir is not None:
@@ -159,9 +164,11 @@ def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | No
         (command.output_dir / "results.json").write_text(
             reports.render_json(runs, gate), encoding="utf-8"
         )
-        (command.output_dir / "report.html").write_text(reports.render_html(runs), encoding="utf-8")
+        (command.output_dir / "report.html").write_text(
+            reports.render_html(runs, gate=gate), encoding="utf-8"
+        )
     if command.report is not None:
-        _write_file(command.report, reports.render_html(runs))
+        _write_file(command.report, reports.render_html(runs, gate=gate))
     text = render(command.fmt)
     if command.output is not None:
         if text is None:

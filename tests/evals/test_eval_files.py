@@ -201,3 +201,14 @@ def test_html_report_renders_in_chromium(project: Callable[..., Path], tmp_path:
     for text in ("greetings", "Pass rate", "hi", "bye", "contains", "regex"):
         assert text in dom, text
     assert "<svg" in dom  # the chart of case scores
+
+
+def test_the_html_report_shows_the_gate(project: Callable[..., Path], tmp_path: Path) -> None:
+    root = project({"g.eval.yml": SUITE})
+    report = tmp_path / "gate.html"
+    run = accord("eval", root / "g.eval.yml", "--min-pass-rate", "0.5", "--report", report, "-q")
+    assert run.exit_code == 1
+    page = report.read_text()
+    assert "Gate: --min-pass-rate 0.5, gate mean: FAILED: pass rate 0.3333 below 0.5000" in page
+    accord("eval", root / "g.eval.yml", "--report", report, "-q")
+    assert "Gate: none (no --min-pass-rate or --min-score given)" in report.read_text()

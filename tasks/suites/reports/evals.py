@@ -254,10 +254,18 @@ pre{white-space:pre-wrap;margin:0;max-height:12em;overflow:auto}.passed{color:#1
 .error{color:#a15c00}.recorded{color:#666}.bar{fill:#4a7bd0}"""
 
 
-def render_html(runs: list[SuiteRun], title: str = "accord eval report") -> str:
-    """One self-contained page: no script, no external resource; every value escaped."""
+def render_html(
+    runs: list[SuiteRun], title: str = "accord eval report", *, gate: dict[str, Any] | None = None
+) -> str:
+    """One self-contained page: no script, no external resource; every value escaped. The
+    gate, when one was asked for, with its rule and outcome."""
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title>"
              f"<style>{STYLE}</style></head><body><h1>{_e(title)}</h1>"]  # fmt: skip
+    if gate is None:
+        parts.append("<p class='gate'>Gate: none (no --min-pass-rate or --min-score given)</p>")
+    else:
+        outcome = "passed" if gate["passed"] else "FAILED: " + "; ".join(gate["messages"])
+        parts.append(f"<p class='gate'>Gate: {_e(gate['rule'])}: {_e(outcome)}</p>")
     for run in runs:
         parts.append(f"<h2 id='{_e(run.id)}'>{_e(run.id)}</h2>")
         parts.append(f"<p>Pass rate: <b>{_e(metric_text(run.pass_rate()))}</b>")
