@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from accord.engine.plan import Plan
 from accord.engine.render import TableView, format_cell
@@ -79,7 +79,9 @@ class RunDisplay:
 
 
 def table_widget(table: TableView, title: str) -> Table:
-    widget = Table(title=title, title_justify="left", show_lines=False)
+    # the title as the table's caption line above it would wrap to the table's width (a
+    # one-column table of short values put 5 letters a line): it is printed on its own
+    widget = Table(show_lines=False)
     for column in table.columns:
         widget.add_column(column, overflow="fold")
     for row in table.rows[:MAX_ROWS]:
@@ -99,7 +101,8 @@ SHOWN_CHARACTERS = 20_000  # of one text output on a terminal
 
 def _show_output(console: Console, name: str, output: Any) -> None:
     if isinstance(output, TableView):
-        console.print(table_widget(output, f"{name} ({counted(len(output), 'row')})"))
+        console.print(f"{escape(name)} ({counted(len(output), 'row')})", highlight=False)
+        console.print(table_widget(output, name))
     elif isinstance(output, list):
         console.print(f"[bold]{escape(name)}[/] ({counted(len(output), 'iteration')})")
     elif isinstance(output, dict):
@@ -144,7 +147,7 @@ def usage_line(usage: Usage) -> str:
 def usage_table(by_task: dict[str, Usage]) -> Table:
     """Model usage per task."""
     table = Table(
-        "task",
+        Column("task", overflow="fold", min_width=20),  # folded, never cut to `top_count…`
         "calls",
         "cached",
         "tokens in",

@@ -561,3 +561,27 @@ def test_init_makes_a_project_that_runs_tests_and_evaluates_at_once(
     again = runner.invoke(main, ["init", "."])
     assert again.exit_code == 2 and "overwrites nothing" in again.stderr
     assert (tmp_path / "p" / "config.yml").read_text().startswith("# One DuckDB")
+
+
+def test_narrow_tables_keep_their_titles_and_task_names_whole(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from accord.cli import main
+    from accord.engine.report.pretty import usage_table
+    from accord.engine.usage import Usage
+
+    (tmp_path / ".db").mkdir()
+    (tmp_path / ".db" / "t.csv").write_text("a\n1\n2\n")
+    path = tmp_path / "w.workflow.yml"
+    path.write_text("tasks:\n  - name: revenue_by_region_and_channel\n    type: execute_sql\n"
+                    "    sql_query: SELECT a FROM t\n")  # fmt: skip
+    from click.testing import CliRunner
+
+    run = CliRunner(env={"COLUMNS": "40"}).invoke(main, ["run", str(path)])
+    assert run.exit_code == 0, run.output
+    assert "revenue_by_region_and_channel (2 rows)\n" in run.stdout  # one line, not folded
+    console = Console(width=60, record=True)
+    console.print(usage_table({"top_country.rows_by_region_and_month": Usage()}))
+    text = console.export_text()
+    cells = [line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│")]
+    assert "".join(cells) == "top_country.rows_by_region_and_month"  # folded, not cut
