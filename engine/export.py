@@ -109,8 +109,27 @@ def _write_docx(target: Path, output: Any, task: str) -> None:
     write_docx(target, output)
 
 
+_PICTURE = re.compile(r"[^\s,;()]+\.(?:png|svg|jpe?g|gif)\b", re.IGNORECASE)
+
+
+def _pictures(line: str, target: Path) -> list[Path]:
+    """The chart files a line names (charts are named relative to the project, which holds
+    the document), as files to embed: an SVG chart by its PNG twin."""
+    found = []
+    for name in _PICTURE.findall(line):
+        for folder in (target.parent, *target.parents):
+            path = folder / name
+            if path.suffix.lower() == ".svg":
+                path = path.with_suffix(".png")
+            if path.is_file():
+                found.append(path)
+                break
+    return found
+
+
 def write_docx(target: Path, output: Any) -> None:
-    """A Word document: Markdown headings, bullets, bold and tables become Word's own."""
+    """A Word document: Markdown headings, bullets, bold and tables become Word's own, and
+    the charts a line names become pictures."""
     import docx
 
     document = docx.Document()
@@ -131,7 +150,14 @@ def write_docx(target: Path, output: Any) -> None:
                 index += 1
             _docx_table(document, header, body)
             continue
-        _docx_line(document, line)
+        pictures = _pictures(line, target)
+        if pictures:
+            from docx.shared import Inches
+
+            for picture in pictures:
+                document.add_picture(str(picture), width=Inches(6))
+        else:
+            _docx_line(document, line)
         index += 1
     document.save(str(target))
 

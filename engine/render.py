@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import difflib
 import json
+import math
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -304,6 +305,22 @@ def _choices(name: str, names: list[str], label: str) -> str:
     return f"{hint} ({label}: {shown or 'none'})"
 
 
+def number(value: Any, decimals: int | None = None, separator: str = ",") -> str:
+    """`{{ 763888.75 | number }}` -> `763,888.75`; `| number(0)` -> `763,889`; `| number(1,
+    " ")` -> `763 888.8`. Thousands separated, `decimals` fixed (default: as the value has
+    them, at most 2); text that is not a number is left as it is."""
+    try:
+        amount = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(amount):
+        return str(value)
+    if decimals is None:
+        decimals = 0 if amount == int(amount) else 2
+    text = f"{amount:,.{max(0, int(decimals))}f}"
+    return text.replace(",", separator) if separator != "," else text
+
+
 def _build_env() -> SandboxedEnvironment:
     env = AccordSandbox(
         undefined=_Missing,
@@ -314,6 +331,7 @@ def _build_env() -> SandboxedEnvironment:
     env.filters["sqlquote"] = sqlquote
     env.filters["attr"] = _attr
     env.filters["tojson"] = to_json
+    env.filters["number"] = number
     env.globals["now"] = now
     render_budget.guard_filters(env.filters)
     env.globals["lipsum"] = render_budget.lipsum_guard(env.globals["lipsum"])  # type: ignore[arg-type]

@@ -110,6 +110,8 @@ def draw(table: TableView, spec: VisualizeSpec, title: str | None, target: Path,
             figure.tight_layout()
             target.parent.mkdir(parents=True, exist_ok=True)
             figure.savefig(str(target), format=spec.format)
+            if spec.format == "svg":  # a Word export embeds pictures, not SVG: a PNG twin
+                figure.savefig(str(target.with_suffix(".png")), format="png", dpi=150)
         except ValueError as exc:  # matplotlib refuses the data
             raise TaskError(key, f"cannot draw the {spec.chart} chart: {exc}") from None
         finally:

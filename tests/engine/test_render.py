@@ -199,3 +199,13 @@ def test_a_missing_column_or_key_lists_what_there_is() -> None:
     assert "no 'sumary' in this mapping; did you mean 'summary'? (it has: orders, summary)" in (
         str(key.value)
     )
+
+
+def test_the_number_filter_separates_thousands_and_fixes_decimals() -> None:
+    from accord.engine.render import number
+
+    assert number(763888.75) == "763,888.75" and number(1200) == "1,200"
+    assert number(763888.75, 0) == "763,889" and number(-1234.5, 2) == "-1,234.50"
+    assert number("1234.5", 1, " ") == "1 234.5"  # a number in text, another separator
+    assert number("n/a") == "n/a" and number(None) == "None"  # not a number: as it is
+    assert number(float("inf")) == "inf" and number(float("nan")) == "nan"

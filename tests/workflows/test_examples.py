@@ -223,6 +223,8 @@ def test_sales_charts_and_word_report(sales_run: tuple[Path, dict[str, Any]]) ->
     assert set(headings) >= {f"{row['region']}" for row in outputs["by_region"]}
     text = "\n".join(p.text for p in document.paragraphs)
     assert outputs["growth_check"]["verdict"] in text
+    assert "Revenue: 763,888.75 (average order 684.49)" in text  # the `number` filter
+    assert len(document.inline_shapes) == 2  # both charts, the SVG one by its PNG twin
     region_table = document.tables[0]
     assert [c.text for c in region_table.rows[0].cells][:2] == ["region", "manager"]
     assert len(region_table.rows) == 1 + len(outputs["by_region"])
