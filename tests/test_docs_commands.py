@@ -3,9 +3,9 @@
 A command is a line of a shell code block (a synopsis of options goes in a `text` block) that
 starts with `accord` (or `.venv/bin/accord`, or `cd DIR && ...`). One that ends with
 `# needs ...` says what it needs and is not run here (the GitHub Actions jobs and the
-examples' real-model commands have tests of their own, with a scripted model). `make demo`
-and `make test` are what CI itself runs. A command passes when it exits 0, or 1 (a
-documented verdict: a case or a gate that failed), with no traceback.
+examples' real-model commands have tests of their own, with a scripted model). `make test`
+is what CI runs; `make demo` runs the sales review, as tests/workflows does. A command passes
+when it exits 0, or 1 (a documented verdict: a case or a gate failed), with no traceback.
 """
 
 from __future__ import annotations
