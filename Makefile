@@ -11,11 +11,17 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # llama-cpp-python compiles from source: a portable build (a native one crashes on some CPUs
-# with AMX); pip caches the wheel, so only the first install on a machine pays for it.
+# with AMX), without the multimodal library (LLAVA_BUILD: accord sends text only) and without
+# llama.cpp's tests, examples and server; pip caches the wheel, so only the first install on
+# a machine pays for it. pip prints each step (no --quiet): the compile is the long one.
 # editable_mode=compat installs a plain .pth path: setuptools' default import finder adds
 # ~45 ms to every `accord` start.
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
+	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF
 $(STAMP): pyproject.toml | $(BIN)/python
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[dev,local]' \
+	@echo "installing accord and its dependencies; a first install compiles llama.cpp for the"
+	@echo "offline local model (about 10 minutes on 2 cores, once: pip caches the wheel)"
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/pip install --progress-bar on -e '.[dev,local]' \
 		--config-settings editable_mode=compat
 	touch $(STAMP)
 
