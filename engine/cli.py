@@ -128,6 +128,8 @@ def _interrupted(open_stores: list[Any]) -> NoReturn:
     """
     import signal
 
+    from accord.engine.paths import shown_path
+
     signum = _signal_received or signal.SIGINT
     name = signal.Signals(signum).name
     stored: list[Any] = []
@@ -144,22 +146,14 @@ def _interrupted(open_stores: list[Any]) -> NoReturn:
         for key, error in run_store.failures:
             click.echo(f"✗ {key}: {error}", err=True)
         kept = run_store.counts.get("succeeded", 0)
+        file = shown_path(run_store.file) if run_store.file is not None else "FILE"
         click.echo(
             f"interrupted ({name}): run {run_store.run_id} is recorded as interrupted with "
             f"{kept} finished task{'' if kept == 1 else 's'} kept; "
-            f"`accord run {_shown(run_store.file)} --resume last` runs the rest",
+            f"`accord run {file} --resume last` runs the rest",
             err=True,
         )
     sys.exit(128 + signum)
-
-
-def _shown(path: Path | None) -> str:
-    if path is None:
-        return "FILE"
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 @contextmanager
@@ -401,7 +395,7 @@ def exit_code_for(result: Any) -> int:
 def init(folder: Path) -> None:
     """Create a small working project in FOLDER (default: here): a database over a CSV, the
     local model, a workflow with a test, and an evaluation suite."""
-    from accord.engine.runner import shown_path
+    from accord.engine.paths import shown_path
     from accord.engine.scaffold import scaffold
 
     for path in scaffold(folder):
@@ -555,7 +549,7 @@ def runs_list(fmt: str, limit: int, folder: Path) -> None:
 
 def _where_runs_are(path: Path) -> str:
     """Where to look instead: each project keeps its runs in its own .accord/runs.db."""
-    from accord.engine.runner import shown_path
+    from accord.engine.paths import shown_path
 
     here = Path.cwd()
     # three levels down at most: a search of a whole home folder would take minutes

@@ -63,6 +63,11 @@ class Loaded(typing.NamedTuple):
     text: str
     issues: tuple[Issue, ...] = ()
 
+    def issue(self, loc: Loc, message: str) -> Issue:
+        """An issue at `loc` of this file, with its line and column."""
+        line, column = self.marks.find(loc)
+        return Issue(self.path, line, column, format_path(loc), message)
+
 
 def load_spec(path: Path, model: type[BaseModel] | Any, *, kind: str) -> Loaded:
     """Read, parse and validate one file against `model` (a class or an annotated type)."""

@@ -97,3 +97,11 @@ def check_filled_parts(parts: list[str], what: str, template: str) -> None:
             )
         if not part.strip():
             raise PathError(f"{what} '{template}': a value filled into it is empty")
+
+
+def shown_path(path: Path) -> str:
+    """A path as it opens from the current folder: relative when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)

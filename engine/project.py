@@ -14,7 +14,6 @@ from accord.engine.databases.duckdb import DuckDBDatabase
 from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_config
 from accord.engine.spec import ConfigSpec
-from accord.engine.yamlmarks import Loc, format_path
 
 if TYPE_CHECKING:
     from accord.engine.databases import Databases
@@ -98,11 +97,6 @@ def load_project(file: Path) -> Project:
     return Project(root, config, config_path, tuple(warnings))
 
 
-def _issue(loaded: Loaded, loc: Loc, message: str) -> Issue:
-    line, col = loaded.marks.find(loc)
-    return Issue(loaded.path, line, col, format_path(loc), message)
-
-
 def _name_issues(loaded: Loaded) -> list[Issue]:
     config: ConfigSpec = loaded.spec
     issues: list[Issue] = []
@@ -115,8 +109,7 @@ def _name_issues(loaded: Loaded) -> list[Issue]:
         for index, name in enumerate(names):
             if name in first:
                 issues.append(
-                    _issue(
-                        loaded,
+                    loaded.issue(
                         (section, index, "name"),
                         f"duplicate {kind} name '{name}' (first used by "
                         f"{section}[{first[name]}]): rename or remove one of them",
@@ -127,8 +120,7 @@ def _name_issues(loaded: Loaded) -> list[Issue]:
     default = config.defaults.database
     if default is not None and default not in databases:
         issues.append(
-            _issue(
-                loaded,
+            loaded.issue(
                 ("defaults", "database"),
                 f"names unknown database '{default}' (databases: "
                 f"{', '.join(sorted(databases)) or 'none'})",
@@ -138,7 +130,7 @@ def _name_issues(loaded: Loaded) -> list[Issue]:
     for field in ("model", "judge_model"):
         name = getattr(config.defaults, field)
         if name is not None and (problem := catalog.problem(name)) is not None:
-            issues.append(_issue(loaded, ("defaults", field), problem))
+            issues.append(loaded.issue(("defaults", field), problem))
     issues.sort(key=lambda i: (i.line or 0, i.column or 0))
     return issues
 
@@ -158,7 +150,7 @@ def _file_issues(loaded: Loaded, root: Path) -> tuple[list[Issue], list[Issue]]:
             else:
                 what = f"is a {kind}, not a {need.want}"
             message = f"database '{db.name}': {need.label} '{need.given}' {what}: {need.advice}"
-            issue = _issue(loaded, ("databases", index, need.field), message)
+            issue = loaded.issue(("databases", index, need.field), message)
             (errors if need.error else warnings).append(issue)
     return errors, warnings
 

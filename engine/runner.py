@@ -15,6 +15,7 @@ from accord.engine import log
 from accord.engine import variables as workflow_variables
 from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
 from accord.engine.context import RunContext, Scope
+from accord.engine.paths import shown_path
 from accord.engine.plan import Plan
 from accord.engine.project import Project
 from accord.engine.results import RunResult, Status, TaskResult
@@ -201,11 +202,3 @@ def run_workflow(
     project, plan = compile_workflow(Path(file))
     run_options = RunOptions(variables=dict(variables or {}), **options)
     return asyncio.run(execute(project, plan, run_options))
-
-
-def shown_path(path: Path) -> str:
-    """A path as it opens from the current folder: relative when it lies below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return str(path)

@@ -68,9 +68,7 @@ def parse_evaluators(
                 f"'{spec.id}' is also a metric of this test: give this evaluator a different 'name'"
             )
         if problem is not None:
-            loc = (*at, "evaluators", position)
-            line, column = loaded.marks.find(loc)
-            issues.append(Issue(loaded.path, line, column, format_path(loc), problem))
+            issues.append(loaded.issue((*at, "evaluators", position), problem))
         seen.add(spec.id)
     return specs
 

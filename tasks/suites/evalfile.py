@@ -110,11 +110,11 @@ def load_eval_file(
         case_id = item.id or f"case_{index + 1}"
         line = loaded.marks.find(("cases", index))[0]
         if case_id in seen:
-            _issue(
-                loaded,
-                ("cases", index, "id"),
-                f"duplicate case id '{case_id}' (also case {seen[case_id] + 1})",
-                issues,
+            issues.append(
+                loaded.issue(
+                    ("cases", index, "id"),
+                    f"duplicate case id '{case_id}' (also case {seen[case_id] + 1})",
+                )
             )
         seen[case_id] = index
         name = item.target or default
@@ -125,13 +125,12 @@ def load_eval_file(
                     loaded, project, ("cases", index, "target"), targets[item.target], issues
                 )
             except ValueError as exc:
-                _issue(loaded, ("cases", index, "target"), str(exc), issues)
+                issues.append(loaded.issue(("cases", index, "target"), str(exc)))
         if name is None:
-            _issue(
-                loaded,
-                ("cases", index),
-                "no target: give the file a 'target', or this case one",
-                issues,
+            issues.append(
+                loaded.issue(
+                    ("cases", index), "no target: give the file a 'target', or this case one"
+                )
             )
         case = Case(
             id=case_id, input=item.input, expected=item.expected, criteria=item.criteria,
@@ -144,9 +143,11 @@ def load_eval_file(
     judge = judge or project.default_model
     problem = project_catalog(project).problem(judge)
     if problem is not None:
-        _issue(loaded, ("judge_model",), problem, issues)
+        issues.append(loaded.issue(("judge_model",), problem))
     if not spec.evaluators and not any(c.evaluators for c in cases):
-        _issue(loaded, (), "no evaluators: add 'evaluators:' to the file or to its cases", issues)
+        issues.append(
+            loaded.issue((), "no evaluators: add 'evaluators:' to the file or to its cases")
+        )
     if issues:
         raise ValidationError(sorted(issues, key=lambda i: (i.line or 0, i.column or 0)))
     return Suite(
@@ -193,7 +194,7 @@ def _targets(loaded: Loaded, project: Project, issues: list[Issue]) -> dict[str,
         try:
             out[name] = target_from(value)
         except ValueError as exc:
-            _issue(loaded, loc, _first_line(exc), issues)
+            issues.append(loaded.issue(loc, _first_line(exc)))
             continue
         _check_target(loaded, project, loc, out[name], issues)
     return out
@@ -220,17 +221,11 @@ def _check_target(
     if isinstance(target, ModelTarget):
         problem = project_catalog(project).problem(target.model)
         if problem is not None:
-            _issue(loaded, loc, problem, issues)
+            issues.append(loaded.issue(loc, problem))
     for field in ("agent", "workflow"):
         relative = getattr(target, field, None)
         if isinstance(relative, str) and not (root / relative).is_file():
-            _issue(loaded, loc, f"{field} file '{relative}' not found under {root}", issues)
-
-
-def _issue(loaded: Loaded, loc: tuple[str | int, ...], message: str, issues: list[Issue]) -> None:
-    line, column = loaded.marks.find(loc)
-    path = ".".join(str(p) for p in loc)
-    issues.append(Issue(loaded.path, line, column, path, message))
+            issues.append(loaded.issue(loc, f"{field} file '{relative}' not found under {root}"))
 
 
 def _stem(path: Path) -> str:

@@ -507,7 +507,7 @@ def _evaluator(obj: Any) -> EvaluatorSpec:
 
 def _display(test_case: Any) -> Any:
     if dataclasses.is_dataclass(test_case) and not isinstance(test_case, type):
-        return {k: v for k, v in dataclasses.asdict(test_case).items()}
+        return dataclasses.asdict(test_case)
     return repr(test_case)
 
 

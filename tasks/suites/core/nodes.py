@@ -19,6 +19,7 @@ import hashlib
 import inspect
 import re
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -76,6 +77,11 @@ def evaluator_limit(spec: EvaluatorSpec) -> str:
     return f"evaluator:{spec.id}"
 
 
+def evaluator_limits(specs: Iterable[EvaluatorSpec]) -> dict[str, int]:
+    """The named scheduler limit of each evaluator with a `max_concurrency`."""
+    return {evaluator_limit(s): s.max_concurrency for s in specs if s.max_concurrency}
+
+
 def _spec_digest(value: Any) -> str:
     text = value.model_dump_json() if isinstance(value, EvaluatorSpec | Target) else repr(value)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -115,9 +121,7 @@ def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
         target = suite.target_for(case)
         target_digest = f"{digest}:{_spec_digest(target)}"
         evaluators = suite.evaluators_for(case)
-        for spec in evaluators:
-            if spec.max_concurrency:
-                limits[evaluator_limit(spec)] = spec.max_concurrency
+        limits.update(evaluator_limits(evaluators))
         for repeat in range(suite.repeat):
             key = case_key(case, repeat, suite.repeat)
             target_name = f"{key}.target"

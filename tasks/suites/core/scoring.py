@@ -92,16 +92,12 @@ async def _evaluate_run(
     output = Output(text=produced.text, contexts=list(produced.contexts))
     applied = [(e.id, e) for e in test.evaluators]
     findings = await _evaluate(run_ctx, test, applied, case, output)
-    reasons = []
+    reasons: list[str] = []
     for name, found in findings.items():
         outcome.judge_calls += found.judge_calls
         if found.error is not None:
             outcome.warnings.append(f"run {run}: {name}: {found.error}")
-        if found.score is not None:
-            record.scores[name] = found.score
-        record.checks[name] = found.passed
-        if found.passed is False and found.reason:
-            reasons.append(f"{name}: {found.reason}")
+        _note(record, name, found, reasons)
     verdicts = [v for v in record.checks.values() if v is not None]
     record.passed = all(verdicts) if verdicts else None
     record.reasoning = "\n\n".join(reasons)
@@ -198,14 +194,11 @@ async def _case(
         if name in judged:
             record.checks[name] = found.passed if found.error is None else None
             reasons.append(f"{name}: {found.reason}" if len(judged) > 1 else found.reason)
-            continue
-        if found.score is not None:
-            record.scores[name] = found.score
-        if name in test.metrics:
-            continue
-        record.checks[name] = found.passed
-        if found.passed is False and found.reason:
-            reasons.append(f"{name}: {found.reason}")
+        elif name in test.metrics:  # context recall: a score, no verdict
+            if found.score is not None:
+                record.scores[name] = found.score
+        else:
+            _note(record, name, found, reasons)
     verdicts = [v for v in record.checks.values() if v is not None]
     if judged:
         first = record.checks.get(judged[0])
@@ -214,6 +207,16 @@ async def _case(
         record.passed = all(verdicts)
     record.reasoning = "\n\n".join(reasons)
     return record
+
+
+def _note(record: Judged, name: str, found: Finding, reasons: list[str]) -> None:
+    """A library evaluator's finding on a case's or a run's record: its score, its verdict,
+    and why it failed."""
+    if found.score is not None:
+        record.scores[name] = found.score
+    record.checks[name] = found.passed
+    if found.passed is False and found.reason:
+        reasons.append(f"{name}: {found.reason}")
 
 
 def metric_evaluator(test: PreparedTest, name: str) -> EvaluatorSpec:

@@ -223,12 +223,11 @@ async def run_suite(
 
 def _evaluator_limits(suite: PreparedSuite) -> dict[str, int]:
     """The named limit of every evaluator with a `max_concurrency`."""
-    from accord.tasks.suites.core.nodes import evaluator_limit
+    from accord.tasks.suites.core.nodes import evaluator_limits
 
-    specs = [
+    return evaluator_limits(
         e for t in suite.tests for e in (*t.evaluators, *(x for c in t.cases for x in c.evaluators))
-    ]
-    return {evaluator_limit(e): e.max_concurrency for e in specs if e.max_concurrency}
+    )
 
 
 def _outcome(suite: PreparedSuite, task: PlannedTask, result: TaskResult | None) -> TestOutcome:

@@ -21,7 +21,7 @@ from accord.engine.plan import Plan
 from accord.engine.project import Project
 from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
 from accord.engine.spec import AgentSpec, TestSpecBase, variable_spec
-from accord.engine.yamlmarks import Loc, format_path
+from accord.engine.yamlmarks import Loc
 from accord.tasks.consistency.judge import DEFAULT_PROMPT
 from accord.tasks.evaluators.base import EVALUATORS, EvaluatorSpec
 from accord.tasks.evaluators.judged import JUDGE_NAMES
@@ -56,8 +56,7 @@ class TestChecker:
         self.catalog = ModelCatalog(project.config)
 
     def issue(self, loc: Loc, message: str) -> None:
-        line, column = self.loaded.marks.find(loc)
-        self.issues.append(Issue(self.loaded.path, line, column, format_path(loc), message))
+        self.issues.append(self.loaded.issue(loc, message))
 
     # -- workflows and agents ---------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from accord.engine.errors import AccordError, Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, is_workflow_file, load_spec, load_workflow
 from accord.engine.project import Project, load_project
 from accord.engine.spec import AgentSpec
-from accord.engine.yamlmarks import Loc, format_path, parse_yaml, read_text
+from accord.engine.yamlmarks import Loc, parse_yaml, read_text
 from accord.tasks.evaluators.parsing import parse_evaluators
 from accord.tasks.suites.core.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
 from accord.tasks.suites.oxy.checks import TestChecker
@@ -159,15 +159,16 @@ def _suite_target(
     suite: TestSuiteSpec = loaded.spec
     target = project.root / suite.target
     if not suite.target.endswith(AGENT_SUFFIXES):
-        _issue(
-            loaded,
-            ("target",),
-            f"the target must be an .agent.yml file (got '{suite.target}')",
-            issues,
+        issues.append(
+            loaded.issue(
+                ("target",), f"the target must be an .agent.yml file (got '{suite.target}')"
+            )
         )
         return None, None
     if not target.is_file():
-        _issue(loaded, ("target",), f"file '{suite.target}' not found under {project.root}", issues)
+        issues.append(
+            loaded.issue(("target",), f"file '{suite.target}' not found under {project.root}")
+        )
         return None, None
     try:
         agent: AgentSpec = load_spec(target, AgentSpec, kind="agent").spec
@@ -175,7 +176,7 @@ def _suite_target(
         issues.extend(exc.issues)
         return None, None
     except AccordError as exc:
-        _issue(loaded, ("target",), exc.message, issues)
+        issues.append(loaded.issue(("target",), exc.message))
         return None, None
     if agent.model is not None:
         _check_model(loaded, project, agent.model, ("target",), issues)
@@ -186,11 +187,11 @@ def _check_case_names(loaded: Loaded, issues: list[Issue]) -> None:
     seen: dict[str, int] = {}
     for index, case in enumerate(loaded.spec.cases):
         if case.name in seen:
-            _issue(
-                loaded,
-                ("cases", index, "name"),
-                f"duplicate case name '{case.name}' (first used by cases[{seen[case.name]}])",
-                issues,
+            issues.append(
+                loaded.issue(
+                    ("cases", index, "name"),
+                    f"duplicate case name '{case.name}' (first used by cases[{seen[case.name]}])",
+                )
             )
         seen.setdefault(case.name, index)
 
@@ -202,12 +203,7 @@ def _check_model(
         return
     problem = ModelCatalog(project.config).problem(name)
     if problem is not None:
-        _issue(loaded, loc, problem, issues)
-
-
-def _issue(loaded: Loaded, loc: Loc, message: str, issues: list[Issue]) -> None:
-    line, column = loaded.marks.find(loc)
-    issues.append(Issue(loaded.path, line, column, format_path(loc), message))
+        issues.append(loaded.issue(loc, problem))
 
 
 def _raise_all(path: Path, issues: list[Issue]) -> None:
