@@ -115,6 +115,16 @@ def _local_provider(litellm: Any, local: Any) -> Any:
     return LocalProvider()
 
 
+def _unrecorded(what: str, task: str) -> ModelError:
+    """`--cache replay` met a call the cache has no answer for."""
+    return ModelError(
+        f"no recorded {what} (--cache replay allows recorded calls only; run once with "
+        "--cache on to record)",
+        task=task,
+        permanent=True,
+    )
+
+
 def _kind(exc: BaseException) -> str:
     """The provider error's kind, also for errors carried back from a worker process."""
     return str(getattr(exc, "kind", type(exc).__name__))
@@ -322,12 +332,7 @@ class ModelClient:
                     self.usage.record(task, completion)
                     return completion
         if self.mode == "replay":
-            raise ModelError(
-                f"no recorded answer for this call to model '{model.name}' "
-                "(--cache replay allows recorded calls only; run once with --cache on to record)",
-                task=task,
-                permanent=True,
-            )
+            raise _unrecorded(f"answer for this call to model '{model.name}'", task)
         completion = await self._call(model, messages, tools, params, task)
         if self.cache is not None and self.mode == "on":
             self.cache.put(key, completion.to_cache())
@@ -349,12 +354,7 @@ class ModelClient:
             if hit is not None:
                 return [list(map(float, v)) for v in json.loads(hit)]
         if self.mode == "replay":
-            raise ModelError(
-                f"no recorded embeddings from model '{model.name}' (--cache replay allows "
-                "recorded calls only; run once with --cache on to record)",
-                task=task,
-                permanent=True,
-            )
+            raise _unrecorded(f"embeddings from model '{model.name}'", task)
         litellm = await litellm_ready()
         response = await litellm.aembedding(
             model=model.litellm_model, input=texts, timeout=model.timeout, num_retries=0,
