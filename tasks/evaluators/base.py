@@ -70,6 +70,9 @@ class Finding:
     no verdict, an exception in a Python evaluator), or `skipped` says why it was not asked
     (short-circuited). `passed` is None when no threshold applies (recorded, not gating).
     `scoring` says how a score with alternatives was computed (`model` or `lexical`).
+    `hits` and `misses` list what the evaluator found right and wrong (AgentV's form);
+    `children` are the findings a composite evaluator aggregated; `veto` says why this
+    finding fails its case whatever its score (a required rubric item not met).
     """
 
     name: str
@@ -85,6 +88,11 @@ class Finding:
     threshold: str | None = None
     scoring: str | None = None
     deterministic: bool = True
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    children: list[Finding] = field(default_factory=list)
+    veto: str | None = None
+    kind: str | None = None
 
 
 class EvaluatorSpec(Spec):

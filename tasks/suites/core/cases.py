@@ -54,7 +54,8 @@ class Case:
     """One case: what the target is given and what evaluators compare its output with.
 
     `obj` is the user's own test case object (Python API); `contexts` are reference
-    contexts (RAG metrics); `baseline` is a manual battle's baseline.
+    contexts (RAG metrics); `baseline` is a manual battle's baseline; `judge_model` the
+    judge of this case when it is not the suite's (an eval file's target's judge).
     """
 
     id: str
@@ -72,6 +73,7 @@ class Case:
     line: int | None = None
     obj: Any = None
     digest: str = ""
+    judge_model: str | None = None
 
     @property
     def prompt(self) -> str:
@@ -112,7 +114,13 @@ def case_digest(case: Case) -> str:
 @dataclass
 class Output:
     """What a target produced for one case: its text, the value behind it (a Python
-    target's return value), the contexts it retrieved and the tool calls it made."""
+    target's return value), the contexts it retrieved and the tool calls it made.
+
+    A target may also report what it spent: `usage` (`input`, `output`, `cached` tokens),
+    `cost` (USD), `duration_ms` (its own measure; else `seconds`, measured around it), and
+    its whole reply as `messages` (assistant messages with their tool calls). `workspace`
+    is the folder a case's workspace hooks prepared.
+    """
 
     text: str = ""
     value: Any = None
@@ -120,6 +128,11 @@ class Output:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
+    usage: dict[str, int] | None = None
+    cost: float | None = None
+    duration_ms: float | None = None
+    messages: list[dict[str, Any]] | None = None
+    workspace: str | None = None
 
     @property
     def subject(self) -> Any:
@@ -132,7 +145,8 @@ class CaseResult:
     """A case's verdict for one repeat: its output, findings, score and status.
 
     `status` is `passed`, `failed`, `error` (the target failed, or an evaluator errored with
-    nothing else failing) or `recorded` (no evaluator gates it).
+    nothing else failing) or `recorded` (no evaluator gates it). `verdict` is the label of a
+    suite with score bands (AgentV's `pass`, `borderline`, `fail`).
     """
 
     id: str
@@ -147,6 +161,9 @@ class CaseResult:
     tags: list[str] = field(default_factory=list)
     seconds: float = 0.0
     metadata: dict[str, Any] = field(default_factory=dict)
+    verdict: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    target: str | None = None
 
     @property
     def passed(self) -> bool | None:
@@ -161,6 +178,29 @@ for _name, _cls in (("eval_finding", Finding), ("eval_output", Output), ("eval_c
     codec.register_dataclass(_name, _cls)
 
 
+class Lifecycle:
+    """Hooks around a suite's run and around each case (all optional).
+
+    `before_case` runs in the case's target node before the target answers: an exception
+    errors the case with its message; what it returns is the case's workspace folder.
+    `after_case` runs in the verdict node after every evaluator and returns warnings.
+    """
+
+    async def before_all(self, suite: Suite) -> None:
+        return None
+
+    async def after_all(self, suite: Suite) -> list[str]:
+        return []
+
+    async def before_case(self, case: Case, repeat: int, run_id: str) -> str | None:
+        return None
+
+    async def after_case(
+        self, case: Case, repeat: int, run_id: str, workspace: str | None
+    ) -> list[str]:
+        return []
+
+
 @dataclass
 class Suite:
     """A suite ready to run: cases, targets by name, suite-wide evaluators and settings.
@@ -168,7 +208,10 @@ class Suite:
     `default_target` answers cases that name none. `repeat` runs each case that many times
     (pass@k). `short_circuit` keeps judges from cases a deterministic evaluator failed.
     `pass_score` (optional) makes a case pass on its weighted score instead of on every
-    gating evaluator. `evaluator_objects` holds Python API evaluators by id.
+    gating evaluator. `bands` (pass, borderline) label each case's score as AgentV does.
+    `trials` makes the repeats trials of one case under a strategy (`pass_at_k`: a trial
+    runs only while none before it passed; `mean`; `confidence_interval`). `lifecycle`
+    runs hooks around the suite and each case (an eval file's workspace scripts).
     """
 
     id: str
@@ -186,6 +229,9 @@ class Suite:
     target_concurrency: int | None = None
     timeout: float | None = None
     on_case: Callable[[CaseResult], None] | None = None
+    bands: tuple[float, float] | None = None
+    trials: str | None = None
+    lifecycle: Lifecycle | None = None
 
     def target_for(self, case: Case) -> Target:
         name = case.target or self.default_target

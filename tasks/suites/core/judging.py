@@ -40,13 +40,14 @@ class EvalContext:
     suite: Suite
     repeat: int = 0
     calls: int = 0
+    judge: str | None = None
 
     @property
     def judge_model(self) -> str | None:
-        return self.suite.judge_model
+        return self.judge or self.suite.judge_model
 
     def model_for(self, model: str | None) -> str | None:
-        return model or self.suite.judge_model
+        return model or self.judge_model
 
     async def complete(self, messages: list[dict[str, Any]], model: str | None, **kw: Any) -> Any:
         """One judge call through the models door; a failed call is an `EvaluatorFailure`."""
@@ -122,6 +123,69 @@ class EvalContext:
             if found is not None:
                 return found
         raise EvaluatorFailure(f"the judge's select_answer call had {problem}")
+
+
+    async def structured(
+        self,
+        prompt: str,
+        system: str,
+        schema: dict[str, Any],
+        check: Callable[[Any], T | None],
+        *,
+        model: str | None = None,
+        what: str = "answer",
+    ) -> T:
+        """A JSON object the judge gives for `prompt`, accepted when `check` returns a value.
+        Models that take tools answer by a forced `submit_evaluation(...)` call whose
+        parameters are `schema` (a provider that ignores the tool but writes the JSON in text
+        is read too); the others write the JSON in their reply. Asked twice at most."""
+        resolved = self.task.run.models().catalog.resolve(self.model_for(model))
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        extra: dict[str, Any] = {}
+        if resolved.tools:
+            tool = {
+                "type": "function",
+                "function": {
+                    "name": SUBMIT_EVALUATION,
+                    "description": "Submit the evaluation",
+                    "parameters": schema,
+                },
+            }
+            forced = {"type": "function", "function": {"name": SUBMIT_EVALUATION}}
+            extra = {"tools": [tool], "tool_choice": forced}
+        reply = ""
+        for attempt in range(2):
+            completion = await self.complete(messages, model, sample=attempt, **extra)
+            calls = [c for c in completion.tool_calls if c.name == SUBMIT_EVALUATION]
+            reply = calls[0].arguments if calls else (completion.text or "")
+            found = check(json_object(reply))
+            if found is not None:
+                return found
+        raise EvaluatorFailure(f"no {what} in the judge's reply: {reply.strip()[-300:]!r}")
+
+
+SUBMIT_EVALUATION = "submit_evaluation"
+
+
+def json_object(text: str) -> Any:
+    """The JSON object in a reply: the whole text, a fenced block, or the span from the
+    first `{` to the last `}`; None when there is none."""
+    text = (text or "").strip()
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    candidates = [text]
+    if fenced:
+        candidates.append(fenced.group(1).strip())
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
 
 
 def select_answer_tool(choices: Sequence[str]) -> dict[str, Any]:

@@ -122,6 +122,7 @@ def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
         target_digest = f"{digest}:{_spec_digest(target)}"
         evaluators = suite.evaluators_for(case)
         limits.update(evaluator_limits(evaluators))
+        previous: tuple[str, ...] = ()
         for repeat in range(suite.repeat):
             key = case_key(case, repeat, suite.repeat)
             target_name = f"{key}.target"
@@ -131,10 +132,10 @@ def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
                     target_name,
                     construct(
                         name=target_name, type="eval_target", digest=target_digest, repeat=repeat,
-                        suite_ref=suite, case_ref=case, evaluator_ref=target,
+                        suite_ref=suite, case_ref=case, evaluator_ref=target, deps_ref=previous,
                         limits_ref=(TARGET_LIMIT,) if suite.target_concurrency else (),
                     ),
-                    order, (), 3,
+                    order, previous, 3,
                 )
             )  # fmt: skip
             order += 1
@@ -154,6 +155,8 @@ def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
                 )
             )  # fmt: skip
             order += 1
+            if suite.trials == "pass_at_k":
+                previous = (verdict,)  # the next trial runs only when this one did not pass
     plan = Plan(
         name=suite.id,
         path=suite.path or Path(f"<suite {suite.id}>"),
@@ -208,12 +211,23 @@ def _spec(ctx: TaskContext) -> EvalNodeSpec:
 
 
 @register_task("eval_target", EvalNodeSpec, internal=True)
-async def run_target(task: PlannedTask, ctx: TaskContext) -> Output:
-    """The target answers the case; a failure or timeout fails this node (and the case)."""
+async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
+    """The target answers the case; a failure or timeout fails this node (and the case).
+    None: a pass_at_k trial not needed (an earlier trial passed)."""
     spec = _spec(ctx)
     suite: Suite = spec.suite_ref
     target: Target = spec.evaluator_ref
+    for dep in spec.deps_ref or ():
+        earlier = ctx.scope.get(dep)
+        if earlier is None or (isinstance(earlier, CaseResult) and earlier.status == "passed"):
+            return None
     timeout = target.timeout or suite.timeout
+    workspace = None
+    if suite.lifecycle is not None:
+        try:
+            workspace = await suite.lifecycle.before_case(spec.case_ref, spec.repeat, ctx.run.run_id)
+        except TargetFailure as exc:
+            raise TaskError(ctx.key, str(exc), permanent=True) from None
     started = time.perf_counter()
     try:
         async with asyncio.timeout(timeout):
@@ -225,17 +239,20 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output:
     except TargetFailure as exc:
         raise TaskError(ctx.key, str(exc), permanent=True) from None
     output.seconds = time.perf_counter() - started
+    output.workspace = workspace
     return output
 
 
 @register_task("eval_check", EvalNodeSpec, internal=True)
-async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding:
+async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding | None:
     """One evaluator on the case's output; its errors are recorded on the finding."""
     spec = _spec(ctx)
     evaluator: EvaluatorSpec = spec.evaluator_ref
     case: Case = spec.case_ref
     suite: Suite = spec.suite_ref
-    output: Output = ctx.scope.get(f"{task.name.rsplit('.', 1)[0]}.target")
+    output: Output | None = ctx.scope.get(f"{task.name.rsplit('.', 1)[0]}.target")
+    if output is None:
+        return None
     for dep in spec.deps_ref or ():
         found = ctx.scope.get(dep)
         # only a failure that counts against the case spares the judge (weight 0 records)
@@ -248,7 +265,8 @@ async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding:
             return _finalise(
                 evaluator, Finding(evaluator.id, skipped=f"short_circuit: {found.name} failed")
             )
-    return await evaluate_one(EvalContext(ctx, suite, spec.repeat), evaluator, case, output)
+    ev = EvalContext(ctx, suite, spec.repeat, judge=case.judge_model)
+    return await evaluate_one(ev, evaluator, case, output)
 
 
 async def evaluate_one(
@@ -275,11 +293,13 @@ async def evaluate_one(
 def _finalise(spec: EvaluatorSpec, finding: Finding) -> Finding:
     """Apply what every evaluator shares: negate, threshold, weight, required."""
     finding.name = spec.id
+    finding.kind = finding.kind or spec.type
     finding.weight = spec.weight
     finding.required = spec.required
     finding.deterministic = not spec.calls_model(None)
     if finding.score is not None and spec.negate:
         finding.score = 1.0 - finding.score
+        finding.hits, finding.misses = finding.misses, finding.hits
     gate = spec.gate()
     own = finding.threshold  # a Python evaluator's Evaluation may carry its own
     if finding.score is None or finding.error is not None:
@@ -289,17 +309,28 @@ def _finalise(spec: EvaluatorSpec, finding: Finding) -> Finding:
     if own is None and gate is not None:
         finding.passed = gate.holds(finding.score)
         finding.threshold = gate.text()
+    if spec.negate:
+        finding.veto = None
+    elif finding.veto is not None:
+        finding.passed = False
     return finding
 
 
 @register_task("eval_verdict", EvalNodeSpec, internal=True)
-async def run_verdict(task: PlannedTask, ctx: TaskContext) -> CaseResult:
-    """The case's score and verdict from its findings."""
+async def run_verdict(task: PlannedTask, ctx: TaskContext) -> CaseResult | None:
+    """The case's score and verdict from its findings (None: a trial not needed)."""
     spec = _spec(ctx)
     target_name, checks = spec.deps_ref
-    output: Output = ctx.scope.get(target_name)
+    output: Output | None = ctx.scope.get(target_name)
+    if output is None:
+        return None
+    suite: Suite = spec.suite_ref
     findings = [ctx.scope.get(name) for name in checks]
-    result = decide(spec.suite_ref, spec.case_ref, spec.repeat, output, findings)
+    result = decide(suite, spec.case_ref, spec.repeat, output, findings)
+    if suite.lifecycle is not None:
+        result.warnings = await suite.lifecycle.after_case(
+            spec.case_ref, spec.repeat, ctx.run.run_id, output.workspace
+        )
     callback = spec.suite_ref.on_case
     if callback is not None:
         outcome = callback(result)
@@ -324,7 +355,12 @@ async def run_suite(
         limits={**options.limits, **limits},
     )
     started = time.perf_counter()
-    result = await execute(project, plan, options, observer)
+    if suite.lifecycle is not None:
+        await suite.lifecycle.before_all(suite)
+    try:
+        result = await execute(project, plan, options, observer)
+    finally:
+        warnings = await suite.lifecycle.after_all(suite) if suite.lifecycle is not None else []
     cases: list[CaseResult] = []
     by_key = {r.key: r for r in result.results}
     for case in suite.cases:
@@ -335,6 +371,8 @@ async def run_suite(
                 cases.append(verdict)
                 continue
             target = by_key.get(f"{key}.target")
+            if f"{key}.verdict" in result.outputs and verdict is None:
+                continue  # a trial not needed
             error = (target.error if target is not None else None) or "the case did not run"
             if target is not None and target.status is Status.SKIPPED:
                 error = "the case did not run (the suite was stopped)"
@@ -346,6 +384,7 @@ async def run_suite(
         usage=result.usage,
         stats=dict(result.stats),
         run_id=result.run_id,
+        warnings=warnings,
     )
 
 

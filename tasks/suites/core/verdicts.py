@@ -30,7 +30,9 @@ def decide(
     weights = sum(f.weight for f in counted)
     score = sum(f.weight * (f.score or 0.0) for f in counted) / weights if weights else None
     errors = [f for f in findings if f.error is not None]
-    required_failed = [f for f in findings if f.required and (f.passed is False or f.error)]
+    required_failed = [
+        f for f in findings if (f.required and (f.passed is False or f.error)) or f.veto
+    ]
     gating = [f for f in findings if f.passed is not None and (f.weight > 0 or f.required)]
     failed = [f for f in gating if f.passed is False]
     if required_failed:
@@ -51,6 +53,8 @@ def decide(
     if errors and status == "error":
         error = "; ".join(f"{f.name}: {f.error}" for f in errors)
     return CaseResult(
+        verdict=band(suite, status, score),
+        target=case.target,
         id=case.id,
         repeat=repeat,
         status=status,
@@ -64,6 +68,19 @@ def decide(
         seconds=output.seconds,
         metadata=dict(case.metadata) if isinstance(case.metadata, dict) else {},
     )
+
+
+def band(suite: Suite, status: str, score: float | None) -> str | None:
+    """The case's label under the suite's score bands (None without bands): `pass`,
+    `borderline`, `fail`, or `error`; a failed required evaluator is a `fail`."""
+    if suite.bands is None:
+        return None
+    if status == "error" or score is None:
+        return "error"
+    passing, borderline = suite.bands
+    if status == "failed" and score >= passing:
+        return "fail"
+    return "pass" if score >= passing else "borderline" if score >= borderline else "fail"
 
 
 def mean_interval(values: list[float], z: float = Z95) -> tuple[float, float] | None:
@@ -100,6 +117,7 @@ class SuiteRun:
     usage: Any = None
     stats: dict[str, int] = field(default_factory=dict)
     run_id: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
