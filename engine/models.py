@@ -259,6 +259,8 @@ class ModelClient:
         out: dict[str, Any] = {}
         if model.api_base:
             out["api_base"] = model.api_base
+        if model.api_version:
+            out["api_version"] = model.api_version
         if model.key_var:
             key = os.environ.get(model.key_var)
             if not key:

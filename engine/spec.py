@@ -244,6 +244,7 @@ class ModelSpec(Spec):
     api_key: str | None = Field(None, description="Literal key (prefer key_var).")
     api_base: str | None = None
     api_url: str | None = Field(None, description="Oxy's name for api_base.")
+    api_version: str | None = Field(None, description="Azure OpenAI's API version.")
     headers: dict[str, Any] | None = None
     temperature: float | None = Field(None, ge=0, allow_inf_nan=False)
     seed: int | None = None

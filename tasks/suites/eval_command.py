@@ -45,6 +45,8 @@ class EvalCommand:
     cache_mode: str = "on"
     resume: str | None = None
     quiet: bool = False
+    target: str | None = None
+    targets: Path | None = None
 
 
 def load_suite(path: Path, command: EvalCommand) -> Suite:
@@ -57,9 +59,16 @@ def load_suite(path: Path, command: EvalCommand) -> Suite:
         return load_eval_file(path, judge_model=command.judge_model, repeat=command.repeat)
     if path.name.endswith((".test.yml", ".test.yaml")):
         return load_test_file(path, judge_model=command.judge_model, repeat=command.repeat)
+    from accord.tasks.suites.agentv.files import is_agentv_file, load_agentv_file
+
+    if is_agentv_file(path):
+        return load_agentv_file(
+            path, target=command.target, targets_file=command.targets,
+            judge_model=command.judge_model, repeat=command.repeat,
+        )  # fmt: skip
     raise LoadError(
-        f"{path}: not an evaluation file accord knows (an .eval.yml or .test.yml suite); "
-        "run the tests of workflows and agents with `accord test`"
+        f"{path}: not an evaluation file accord knows (an .eval.yml or .test.yml suite, or an "
+        "AgentV eval file with 'tests:'); run the tests of workflows and agents with `accord test`"
     )
 
 
@@ -133,6 +142,9 @@ def run_eval_command(command: EvalCommand) -> int:
     empty = [s for s in suites if not s.cases]
     if empty:
         raise LoadError(f"{empty[0].path}: no case matches the --tag/--case filters")
+    err = Console(stderr=True, soft_wrap=True)
+    for note in (n for s in suites for n in s.notes):
+        err.print(f"warning: {note}", highlight=False, markup=False)
     runs: list[SuiteRun] = []
     quiet = command.quiet or command.fmt != "pretty"
     for suite in suites:
@@ -170,7 +182,15 @@ def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | No
     if command.report is not None:
         _write_file(command.report, reports.render_html(runs, gate=gate))
     text = render(command.fmt)
-    if command.output is not None:
+    if command.output is not None and command.output.suffix == ".jsonl":
+        from accord.tasks.suites.agentv.results import render_jsonl
+
+        _write_file(command.output, render_jsonl(runs))
+        if text is not None:
+            sys.stdout.write(text)
+        else:
+            reports.print_pretty(runs, Console(soft_wrap=True), quiet=command.quiet)
+    elif command.output is not None:
         if text is None:
             console = Console(file=None, record=True, width=120, force_terminal=False)
             with console.capture() as capture:
@@ -195,6 +215,8 @@ def _write_file(path: Path, text: str) -> None:
 def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
     err = Console(stderr=True, soft_wrap=True)
     cases = [c for run in runs for c in run.cases]
+    for warning in [w for run in runs for w in run.warnings] + [w for c in cases for w in c.warnings]:
+        err.print(f"warning: {warning}", highlight=False, markup=False)
     for case in (c for c in cases if c.status == "error"):
         err.print(f"error: case {case.id}: {case.error}", highlight=False, markup=False)
     if cases and all(c.status == "error" for c in cases):
@@ -244,6 +266,9 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
     help="Same as --max-concurrency.",
 )
 @click.option("--resume", help="Finish an interrupted run: its id, or 'last'.")
+@click.option("--target", help="AgentV eval files: the target of tests that name none.")
+@click.option("--targets", "targets_file", type=click.Path(path_type=Path),
+              help="AgentV eval files: the targets file (default: the nearest .agentv/targets.yaml).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
 @max_concurrency_option("Work running at once (default: config, else 16).")
 @cache_option
@@ -253,13 +278,15 @@ def eval_command(
     output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
     gate: Literal["mean", "lower-bound"], tags: tuple[str, ...], cases: tuple[str, ...],
     repeat: int | None, judge_model: str | None, concurrency: int | None, resume: str | None,
-    quiet: bool, max_concurrency: int | None, cache_mode: str,
+    target: str | None, targets_file: Path | None, quiet: bool, max_concurrency: int | None,
+    cache_mode: str,
 ) -> None:  # fmt: skip
-    """Run evaluation suites (.eval.yml, .test.yml) and report their cases."""
+    """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files) and report their
+    cases. `--output x.jsonl` writes AgentV's result records."""
     command = EvalCommand(
         files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
         min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,
         repeat=repeat, judge_model=judge_model, max_concurrency=max_concurrency or concurrency,
-        cache_mode=cache_mode, resume=resume, quiet=quiet,
+        cache_mode=cache_mode, resume=resume, quiet=quiet, target=target, targets=targets_file,
     )  # fmt: skip
     sys.exit(run_eval_command(command))

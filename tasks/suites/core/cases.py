@@ -232,6 +232,7 @@ class Suite:
     bands: tuple[float, float] | None = None
     trials: str | None = None
     lifecycle: Lifecycle | None = None
+    notes: tuple[str, ...] = ()
 
     def target_for(self, case: Case) -> Target:
         name = case.target or self.default_target

@@ -295,7 +295,7 @@ def _finalise(spec: EvaluatorSpec, finding: Finding) -> Finding:
     finding.name = spec.id
     finding.kind = finding.kind or spec.type
     finding.weight = spec.weight
-    finding.required = spec.required
+    finding.required = bool(spec.required)
     finding.deterministic = not spec.calls_model(None)
     if finding.score is not None and spec.negate:
         finding.score = 1.0 - finding.score

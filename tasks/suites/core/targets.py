@@ -112,7 +112,13 @@ class ModelTarget(Target):
             sample=repeat,
         )
         calls = [{"name": c.name, "arguments": _args(c.arguments)} for c in completion.tool_calls]
-        return Output(text=completion.text, tool_calls=calls)
+        return Output(
+            text=completion.text,
+            tool_calls=calls,
+            usage={"input": completion.input_tokens, "output": completion.output_tokens},
+            cost=completion.cost,
+            duration_ms=completion.latency * 1000 if not completion.cached else None,
+        )
 
 
 def _args(text: str) -> Any:
@@ -255,8 +261,9 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
 
 
 def parse_trace(stdout: str) -> Output:
-    """A command's stdout: a JSON object with `output` (and `tool_calls`, `contexts`) is a
-    trace; anything else is the output text."""
+    """A command's stdout: a JSON object with `output` (and `tool_calls`, `contexts`), or
+    AgentV's trace (`output_messages` or `text`, with `token_usage`, `cost_usd`,
+    `duration_ms`), is read as a trace; anything else is the output text."""
     text = stdout.strip()
     if text.startswith("{"):
         try:
@@ -270,10 +277,61 @@ def parse_trace(stdout: str) -> Output:
             return Output(
                 text=output if isinstance(output, str) else json.dumps(output, default=str),
                 value=None if isinstance(output, str) else output,
-                tool_calls=[c for c in calls if isinstance(c, dict)],
+                tool_calls=[tool_call(c) for c in calls if isinstance(c, dict)],
                 contexts=[str(c) for c in contexts],
             )
+        if isinstance(data, dict) and ("output_messages" in data or "text" in data):
+            return agent_reply(data)
     return Output(text=text)
+
+
+def tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A tool call in one shape (`name`, `arguments`, and `duration_ms` when known), from
+    accord's form (`name`, `arguments`) or AgentV's (`tool`, `input`, `duration_ms`)."""
+    out: dict[str, Any] = {
+        "name": str(call.get("name", call.get("tool", ""))),
+        "arguments": call.get("arguments", call.get("input", call.get("args"))),
+    }
+    duration = call.get("duration_ms")
+    if isinstance(duration, int | float) and not isinstance(duration, bool) and duration >= 0:
+        out["duration_ms"] = float(duration)
+    if "output" in call:
+        out["output"] = call["output"]
+    return out
+
+
+def agent_reply(data: dict[str, Any]) -> Output:
+    """An agent's reply in AgentV's wire form: the last assistant message's content is the
+    answer; the tool calls of every message, the token usage, cost and duration are kept."""
+    messages = data.get("output_messages")
+    if not isinstance(messages, list) or not messages:
+        raw = data.get("text", "")
+        messages = [{"role": "assistant", "content": raw if isinstance(raw, str) else raw}]
+    messages = [m for m in messages if isinstance(m, dict)]
+    answer = next(
+        (m.get("content") for m in reversed(messages) if m.get("role", "assistant") == "assistant"),
+        "",
+    )
+    calls = [
+        tool_call(c)
+        for m in messages
+        for c in (m.get("tool_calls") or [])
+        if isinstance(c, dict)
+    ]
+    usage = data.get("token_usage")
+    cost = data.get("cost_usd")
+    duration = data.get("duration_ms")
+    return Output(
+        text=answer if isinstance(answer, str) else content_text(answer),
+        value=None if isinstance(answer, str) else answer,
+        tool_calls=calls,
+        messages=messages,
+        usage={k: int(v) for k, v in usage.items() if isinstance(v, int | float)}
+        if isinstance(usage, dict)
+        else None,
+        cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+        duration_ms=float(duration) if isinstance(duration, int | float) and duration >= 0 else None,
+    )
 
 
 @target("python")

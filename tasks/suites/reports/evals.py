@@ -143,7 +143,7 @@ def _why(case: CaseResult) -> str:
     bad = [f for f in case.findings if f.passed is False or f.error]
     parts = []
     for f in bad:
-        detail = f.error or f.reason
+        detail = f.error or f.veto or f.reason or "; ".join(f.misses[:2])
         parts.append(f"{f.name}: {detail}" if detail else f.name)
     return "; ".join(parts)
 
