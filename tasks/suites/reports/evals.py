@@ -115,6 +115,7 @@ def suite_data(run: SuiteRun) -> dict[str, Any]:
                 "id": c.id,
                 "repeat": c.repeat,
                 "status": c.status,
+                "verdict": c.verdict,
                 "score": _r(c.score),
                 "input": c.input,
                 "expected": c.expected,
@@ -162,7 +163,10 @@ def print_pretty(runs: list[SuiteRun], out: Console, *, quiet: bool) -> None:
                 label = case.id if run.suite.repeat == 1 else f"{case.id} (run {case.repeat + 1})"
                 score = "" if case.score is None else f"{case.score:.2f}"
                 why = "" if case.status == "passed" else _why(case)
-                table.add_row(MARKS[case.status], escape(label), score, escape(why[:300]))
+                mark = MARKS[case.status]
+                if case.verdict == "borderline":
+                    mark, why = "[yellow]~[/]", f"borderline; {why}" if why else "borderline"
+                table.add_row(mark, escape(label), score, escape(why[:300]))
             out.print(table)
         counts = run.counts()
         out.print(
