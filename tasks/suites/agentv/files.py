@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Union
@@ -27,7 +28,7 @@ import pydantic
 import yaml
 from pydantic import Field, TypeAdapter
 
-from accord.engine.errors import Issue, ValidationError
+from accord.engine.errors import Issue, LoadError, ValidationError
 from accord.engine.loader import pydantic_issues
 from accord.engine.project import Project, load_project
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
@@ -64,9 +65,13 @@ def is_agentv_file(path: Path) -> bool:
     if path.suffix not in (".yaml", ".yml"):
         return False
     try:
-        data = yaml.safe_load(read_text(path))
-    except (yaml.YAMLError, OSError, UnicodeDecodeError):
+        text = read_text(path)
+    except LoadError:
         return False
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:  # the loader shows the syntax error, when it looks like one
+        return re.search(rf"^(?:{'|'.join(CASE_KEYS)})\s*:", text, re.MULTILINE) is not None
     return isinstance(data, dict) and any(isinstance(data.get(k), list) for k in CASE_KEYS)
 
 
@@ -401,6 +406,8 @@ class Builder:
             evaluators = self.evaluators(test.evaluators, (*loc, "evaluators"))
         elif file_evaluators is not None:
             evaluators = file_evaluators
+        elif test.rubrics:
+            evaluators = ()
         else:
             evaluators = (LlmJudge(name="llm_judge"),)
         if test.rubrics:

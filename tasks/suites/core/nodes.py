@@ -376,7 +376,7 @@ async def run_suite(
             error = (target.error if target is not None else None) or "the case did not run"
             if target is not None and target.status is Status.SKIPPED:
                 error = "the case did not run (the suite was stopped)"
-            cases.append(_errored(case, repeat, error))
+            cases.append(_errored(suite, case, repeat, error))
     return SuiteRun(
         suite=suite,
         cases=cases,
@@ -388,11 +388,12 @@ async def run_suite(
     )
 
 
-def _errored(case: Case, repeat: int, error: str) -> CaseResult:
+def _errored(suite: Suite, case: Case, repeat: int, error: str) -> CaseResult:
     prefix = ".target: "
     if prefix in error:
         error = error.split(prefix, 1)[1]
     return CaseResult(
         id=case.id, repeat=repeat, status="error", input=case.input, expected=case.expected,
-        error=error, tags=list(case.tags),
+        error=error, tags=list(case.tags), target=case.target,
+        verdict="error" if suite.bands is not None else None,
     )  # fmt: skip
