@@ -215,7 +215,9 @@ def _write_file(path: Path, text: str) -> None:
 def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
     err = Console(stderr=True, soft_wrap=True)
     cases = [c for run in runs for c in run.cases]
-    for warning in [w for run in runs for w in run.warnings] + [w for c in cases for w in c.warnings]:
+    for warning in [w for run in runs for w in run.warnings] + [
+        w for c in cases for w in c.warnings
+    ]:
         err.print(f"warning: {warning}", highlight=False, markup=False)
     for case in (c for c in cases if c.status == "error"):
         err.print(f"error: case {case.id}: {case.error}", highlight=False, markup=False)

@@ -19,7 +19,7 @@ CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "agentv-corpus"
 FEATURES = CORPUS / "examples" / "features"
 
 # a command-line agent printing AgentV traces, by the words of the prompt (as mock-agent.ts)
-MOCK_AGENT = r'''
+MOCK_AGENT = r"""
 import argparse, json
 p = argparse.ArgumentParser(); p.add_argument("--prompt"); p.add_argument("--output")
 a = p.parse_args(); q = a.prompt.lower()
@@ -28,28 +28,33 @@ def call(name, args, ms=None):
     if ms is not None: c["duration_ms"] = ms
     return c
 if "weather" in q:
-    calls = [call("search", {"query": "weather Paris"}, 120), call("get_weather", {"location": "Paris"}, 300)]
+    calls = [call("search", {"query": "weather Paris"}, 120),
+             call("get_weather", {"location": "Paris"}, 300)]
 elif "research" in q or "search" in q:
-    calls = [call("knowledgeSearch", {"query": "REST"}), call("knowledgeSearch", {"query": "GraphQL"}),
+    calls = [call("knowledgeSearch", {"query": "REST"}),
+             call("knowledgeSearch", {"query": "GraphQL"}),
              call("documentRetrieve", {"docId": "api-comparison"})]
 elif "load" in q and ("customer" in q or "normalize" in q):
-    calls = [call("load_data", {"source": "customers"}), call("transform", {"operation": "normalize"}),
+    calls = [call("load_data", {"source": "customers"}),
+             call("transform", {"operation": "normalize"}),
              call("save_data", {"destination": "output"})]
 elif "process" in q or "data" in q:
-    calls = [call("fetchData", {}, 400), call("validateSchema", {}), call("transformData", {}, 100),
-             call("saveResults", {}, 50)]
+    calls = [call("fetchData", {}, 400), call("validateSchema", {}),
+             call("transformData", {}, 100), call("saveResults", {}, 50)]
 elif "auth" in q:
-    calls = [call("checkCredentials", {}, 45), call("generateToken", {}, 20), call("auditLog", {}, 80)]
+    calls = [call("checkCredentials", {}, 45), call("generateToken", {}, 20),
+             call("auditLog", {}, 80)]
 elif "metric" in q:
     calls = [call("getCpuMetrics", {}), call("getMemoryMetrics", {})]
 elif "read" in q:
     calls = [call("Read", {"file_path": "config.json"}, 45)]
 else:
     calls = []
-reply = {"output_messages": [{"role": "assistant", "content": "done: " + q[:40], "tool_calls": calls}],
+message = {"role": "assistant", "content": "done: " + q[:40], "tool_calls": calls}
+reply = {"output_messages": [message],
          "token_usage": {"input": 120, "output": 30}, "cost_usd": 0.002}
 json.dump(reply, open(a.output, "w"))
-'''
+"""
 
 # the judge's score by the first line of the prompt it is given
 JUDGE_SCORES = {
@@ -104,7 +109,12 @@ def respond(request: dict[str, Any]) -> Reply:
     """Judges answer in text (a provider that ignores the forced tool); targets answer."""
     if is_judge(request):
         score = judge_score(request["messages"][-1]["content"])
-        verdict = {"score": score, "hits": [f"scored {score}"], "misses": [], "reasoning": "scripted"}
+        verdict = {
+            "score": score,
+            "hits": [f"scored {score}"],
+            "misses": [],
+            "reasoning": "scripted",
+        }
         return Reply(text=json.dumps(verdict))
     text = json.dumps(request["messages"])
     if "second largest" in text:
@@ -120,7 +130,8 @@ def agentv(tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
     root = tmp_path / "features"
     shutil.copytree(FEATURES, root)
     (tmp_path / "mock_agent.py").write_text(MOCK_AGENT)
-    agent = f"{sys.executable} {tmp_path / 'mock_agent.py'} --prompt {{PROMPT}} --output {{OUTPUT_FILE}}"
+    script = tmp_path / "mock_agent.py"
+    agent = f"{sys.executable} {script} --prompt {{PROMPT}} --output {{OUTPUT_FILE}}"
     (root / "targets.test.yaml").write_text(
         "targets:\n"
         + "".join(

@@ -83,7 +83,9 @@ def test_basic_files_guidelines_and_code_judge(agentv: Path, fake_llm: FakeOpenA
     assert python["conversation_id"] == "python-code-generation"
     # the guideline file goes to the system message, not into the user's text
     targets = [r for r in fake_llm.requests if "calculateTotal" in json.dumps(r["messages"])]
-    sent = [r for r in targets if r["messages"][0]["content"].startswith("You are an expert software")]
+    sent = [
+        r for r in targets if r["messages"][0]["content"].startswith("You are an expert software")
+    ]
     assert len(sent) == 1
     system, user = sent[0]["messages"][0]["content"], sent[0]["messages"][1]["content"]
     assert "SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT" in system

@@ -296,7 +296,7 @@ def test_code_judge_failures_are_errors(
     folder: Path, fake_llm: FakeOpenAI, code: str, error: str
 ) -> None:
     file = write(folder, CODE_JUDGE.format(py=sys.executable, code=code))
-    exit_code, found, stderr = run(folder, file)
+    exit_code, found, _ = run(folder, file)
     assert found["t"]["verdict"] == "error" and found["t"]["score"] is None
     assert error in found["t"]["error"]
     assert exit_code == 3  # no case produced a result
@@ -441,11 +441,16 @@ def test_field_accuracy(folder: Path, fake_llm: FakeOpenAI) -> None:
             "file 'nowhere.md' not found",
         ),
         (
-            "tests:\n  - id: a\n    criteria: x\n    input: y\n    execution:\n      target: gpt5\n",
+            "tests:\n  - id: a\n    criteria: x\n    input: y\n"
+            "    execution:\n      target: gpt5\n",
             ":6:",
             "unknown target 'gpt5' (targets in",
         ),
-        ("tests:\n  - {id: a, criteria: x, input: y, rubric: [z]}\n", ":2:", "unknown key 'rubric'"),
+        (
+            "tests:\n  - {id: a, criteria: x, input: y, rubric: [z]}\n",
+            ":2:",
+            "unknown key 'rubric'",
+        ),
     ],
 )
 def test_bad_files_exit_2_at_their_line(folder: Path, text: str, where: str, message: str) -> None:
@@ -467,7 +472,9 @@ def test_unset_variable_is_an_error_at_the_targets_line(
     assert "${{ FAKE_URL }}, which is not set" in result.stderr
 
 
-def test_dot_env_supplies_variables(folder: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dot_env_supplies_variables(
+    folder: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     judge_with(fake_llm, {"score": 1, "hits": [], "misses": []})
     monkeypatch.delenv("FAKE_URL")
     (folder / ".env").write_text(f"FAKE_URL={fake_llm.url}\n")
@@ -495,3 +502,27 @@ def test_legacy_expected_outcome_warns(folder: Path, fake_llm: FakeOpenAI) -> No
     assert code == 0
     assert "'expected_outcome' is the old name of 'criteria'" in stderr
     assert "'evalcases' is the old name of 'tests'" in stderr
+
+
+def test_latency_tokens_and_cost(folder: Path, fake_llm: FakeOpenAI) -> None:
+    file = write(
+        folder,
+        """tests:
+  - id: t
+    criteria: Gives 42
+    input: What is six times seven
+    execution:
+      evaluators:
+        - {name: fast, type: latency, threshold: 60000}
+        - {name: instant, type: latency, threshold: 0}
+        - {name: tokens, type: token_usage, max_total: 100000, max_output: 0}
+        - {name: spend, type: cost, budget: 1}
+""",
+    )
+    judge_with(fake_llm, {"score": 1})
+    _code, found, _ = run(folder, file)
+    results = {r["name"]: r for r in found["t"]["evaluator_results"]}
+    assert results["fast"]["score"] == 1.0 and results["instant"]["score"] == 0.0
+    assert results["tokens"]["score"] == 0.0
+    assert any(m.startswith("output tokens") for m in results["tokens"]["misses"])
+    assert "reported no cost" in results["spend"]["error"]

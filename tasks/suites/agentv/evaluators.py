@@ -60,9 +60,11 @@ class AgentVEvaluator(EvaluatorSpec):
         return value
 
     def gate(self) -> ThresholdSpec | None:
+        """Pass at AgentV's 0.8, or at the score `required` gives (no `threshold`: the
+        latency evaluator's is its budget)."""
         if not isinstance(self.required, bool):
             return ThresholdSpec(gte=self.required)
-        return super().gate()
+        return self.default_threshold
 
     def scored(
         self, score: float, hits: list[str], misses: list[str], reason: str = "", **extra: Any
@@ -253,7 +255,9 @@ class _Rubrics(AgentVEvaluator):
             model=getattr(self, "model", None), what="rubric checks",
         )  # fmt: skip
         by_id = {c["id"]: c for c in data["checks"]}
-        hits, misses, vetoes = [], [], []
+        hits: list[str] = []
+        misses: list[str] = []
+        vetoes: list[str] = []
         total = earned = 0.0
         for item in items:
             check = by_id[str(item.id)]
@@ -285,7 +289,9 @@ class _Rubrics(AgentVEvaluator):
                 lines.append(f"Description: {item.outcome}")
             for entry in item.ranges():
                 low, high = entry.score_range
-                lines.append(f"  - Score {low if low == high else f'{low}-{high}'}: {entry.outcome}")
+                lines.append(
+                    f"  - Score {low if low == high else f'{low}-{high}'}: {entry.outcome}"
+                )
         prompt = _rubric_prompt(case, output, "[[ ## scoring_criteria ## ]]", lines)
         ids = {str(i.id) for i in items}
         schema = _checks_schema({"score": {"type": "integer", "minimum": 0, "maximum": 10}})
@@ -294,7 +300,9 @@ class _Rubrics(AgentVEvaluator):
             model=getattr(self, "model", None), what="criterion scores",
         )  # fmt: skip
         by_id = {c["id"]: c for c in data["checks"]}
-        hits, misses, vetoes = [], [], []
+        hits: list[str] = []
+        misses: list[str] = []
+        vetoes: list[str] = []
         total = weighted = 0.0
         for item in items:
             raw = by_id[str(item.id)]["score"]
@@ -335,7 +343,11 @@ def _checks_schema(verdict: dict[str, Any]) -> dict[str, Any]:
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "properties": {"id": {"type": "string"}, **verdict, "reasoning": {"type": "string"}},
+                    "properties": {
+                        "id": {"type": "string"},
+                        **verdict,
+                        "reasoning": {"type": "string"},
+                    },
                     "required": ["id", key, "reasoning"],
                 },
             },
@@ -365,7 +377,10 @@ def _checks(data: Any, ids: set[str], key: str, kind: type) -> dict[str, Any] | 
         seen[str(check["id"])] = check
     if set(seen) != ids:
         return None
-    return {"checks": list(seen.values()), "overall_reasoning": str(data.get("overall_reasoning", ""))}
+    return {
+        "checks": list(seen.values()),
+        "overall_reasoning": str(data.get("overall_reasoning", "")),
+    }
 
 
 def _rubric_prompt(case: AgentVCase, output: Output, heading: str, lines: list[str]) -> str:
@@ -505,7 +520,9 @@ def _details(data: dict[str, Any]) -> dict[str, Any]:
     return {"details": details} if isinstance(details, dict) else {}
 
 
-def judge_payload(case: AgentVCase, output: Output, config: dict[str, Any] | None) -> dict[str, Any]:
+def judge_payload(
+    case: AgentVCase, output: Output, config: dict[str, Any] | None
+) -> dict[str, Any]:
     return {
         "question": case.question,
         "criteria": case.criteria or "",
@@ -602,7 +619,10 @@ class Composite(AgentVEvaluator):
             )  # fmt: skip
         template = self.aggregator.template or self.aggregator.prompt or COMPOSITE_PROMPT
         results_json = json.dumps(summary, indent=2, ensure_ascii=False)
-        values = {**template_values(agentv_case(case), output), "EVALUATOR_RESULTS_JSON": results_json}
+        values = {
+            **template_values(agentv_case(case), output),
+            "EVALUATOR_RESULTS_JSON": results_json,
+        }
         data = await ask_score(ev, substitute(template, values), None)
         return self.scored(
             data["score"], data["hits"], data["misses"], data["reasoning"], children=list(results)
@@ -653,7 +673,8 @@ class ToolTrajectory(AgentVEvaluator):
             counts: dict[str, int] = {}
             for call in calls:
                 counts[call.get("name", "")] = counts.get(call.get("name", ""), 0) + 1
-            hits, misses = [], []
+            hits: list[str] = []
+            misses: list[str] = []
             for tool, least in (self.minimums or {}).items():
                 made = counts.get(tool, 0)
                 line = f"{tool}: called {made} times (required >= {least})"
@@ -686,7 +707,9 @@ class ToolTrajectory(AgentVEvaluator):
                 while position < len(calls) and calls[position].get("name") != item.tool:
                     position += 1
                 if position >= len(calls):
-                    misses.append(f"{item.tool} (expected #{index + 1}) not found after the calls before it")
+                    misses.append(
+                        f"{item.tool} (expected #{index + 1}) not found after the calls before it"
+                    )
                 elif not _args_match(item.args, calls[position].get("arguments")):
                     misses.append(f"{item.tool} at position {position}: other arguments")
                     position += 1
@@ -805,7 +828,8 @@ class FieldAccuracy(AgentVEvaluator):
         answer = output.value if isinstance(output.value, dict) else json_object(output.text)
         if not isinstance(answer, dict):
             return self.scored(0.0, [], ["the answer is not a JSON object"])
-        hits, misses = [], []
+        hits: list[str] = []
+        misses: list[str] = []
         total = earned = 0.0
         for spec in self.fields:
             want, got = value_at(expected, spec.path), value_at(answer, spec.path)
@@ -868,7 +892,9 @@ class Latency(AgentVEvaluator):
     time measured around it)."""
 
     type: Literal["latency"] = "latency"
-    threshold: float = Field(ge=0, allow_inf_nan=False, description="Milliseconds.")
+    threshold: float = Field(  # type: ignore[assignment]
+        ge=0, allow_inf_nan=False, description="Milliseconds."
+    )
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         took = output.duration_ms if output.duration_ms is not None else output.seconds * 1000
@@ -917,7 +943,8 @@ class TokenUsage(AgentVEvaluator):
             "output": usage.get("output", 0),
         }
         used["total"] = used["input"] + used["output"] + usage.get("cached", 0)
-        hits, misses = [], []
+        hits: list[str] = []
+        misses: list[str] = []
         for key, limit in (("input", self.max_input), ("output", self.max_output),
                            ("total", self.max_total)):  # fmt: skip
             if limit is not None:
@@ -937,7 +964,9 @@ class _TextCheck(AgentVEvaluator):
         if self.value is None:
             expected = case.expected_text
             if expected is None:
-                raise EvaluatorFailure(f"{self.type} has no 'value' and the case no expected output")
+                raise EvaluatorFailure(
+                    f"{self.type} has no 'value' and the case no expected output"
+                )
             return [expected]
         return [self.value] if isinstance(self.value, str) else list(self.value)
 

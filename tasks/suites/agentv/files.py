@@ -78,7 +78,8 @@ def is_agentv_file(path: Path) -> bool:
 @cache
 def _evaluator_adapter() -> TypeAdapter[Any]:
     members = tuple(AGENTV.get(name) for name in AGENTV.names())
-    return TypeAdapter(list[Annotated[Union[members], Field(discriminator="type")]])  # noqa: UP007
+    union: Any = Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007
+    return TypeAdapter(list[union])
 
 
 @dataclasses.dataclass
@@ -197,7 +198,9 @@ class Builder:
 
     # --- messages -----------------------------------------------------------------------
 
-    def messages(self, raw: Any, role: str, loc: Loc, collect: dict[str, list[str]]) -> list[dict[str, Any]]:
+    def messages(
+        self, raw: Any, role: str, loc: Loc, collect: dict[str, list[str]]
+    ) -> list[dict[str, Any]]:
         """Messages with file blocks read: for the input, guidelines go to `collect`."""
         if isinstance(raw, str) or (isinstance(raw, dict) and "role" not in raw):
             raw, single = [{"role": role, "content": raw}], True
@@ -293,7 +296,13 @@ class Builder:
         except pydantic.ValidationError as exc:
             marks = self._marks(loc)
             for issue in pydantic_issues(exc, items, marks, self._path(loc), _evaluator_adapter()):
-                where = format_path(loc) + (issue.path if issue.path.startswith("[") else f".{issue.path}" if issue.path else "")
+                where = format_path(loc) + (
+                    issue.path
+                    if issue.path.startswith("[")
+                    else f".{issue.path}"
+                    if issue.path
+                    else ""
+                )
                 self.issues.append(dataclasses.replace(issue, path=where))
             return ()
         out: list[EvaluatorSpec] = []
@@ -333,7 +342,8 @@ class Builder:
                     self.issues.append(
                         self.source.issue(
                             (*loc, "aggregator", "weights", name),
-                            f"weight for '{name}', which is no member (members: {', '.join(sorted(names))})",
+                            f"weight for '{name}', which is no member "
+                            f"(members: {', '.join(sorted(names))})",
                         )
                     )
             return spec.model_copy(
@@ -374,7 +384,10 @@ class Builder:
         for test, loc in tests:
             if test.id in seen:
                 self.issues.append(
-                    self.source.issue((*loc, "id"), f"duplicate test id '{test.id}' (also test {seen[test.id] + 1})")
+                    self.source.issue(
+                        (*loc, "id"),
+                        f"duplicate test id '{test.id}' (also test {seen[test.id] + 1})",
+                    )
                 )
             seen[test.id] = int(loc[-1])
             case = self.case(test, loc, default, file_evaluators, dataset, spec)
@@ -393,7 +406,8 @@ class Builder:
     ) -> AgentVCase | None:
         if test.criteria is None and test.expected_outcome is not None:
             self.warnings.append(
-                f"{self.source.path}: test '{test.id}': 'expected_outcome' is the old name of 'criteria'"
+                f"{self.source.path}: test '{test.id}': 'expected_outcome' is the old name "
+                "of 'criteria'"
             )
         case_exec = test.execution
         name = (case_exec.target if case_exec else None) or self.cli_target or default or "default"
@@ -423,7 +437,9 @@ class Builder:
         in_key = "input" if test.input is not None else "input_messages"
         plain_in = _plain(raw_in)
         messages = self.messages(plain_in, "user", (*loc, in_key), collect)
-        raw_expected = test.expected_output if test.expected_output is not None else test.expected_messages
+        raw_expected = (
+            test.expected_output if test.expected_output is not None else test.expected_messages
+        )
         ex_key = "expected_output" if test.expected_output is not None else "expected_messages"
         expected = (
             self.messages(_plain(raw_expected), "assistant", (*loc, ex_key), collect)
@@ -431,10 +447,7 @@ class Builder:
             else []
         )
         guidelines = "\n\n".join(collect["guidelines"])
-        sent = [
-            {"role": m["role"], "content": _text(m.get("content"))}
-            for m in messages
-        ]
+        sent = [{"role": m["role"], "content": _text(m.get("content"))} for m in messages]
         if guidelines:
             system = next((m for m in sent if m["role"] == "system"), None)
             if system is None:
@@ -449,7 +462,9 @@ class Builder:
             last = expected[-1].get("content")
             if last is None and expected[-1].get("tool_calls"):
                 last = expected[-1]["tool_calls"]
-            reference = last if isinstance(last, str) else json.dumps(last, indent=2, ensure_ascii=False)
+            reference = (
+                last if isinstance(last, str) else json.dumps(last, indent=2, ensure_ascii=False)
+            )
         case = AgentVCase(
             id=test.id, input=sent, expected=expected or None,
             criteria=test.criteria or test.expected_outcome, rubrics=tuple(test.rubrics or ()),
@@ -482,7 +497,9 @@ def _plain(value: Any) -> Any:
 def _text(content: Any) -> str:
     if content is None:
         return ""
-    return content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False)
+    return (
+        content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False)
+    )
 
 
 def _merge_workspace(outer: Any, inner: Any) -> Any:
@@ -498,7 +515,10 @@ def _canonical(item: Any) -> Any:
         item = {**item, "type": kind}
         if kind == "composite" and isinstance(item.get("aggregator"), dict):
             aggregator = item["aggregator"]
-            item["aggregator"] = {**aggregator, "type": ALIASES.get(aggregator.get("type"), aggregator.get("type"))}
+            item["aggregator"] = {
+                **aggregator,
+                "type": ALIASES.get(aggregator.get("type"), aggregator.get("type")),
+            }
     return item
 
 

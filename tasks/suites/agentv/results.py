@@ -93,7 +93,9 @@ def case_record(run: SuiteRun, trials: list[CaseResult]) -> dict[str, Any]:
             {"attempt": t.repeat, "score": t.score, "verdict": t.verdict, "error": t.error}
             for t in trials
         ]
-    verdict = best.verdict if len(trials) == 1 else ("error" if score is None else verdict_of(score))
+    verdict = (
+        best.verdict if len(trials) == 1 else ("error" if score is None else verdict_of(score))
+    )
     record.update(
         score=score,
         verdict=verdict,

@@ -249,9 +249,9 @@ def load_targets(eval_file: Path, explicit: Path | None) -> TargetsFile:
     path = explicit
     folder = find_agentv_folder(eval_file)
     if path is None and folder is not None:
-        for name in ("targets.yaml", "targets.yml"):
-            if (folder / name).is_file():
-                path = folder / name
+        for filename in ("targets.yaml", "targets.yml"):
+            if (folder / filename).is_file():
+                path = folder / filename
                 break
     top = folder.parent if folder is not None else eval_file.resolve().parent
     env = read_env(eval_file, top)

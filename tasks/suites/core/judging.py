@@ -124,7 +124,6 @@ class EvalContext:
                 return found
         raise EvaluatorFailure(f"the judge's select_answer call had {problem}")
 
-
     async def structured(
         self,
         prompt: str,

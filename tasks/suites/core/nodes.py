@@ -225,7 +225,9 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
     workspace = None
     if suite.lifecycle is not None:
         try:
-            workspace = await suite.lifecycle.before_case(spec.case_ref, spec.repeat, ctx.run.run_id)
+            workspace = await suite.lifecycle.before_case(
+                spec.case_ref, spec.repeat, ctx.run.run_id
+            )
         except TargetFailure as exc:
             raise TaskError(ctx.key, str(exc), permanent=True) from None
     started = time.perf_counter()

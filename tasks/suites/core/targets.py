@@ -306,17 +306,14 @@ def agent_reply(data: dict[str, Any]) -> Output:
     messages = data.get("output_messages")
     if not isinstance(messages, list) or not messages:
         raw = data.get("text", "")
-        messages = [{"role": "assistant", "content": raw if isinstance(raw, str) else raw}]
+        messages = [{"role": "assistant", "content": raw}]
     messages = [m for m in messages if isinstance(m, dict)]
     answer = next(
         (m.get("content") for m in reversed(messages) if m.get("role", "assistant") == "assistant"),
         "",
     )
     calls = [
-        tool_call(c)
-        for m in messages
-        for c in (m.get("tool_calls") or [])
-        if isinstance(c, dict)
+        tool_call(c) for m in messages for c in (m.get("tool_calls") or []) if isinstance(c, dict)
     ]
     usage = data.get("token_usage")
     cost = data.get("cost_usd")
@@ -330,7 +327,9 @@ def agent_reply(data: dict[str, Any]) -> Output:
         if isinstance(usage, dict)
         else None,
         cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
-        duration_ms=float(duration) if isinstance(duration, int | float) and duration >= 0 else None,
+        duration_ms=float(duration)
+        if isinstance(duration, int | float) and duration >= 0
+        else None,
     )
 
 
