@@ -143,6 +143,10 @@ def agentv(tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
         + "    judge_target: azure_base\n"
     )
     (root / ".env").write_text(f"FAKE_URL={fake_llm.url}\nFAKE_KEY=test-key\n")
+    # litellm loads a `.env` of the working folder into the environment when it is first
+    # imported; set here, the test's own values win and leave with the test
+    monkeypatch.setenv("FAKE_URL", fake_llm.url)
+    monkeypatch.setenv("FAKE_KEY", "test-key")
     fake_llm.responder = respond
     # `uv run check_python_keywords.py` (the corpus's code judge) runs offline with the
     # environment's Python
