@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.agentv.conftest import FEATURES, MOCK_AGENT, respond  # noqa: E402
-from tests.fakes import FakeOpenAI  # noqa: E402
+from tests.agentv.conftest import FEATURES, MOCK_AGENT, respond
+from tests.fakes import FakeOpenAI
 
 ACCORD = Path(sys.executable).parent / "accord"
 FILES = (
@@ -38,7 +38,9 @@ def prepare(folder: Path, fake: FakeOpenAI) -> Path:
     root = folder / "features"
     shutil.copytree(FEATURES, root)
     (folder / "mock_agent.py").write_text(MOCK_AGENT)
-    agent = f"{sys.executable} {folder / 'mock_agent.py'} --prompt {{PROMPT}} --output {{OUTPUT_FILE}}"
+    agent = (
+        f"{sys.executable} {folder / 'mock_agent.py'} --prompt {{PROMPT}} --output {{OUTPUT_FILE}}"
+    )
     lines = ["targets:"]
     for name in ("default", "azure_base"):
         lines += [f"  - name: {name}", "    provider: openai", f"    endpoint: {fake.url}",
@@ -48,7 +50,9 @@ def prepare(folder: Path, fake: FakeOpenAI) -> Path:
     (root / "targets.bench.yaml").write_text("\n".join(lines) + "\n")
     # the latency file names no target: AgentV's README runs it with --target mock_agent
     latency = root / "latency-assertions/evals/dataset.yaml"
-    latency.write_text(latency.read_text().replace("tests:", "execution:\n  target: mock_agent\n\ntests:", 1))
+    latency.write_text(
+        latency.read_text().replace("tests:", "execution:\n  target: mock_agent\n\ntests:", 1)
+    )
     return root
 
 
@@ -81,7 +85,9 @@ def main() -> None:
     wall = statistics.median(r[0] for r in runs)
     inside = statistics.median(r[1] for r in runs)
     print(f"B17 AgentV corpus: {runs[0][2]} tests in {len(FILES)} files, 200 ms per model call")
-    print(f"  whole accord eval process: {wall:.2f} s (median of 3; runs {[round(r[0], 2) for r in runs]})")
+    print(
+        f"  whole accord eval process: {wall:.2f} s (median of 3; runs {[round(r[0], 2) for r in runs]})"
+    )
     print(f"  inside the suites:         {inside:.2f} s")
     print(f"  target: under 3 s -> {'met' if wall < 3.0 else 'NOT met'}")
     print(f"  load average: {os.getloadavg()[0]:.2f}")
