@@ -85,9 +85,8 @@ def main() -> None:
     wall = statistics.median(r[0] for r in runs)
     inside = statistics.median(r[1] for r in runs)
     print(f"B17 AgentV corpus: {runs[0][2]} tests in {len(FILES)} files, 200 ms per model call")
-    print(
-        f"  whole accord eval process: {wall:.2f} s (median of 3; runs {[round(r[0], 2) for r in runs]})"
-    )
+    each = [round(r[0], 2) for r in runs]
+    print(f"  whole accord eval process: {wall:.2f} s (median of 3; runs {each})")
     print(f"  inside the suites:         {inside:.2f} s")
     print(f"  target: under 3 s -> {'met' if wall < 3.0 else 'NOT met'}")
     print(f"  load average: {os.getloadavg()[0]:.2f}")
