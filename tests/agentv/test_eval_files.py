@@ -232,10 +232,19 @@ def test_workspace_hooks(folder: Path, fake_llm: FakeOpenAI) -> None:
         "if data['case_metadata'] and data['case_metadata'].get('fail') == sys.argv[1]:\n"
         "    print('cannot check out the repo', file=sys.stderr); sys.exit(3)\n"
     )
+    (folder / "in_workspace.py").write_text(
+        "import json, os, sys\n"
+        "data = json.load(sys.stdin)\n"
+        "ok = os.environ.get('AGENTV_WORKSPACE_PATH') == data['workspace_path'] != None\n"
+        "print(json.dumps({'score': 1.0 if ok else 0.0}))\n"
+    )
     py = sys.executable
     file = write(
         folder,
-        f"""workspace:
+        f"""execution:
+  evaluators:
+    - {{name: sees-workspace, type: code_judge, script: [{py}, ../in_workspace.py]}}
+workspace:
   before_all: {{script: [{py}, {hook}, before_all]}}
   setup: {{script: [{py}, {hook}, setup]}}
   teardown: {{script: [{py}, {hook}, teardown]}}
@@ -257,6 +266,7 @@ tests:
     )
     code, found, stderr = run(folder, file)
     assert found["good"]["verdict"] == "pass"
+    assert found["good"]["evaluator_results"][0]["score"] == 1.0  # AGENTV_WORKSPACE_PATH
     assert found["bad-setup"]["verdict"] == "error"
     assert "cannot check out the repo" in found["bad-setup"]["error"]
     assert found["bad-teardown"]["verdict"] == "pass"

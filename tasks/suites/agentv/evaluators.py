@@ -443,21 +443,11 @@ async def run_script(
     argv: list[str], payload: dict[str, Any], cwd: Path, timeout: float, env: dict[str, str]
 ) -> dict[str, Any]:
     """A judge script's JSON answer: exits 0 and prints an object with a numeric score."""
-    import os
-
     stdin = json.dumps(payload, ensure_ascii=False, default=str).encode()
-    saved = {k: os.environ.get(k) for k in env}
     try:
-        os.environ.update(env)  # passed on to the child; the run is one event loop thread
-        stdout, stderr, code = await run_program(argv, stdin, cwd, timeout)
+        stdout, stderr, code = await run_program(argv, stdin, cwd, timeout, env)
     except TargetFailure as exc:
         raise EvaluatorFailure(str(exc)) from None
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     shown = " ".join(argv[-2:]) if argv[:2] == ["/bin/sh", "-c"] else " ".join(argv)
     if code != 0:
         tail = stderr.decode(errors="replace").strip()[-1000:]

@@ -226,9 +226,10 @@ class CommandTarget(Target):
 
 
 async def run_program(
-    argv: list[str], stdin: bytes, cwd: Path, timeout: float
+    argv: list[str], stdin: bytes, cwd: Path, timeout: float, env: dict[str, str] | None = None
 ) -> tuple[bytes, bytes, int]:
-    """Run a program with `stdin`; (stdout, stderr, exit code). A timeout kills it."""
+    """Run a program with `stdin` (and `env` on top of this process's environment);
+    (stdout, stderr, exit code). A timeout kills it."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -237,6 +238,7 @@ async def run_program(
             stderr=asyncio.subprocess.PIPE,
             cwd=str(cwd),
             start_new_session=True,
+            env={**os.environ, **env} if env else None,
         )
     except OSError as exc:
         raise TargetFailure(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
