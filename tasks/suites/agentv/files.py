@@ -34,15 +34,8 @@ from accord.engine.project import Project, load_project
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 from accord.tasks.evaluators.base import EvaluatorSpec
 from accord.tasks.suites.agentv.cases import AgentVCase
-from accord.tasks.suites.agentv.evaluators import (
-    AGENTV,
-    ALIASES,
-    BORDERLINE,
-    PASS,
-    Composite,
-    LlmJudge,
-    Rubric,
-)
+from accord.tasks.suites.agentv.evaluators import AGENTV, BORDERLINE, PASS, canonical_type
+from accord.tasks.suites.agentv.judges import Composite, LlmJudge, Rubric
 from accord.tasks.suites.agentv.schema import CASE_KEYS, FileSpec, TestSpec
 from accord.tasks.suites.agentv.targets import (
     ResolvedTarget,
@@ -77,6 +70,8 @@ def is_agentv_file(path: Path) -> bool:
 
 @cache
 def _evaluator_adapter() -> TypeAdapter[Any]:
+    from accord.tasks.suites.agentv import checks  # noqa: F401  (registers its evaluators)
+
     members = tuple(AGENTV.get(name) for name in AGENTV.names())
     union: Any = Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007
     return TypeAdapter(list[union])
@@ -505,20 +500,18 @@ def _text(content: Any) -> str:
 def _merge_workspace(outer: Any, inner: Any) -> Any:
     if outer is None or inner is None:
         return inner or outer
-    own = {k: v for k, v in inner.model_dump(exclude_none=True).items()}
+    own = inner.model_dump(exclude_none=True)
     return outer.model_copy(update={k: getattr(inner, k) for k in own})
 
 
 def _canonical(item: Any) -> Any:
     if isinstance(item, dict) and isinstance(item.get("type"), str):
-        kind = ALIASES.get(item["type"], item["type"])
+        kind = canonical_type(item["type"])
         item = {**item, "type": kind}
         if kind == "composite" and isinstance(item.get("aggregator"), dict):
             aggregator = item["aggregator"]
-            item["aggregator"] = {
-                **aggregator,
-                "type": ALIASES.get(aggregator.get("type"), aggregator.get("type")),
-            }
+            if isinstance(aggregator.get("type"), str):
+                item["aggregator"] = {**aggregator, "type": canonical_type(aggregator["type"])}
     return item
 
 
