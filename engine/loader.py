@@ -5,6 +5,7 @@ All the problems of one file are collected and raised together as one `Validatio
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import typing
@@ -148,6 +149,20 @@ def pydantic_issues(
         line, column = marks.find(loc, key=is_key)
         issues.append(Issue(path, line, column, format_path(loc), message))
     issues.sort(key=lambda i: (i.line or 0, i.column or 0))
+    return issues
+
+
+def pydantic_issues_at(
+    exc: pydantic.ValidationError, data: Any, marks: Marks, path: Path, model: Any, at: Loc
+) -> list[Issue]:
+    """`pydantic_issues` of `data` that sits at `at` of a file (`marks` are the whole
+    file's): lines from the file, field paths from its top."""
+    prefix = format_path(at)
+    issues = []
+    for issue in pydantic_issues(exc, data, marks.under(at), path, model):
+        inner = issue.path
+        joined = prefix + (inner if inner.startswith("[") else f".{inner}") if inner else prefix
+        issues.append(dataclasses.replace(issue, path=joined if prefix else inner))
     return issues
 
 

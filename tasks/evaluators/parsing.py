@@ -3,7 +3,6 @@ validated against the registry: every problem an issue at its line."""
 
 from __future__ import annotations
 
-import dataclasses
 from functools import cache
 from typing import Annotated, Any, Union
 
@@ -11,9 +10,9 @@ import pydantic
 from pydantic import Field, create_model
 
 from accord.engine.errors import Issue
-from accord.engine.loader import Loaded, pydantic_issues
+from accord.engine.loader import Loaded, pydantic_issues_at
 from accord.engine.specbase import Spec
-from accord.engine.yamlmarks import Loc, format_path
+from accord.engine.yamlmarks import Loc
 from accord.tasks.evaluators.base import EVALUATORS, EvaluatorSpec
 
 
@@ -51,11 +50,7 @@ def parse_evaluators(
     try:
         holder: Any = _holder().model_validate(data)
     except pydantic.ValidationError as exc:
-        marks = loaded.marks.under(at)
-        for issue in pydantic_issues(exc, data, marks, loaded.path, _holder()):
-            path = format_path(at)
-            where = f"{path}.{issue.path}" if path and issue.path else path or issue.path
-            issues.append(dataclasses.replace(issue, path=where))
+        issues.extend(pydantic_issues_at(exc, data, loaded.marks, loaded.path, _holder(), at))
         return ()
     specs: tuple[EvaluatorSpec, ...] = tuple(holder.evaluators)
     seen: set[str] = set()

@@ -29,7 +29,7 @@ import yaml
 from pydantic import Field, TypeAdapter
 
 from accord.engine.errors import Issue, LoadError, ValidationError
-from accord.engine.loader import pydantic_issues
+from accord.engine.loader import pydantic_issues, pydantic_issues_at
 from accord.engine.project import Project, load_project
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 from accord.tasks.evaluators.base import EvaluatorSpec
@@ -52,7 +52,8 @@ DEPRECATED_KEYS = {"evalcases": "tests", "eval_cases": "tests", "cases": "tests"
 
 
 def is_agentv_file(path: Path) -> bool:
-    """A `.jsonl` dataset, or YAML with a list of tests at the top."""
+    """A `.jsonl` dataset, or YAML with a top-level `tests:` (or `cases`, `evalcases`,
+    `eval_cases`); read as text, the loader parses it once (and shows a syntax error)."""
     if path.suffix == ".jsonl":
         return True
     if path.suffix not in (".yaml", ".yml"):
@@ -61,11 +62,7 @@ def is_agentv_file(path: Path) -> bool:
         text = read_text(path)
     except LoadError:
         return False
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:  # the loader shows the syntax error, when it looks like one
-        return re.search(rf"^(?:{'|'.join(CASE_KEYS)})\s*:", text, re.MULTILINE) is not None
-    return isinstance(data, dict) and any(isinstance(data.get(k), list) for k in CASE_KEYS)
+    return re.search(rf"^(?:{'|'.join(CASE_KEYS)})\s*:", text, re.MULTILINE) is not None
 
 
 @cache
@@ -90,9 +87,14 @@ class Source:
     test_marks: Marks
     top_path: Path
 
+    def at(self, loc: Loc) -> tuple[Marks, Path]:
+        """The marks and the file of what sits at `loc`."""
+        if loc and loc[0] == self.tests_key:
+            return self.test_marks, self.path
+        return self.marks, self.top_path
+
     def issue(self, loc: Loc, message: str) -> Issue:
-        in_tests = bool(loc) and loc[0] == self.tests_key
-        marks, path = (self.test_marks, self.path) if in_tests else (self.marks, self.top_path)
+        marks, path = self.at(loc)
         line, column = marks.find(loc)
         return Issue(path, line, column, format_path(loc), message)
 
@@ -289,16 +291,8 @@ class Builder:
         try:
             specs = list(_evaluator_adapter().validate_python(items))
         except pydantic.ValidationError as exc:
-            marks = self._marks(loc)
-            for issue in pydantic_issues(exc, items, marks, self._path(loc), _evaluator_adapter()):
-                where = format_path(loc) + (
-                    issue.path
-                    if issue.path.startswith("[")
-                    else f".{issue.path}"
-                    if issue.path
-                    else ""
-                )
-                self.issues.append(dataclasses.replace(issue, path=where))
+            marks, path = self.source.at(loc)
+            self.issues += pydantic_issues_at(exc, items, marks, path, _evaluator_adapter(), loc)
             return ()
         out: list[EvaluatorSpec] = []
         seen: set[str] = set()
@@ -311,14 +305,6 @@ class Builder:
             seen.add(spec.id)
             out.append(self._bind(spec, at))
         return tuple(out)
-
-    def _marks(self, loc: Loc) -> Marks:
-        in_tests = bool(loc) and loc[0] == self.source.tests_key
-        return (self.source.test_marks if in_tests else self.source.marks).under(loc)
-
-    def _path(self, loc: Loc) -> Path:
-        in_tests = bool(loc) and loc[0] == self.source.tests_key
-        return self.source.path if in_tests else self.source.top_path
 
     def _bind(self, spec: EvaluatorSpec, loc: Loc) -> EvaluatorSpec:
         """Resolve what an evaluator reads from files: prompts, script folders, members."""
@@ -587,10 +573,9 @@ def load_agentv_file(
         try:
             tests.append((TestSpec.model_validate(raw), loc))
         except pydantic.ValidationError as exc:
-            marks = source.test_marks.under(loc)
-            for issue in pydantic_issues(exc, raw, marks, source.path, TestSpec):
-                where = format_path(loc) + (f".{issue.path}" if issue.path else "")
-                builder.issues.append(dataclasses.replace(issue, path=where))
+            builder.issues += pydantic_issues_at(
+                exc, raw, source.test_marks, source.path, TestSpec, loc
+            )
     cases = builder.build(spec, tests) if spec is not None else []
     if builder.issues:
         raise ValidationError(sorted(builder.issues, key=lambda i: (str(i.file), i.line or 0)))
