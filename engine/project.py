@@ -51,6 +51,11 @@ class Project:
             return self.config.defaults.model
         return LOCAL_MODEL
 
+    @property
+    def default_judge(self) -> str:
+        """The judge of suites that name none: `defaults.judge_model`, else the model."""
+        return self.config.defaults.judge_model or self.default_model
+
     def open_databases(self) -> Databases:
         from accord.engine.databases import Databases
 

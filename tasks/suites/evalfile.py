@@ -139,8 +139,7 @@ def load_eval_file(
             baseline=item.baseline, line=line,
         )  # fmt: skip
         cases.append(_with_digest(case))
-    judge = judge_model or spec.judge_model or project.config.defaults.judge_model
-    judge = judge or project.default_model
+    judge = judge_model or spec.judge_model or project.default_judge
     problem = project_catalog(project).problem(judge)
     if problem is not None:
         issues.append(loaded.issue(("judge_model",), problem))

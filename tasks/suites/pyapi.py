@@ -548,7 +548,7 @@ def build_suite(
     target = PythonTarget.model_construct(
         type="python", function=f"python:{name}", callable=fn, timeout=None, pass_case=False
     )
-    judge = judge_model or project.config.defaults.judge_model or project.default_model
+    judge = judge_model or project.default_judge
     return Suite(
         id=id, cases=cases, targets={"fn": target}, evaluators=tuple(specs), default_target="fn",
         repeat=repeat, judge_model=judge, project=project, path=None,

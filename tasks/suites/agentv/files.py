@@ -585,7 +585,7 @@ def load_agentv_file(
     project = dataclasses.replace(
         project, config=project.config.model_copy(update={"models": models})
     )
-    judge = judge_model or project.config.defaults.judge_model or project.default_model
+    judge = judge_model or project.default_judge
     resolved_targets = {name: r.target for name, r in builder.resolved.items() if r is not None}
     hooks = WorkspaceHooks.for_cases(cases, spec.workspace, source.path.resolve().parent)
     return Suite(
