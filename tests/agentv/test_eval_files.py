@@ -471,6 +471,13 @@ def test_bad_files_exit_2_at_their_line(folder: Path, text: str, where: str, mes
     assert "Traceback" not in result.stderr
 
 
+def test_unknown_target_on_the_command_line(folder: Path) -> None:
+    file = write(folder, "tests:\n  - {id: a, criteria: x, input: y}\n")
+    result = accord("eval", file, "--target", "nope")
+    assert result.exit_code == 2
+    assert "unknown target 'nope'" in result.stderr and "(given by --target)" in result.stderr
+
+
 def test_unset_variable_is_an_error_at_the_targets_line(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

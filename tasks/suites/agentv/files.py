@@ -258,7 +258,8 @@ class Builder:
             elif exc.loc:
                 self.issues.append(self.targets.issue(exc.loc, exc.message))
             else:
-                self.issues.append(self.source.issue(loc, exc.message))
+                given = " (given by --target)" if name == self.cli_target else ""
+                self.issues.append(self.source.issue(loc, exc.message + given))
         if resolved is not None and resolved.model is not None:
             self.models[resolved.model.name] = resolved.model
         self.resolved[name] = resolved
