@@ -18,7 +18,7 @@ from typing import Any
 
 from accord.tasks.evaluators.base import Finding
 from accord.tasks.suites.agentv.evaluators import verdict_of
-from accord.tasks.suites.core.cases import CaseResult
+from accord.tasks.suites.core.cases import Case, CaseResult
 from accord.tasks.suites.core.verdicts import SuiteRun
 
 # two-sided 95% critical values of Student's t for 1..29 degrees of freedom (standard table)
@@ -74,17 +74,16 @@ def _reasoning(result: CaseResult) -> str:
     return " | ".join(parts)
 
 
-def case_record(run: SuiteRun, trials: list[CaseResult]) -> dict[str, Any]:
+def case_record(run: SuiteRun, case: Case, trials: list[CaseResult]) -> dict[str, Any]:
     scored = [t for t in trials if t.score is not None]
     best = max(scored, key=lambda t: t.score or 0.0) if scored else trials[-1]
-    case = next(c for c in run.suite.cases if c.id == best.id)
     record: dict[str, Any] = {
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "test_id": best.id,
         "dataset": getattr(case, "dataset", run.id),
     }
     if getattr(case, "conversation_id", None):
-        record["conversation_id"] = case.conversation_id  # type: ignore[attr-defined]
+        record["conversation_id"] = getattr(case, "conversation_id", None)
     score = best.score
     if run.suite.trials and len(trials) > 1 and scored:
         score, aggregation = aggregate([t.score or 0.0 for t in scored], run.suite.trials)
@@ -115,6 +114,8 @@ def case_record(run: SuiteRun, trials: list[CaseResult]) -> dict[str, Any]:
 def render_jsonl(runs: list[SuiteRun]) -> str:
     lines = []
     for run in runs:
-        for trials in run.repeats().values():
-            lines.append(json.dumps(case_record(run, trials), ensure_ascii=False, default=str))
+        cases = {case.id: case for case in run.suite.cases}
+        for case_id, trials in run.repeats().items():
+            record = case_record(run, cases[case_id], trials)
+            lines.append(json.dumps(record, ensure_ascii=False, default=str))
     return "\n".join(lines) + ("\n" if lines else "")
