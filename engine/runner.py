@@ -19,7 +19,7 @@ from accord.engine.paths import shown_path
 from accord.engine.plan import Plan
 from accord.engine.project import Project
 from accord.engine.results import RunResult, Status, TaskResult
-from accord.engine.scheduler import Node, Observer, Scheduler
+from accord.engine.scheduler import Node, Observer, Scheduler, SlotPool
 from accord.engine.store import ResumeIndex, RunStore, find_run
 
 DEFAULT_CONCURRENCY = 16
@@ -42,6 +42,9 @@ class RunOptions:
     # the caller's list of this run's store: a caller stopped by Ctrl-C or SIGTERM records
     # the run as interrupted through it (`store.interrupt_runs`)
     open_stores: list[RunStore] = field(default_factory=list)
+    # a global limit shared with other runs on the same event loop (`accord eval` of several
+    # files); None: this run's `max_concurrency` alone
+    pool: SlotPool | None = None
 
 
 class _Fanout:
@@ -67,6 +70,26 @@ def _summary(result: RunResult) -> dict[str, Any]:
         "stats": result.stats,
         "failed_task": result.failed_task,
     }
+
+
+class _RunsUnderWay:
+    """How many runs are under way on this thread's loop, and the collector's thresholds from
+    before the first: runs of several eval files overlap, and only the last to end restores
+    them."""
+
+    count = 0
+    thresholds: tuple[int, int, int] = (700, 10, 10)
+
+
+def _gc_for_runs(change: int) -> None:
+    if change > 0 and _RunsUnderWay.count == 0:
+        _RunsUnderWay.thresholds = gc.get_threshold()
+        gc.freeze()
+        gc.set_threshold(*RUN_GC_THRESHOLDS)
+    _RunsUnderWay.count += change
+    if change < 0 and _RunsUnderWay.count == 0:
+        gc.set_threshold(*_RunsUnderWay.thresholds)
+        gc.unfreeze()
 
 
 def new_run_id() -> str:
@@ -101,6 +124,7 @@ def create_run_context(
         limits={**databases.limits(), **options.limits},
         keep_going=options.keep_going,
         observer=observer,
+        pool=options.pool,
     )
     return RunContext(
         run_id=run_id,
@@ -147,14 +171,11 @@ async def execute(
     # of the collector's scans while it runs (16 of B1's 35 us per node went to them), and
     # collect the young objects nodes leave less often (B1: 250 collections -> 38, 28 -> 22 us
     # per node). Both are undone when the run ends.
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*RUN_GC_THRESHOLDS)
+    _gc_for_runs(+1)
     try:
         await ctx.run_plan(plan, scope, top_level=True)
     finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        _gc_for_runs(-1)
         ctx.close()
         if resume is not None:
             ctx.count("reused", resume.reused)

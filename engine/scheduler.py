@@ -82,6 +82,27 @@ class Graph:
     failures: list[TaskResult] = field(default_factory=list)
 
 
+class SlotPool:
+    """One global limit shared by several schedulers on one event loop.
+
+    `accord eval a.yaml b.yaml` runs its files at once, each on its own scheduler (its own run
+    in the run store), and `--max-concurrency` still bounds the work of all of them together.
+    A slot freed by one scheduler lets the others start their ready nodes.
+    """
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise AccordError("max concurrency must be at least 1")
+        self.size = size
+        self.used = 0
+        self.schedulers: list[Scheduler] = []
+
+    def released(self, by: Scheduler) -> None:
+        for scheduler in self.schedulers:
+            if scheduler is not by and self.used < self.size:
+                scheduler._dispatch()
+
+
 class Scheduler:
     """Runs graphs of nodes under one global limit and named resource limits."""
 
@@ -92,10 +113,14 @@ class Scheduler:
         limits: dict[str, int] | None = None,
         keep_going: bool = False,
         observer: Observer | None = None,
+        pool: SlotPool | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise AccordError("max concurrency must be at least 1")
         self.max_concurrency = max_concurrency
+        self.pool = pool
+        if pool is not None:
+            pool.schedulers.append(self)
         self.limits = dict(limits or {})
         self.keep_going = keep_going
         self.observer = observer
@@ -166,8 +191,12 @@ class Scheduler:
                 return name
         return None
 
+    def _free(self) -> bool:
+        pool = self.pool
+        return self._running < self.max_concurrency and (pool is None or pool.used < pool.size)
+
     def _dispatch(self) -> None:
-        while self._ready and self._running < self.max_concurrency and not self._aborted:
+        while self._ready and self._free() and not self._aborted:
             entry = heapq.heappop(self._ready)
             node = entry[3]
             if node.waiter is not None and node.waiter.done():
@@ -182,6 +211,8 @@ class Scheduler:
         node.holding = True
         if node.uses_slot:
             self._running += 1
+            if self.pool is not None:
+                self.pool.used += 1
         for name in node.resources:
             self._used[name] = self._used.get(name, 0) + 1
 
@@ -210,6 +241,9 @@ class Scheduler:
         node.holding = False
         if node.uses_slot:
             self._running -= 1
+            if self.pool is not None:
+                self.pool.used -= 1
+                self.pool.released(self)
         for name in node.resources:
             self._used[name] -= 1
             waiting = self._blocked.get(name)

@@ -30,8 +30,8 @@ _MARK = {
 class RunDisplay:
     """Scheduler observer that draws a progress bar on a terminal."""
 
-    def __init__(self, plan: Plan, *, quiet: bool = False) -> None:
-        self.total = plan.count_nodes()
+    def __init__(self, *plans: Plan, quiet: bool = False) -> None:
+        self.total = sum(plan.count_nodes() for plan in plans)
         self.console = Console(stderr=True)
         self.enabled = self.console.is_terminal and not quiet
         self.progress = Progress(

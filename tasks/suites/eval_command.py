@@ -19,6 +19,7 @@ from rich.console import Console
 from accord.engine.cli import FiniteFloatRange, cache_option, handle_errors, max_concurrency_option
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.runner import RunOptions
+from accord.engine.scheduler import Observer
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
 from accord.tasks.suites.reports import evals as reports
@@ -134,7 +135,7 @@ def run_eval_command(command: EvalCommand) -> int:
 
         log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
-    from accord.tasks.suites.core.nodes import build_plan, run_suite
+    from accord.tasks.suites.core.nodes import build_plan
 
     suites = [
         select_cases(load_suite(p, command), command.tags, command.cases) for p in command.files
@@ -145,20 +146,37 @@ def run_eval_command(command: EvalCommand) -> int:
     err = Console(stderr=True, soft_wrap=True)
     for note in (n for s in suites for n in s.notes):
         err.print(f"warning: {note}", highlight=False, markup=False)
-    runs: list[SuiteRun] = []
     quiet = command.quiet or command.fmt != "pretty"
-    for suite in suites:
-        options = RunOptions(
-            max_concurrency=command.max_concurrency,
-            cache_mode=command.cache_mode,
-            resume=command.resume,
-        )
-        plan, _limits = build_plan(suite)
-        with RunDisplay(plan, quiet=quiet) as display:
-            runs.append(asyncio.run(run_suite(suite, options, display)))
+    plans = [build_plan(suite)[0] for suite in suites]
+    with RunDisplay(*plans, quiet=quiet) as display:
+        runs = asyncio.run(_run_suites(suites, command, display))
     gate = gate_result(runs, command)
     _write(command, runs, gate)
     return _exit_code(runs, gate)
+
+
+async def _run_suites(
+    suites: list[Suite], command: EvalCommand, display: Observer
+) -> list[SuiteRun]:
+    """Every file's suite at once, each its own run, all under one `--max-concurrency`
+    (a suite's own `max_concurrency` still bounds it alone)."""
+    from accord.engine.project import Project
+    from accord.engine.runner import DEFAULT_CONCURRENCY
+    from accord.engine.scheduler import SlotPool
+    from accord.tasks.suites.core.nodes import run_suite
+
+    pool = None
+    if len(suites) > 1:
+        project = suites[0].project
+        configured = project.config.max_concurrency if isinstance(project, Project) else None
+        pool = SlotPool(command.max_concurrency or configured or DEFAULT_CONCURRENCY)
+    options = RunOptions(
+        max_concurrency=command.max_concurrency,
+        cache_mode=command.cache_mode,
+        resume=command.resume,
+        pool=pool,
+    )
+    return list(await asyncio.gather(*(run_suite(s, options, display) for s in suites)))
 
 
 def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | None) -> None:

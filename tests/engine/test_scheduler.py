@@ -11,7 +11,7 @@ import pytest
 from accord.engine.errors import AccordError, TaskError
 from accord.engine.results import Status
 from accord.engine.retry import RetryPolicy
-from accord.engine.scheduler import Graph, Node, Scheduler
+from accord.engine.scheduler import Graph, Node, Scheduler, SlotPool
 
 Body = Callable[[], Awaitable[Any]]
 
@@ -154,6 +154,22 @@ def test_global_limit_is_never_exceeded() -> None:
     run_graph(Scheduler(max_concurrency=3), nodes)
     assert rec.peak == 3
     assert len(rec.started) == 12
+
+
+def test_a_slot_pool_bounds_several_schedulers_together() -> None:
+    rec = Recorder()
+    pool = SlotPool(3)
+    first, second = (Scheduler(max_concurrency=3, pool=pool) for _ in range(2))
+    a = [node(f"a{i}", rec.body(f"a{i}")) for i in range(8)]
+    b = [node(f"b{i}", rec.body(f"b{i}")) for i in range(8)]
+
+    async def both() -> None:
+        await asyncio.gather(first.run(a, ()), second.run(b, ()))
+
+    run(both())
+    assert rec.peak == 3  # each alone could run 3: together they still run 3
+    assert len(rec.started) == 16
+    assert pool.used == 0
 
 
 def test_named_resource_limits_are_respected() -> None:

@@ -122,6 +122,34 @@ cases:
     assert negated["score"] == 0.0 and negated["required"] is True
 
 
+def test_several_files_run_at_once_under_one_limit(project: Callable[..., Path]) -> None:
+    module = """\
+import asyncio
+running = peak = 0
+
+async def answer(text):
+    global running, peak
+    running += 1
+    peak = max(peak, running)
+    await asyncio.sleep(0.05)
+    running -= 1
+    return f"{text} (peak {peak})"
+"""
+    suite = """\
+target: {type: python, function: "peakmod:answer"}
+evaluators: [{type: contains, value: "peak"}]
+cases: [{id: a, input: a}, {id: b, input: b}, {id: c, input: c}]
+"""
+    root = project({"peakmod.py": module, "one.eval.yml": suite, "two.eval.yml": suite})
+    files = (root / "one.eval.yml", root / "two.eval.yml")
+    run = accord("eval", *files, "--concurrency", "4", "--format", "json")
+    assert run.exit_code == 0
+    answers = [c["output"] for s in run.doc()["suites"] for c in s["cases"]]
+    peaks = [int(a.rsplit(" ", 1)[1].rstrip(")")) for a in answers]
+    # one file after the other would peak at 3 (its cases); each under its own limit, at 6
+    assert max(peaks) == 4
+
+
 def test_bad_input_exits_2_with_lines(project: Callable[..., Path]) -> None:
     schema = (
         "target: echo\nevaluators:\n  - {type: contans}\n"
