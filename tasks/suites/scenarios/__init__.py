@@ -1,0 +1,1 @@
+"""Scenario suites (seed 003): YAML scenarios with macros, model matrices and agent classes."""
