@@ -30,6 +30,7 @@ class ModelConfig:
     name: str
     litellm_model: str
     api_base: str | None = None
+    api_base_var: str | None = None
     api_version: str | None = None
     key_var: str | None = None
     api_key: str | None = None
@@ -66,6 +67,7 @@ def _from_spec(spec: ModelSpec) -> ModelConfig:
         name=spec.name,
         litellm_model=model,
         api_base=spec.api_base or spec.api_url,
+        api_base_var=spec.api_base_var,
         api_version=spec.api_version,
         key_var=spec.key_var,
         api_key=spec.api_key,

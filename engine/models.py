@@ -257,7 +257,18 @@ class ModelClient:
 
     def _credentials(self, model: ModelConfig, task: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if model.api_base:
+        if model.api_base_var:
+            base = os.environ.get(model.api_base_var)
+            if not base:
+                raise ModelError(
+                    f"needs its API base URL: set the environment variable "
+                    f"{model.api_base_var} (api_base_var in config.yml)",
+                    task=task,
+                    model=model.name,
+                    permanent=True,
+                )
+            out["api_base"] = base
+        elif model.api_base:
             out["api_base"] = model.api_base
         if model.api_version:
             out["api_version"] = model.api_version

@@ -243,6 +243,9 @@ class ModelSpec(Spec):
     key_var: str | None = Field(None, description="Env var holding the API key.")
     api_key: str | None = Field(None, description="Literal key (prefer key_var).")
     api_base: str | None = None
+    api_base_var: str | None = Field(
+        None, description="Env var holding the API base URL (a proxy, a local server)."
+    )
     api_url: str | None = Field(None, description="Oxy's name for api_base.")
     api_version: str | None = Field(None, description="Azure OpenAI's API version.")
     headers: dict[str, Any] | None = None

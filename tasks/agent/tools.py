@@ -7,7 +7,7 @@ result so it can correct itself; they never crash the task.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -211,8 +211,10 @@ async def run_agent_loop(
     sample: int = 0,
     variables: dict[str, Any] | None = None,
     depth: int = 0,
+    history: Sequence[dict[str, Any]] = (),
 ) -> AgentAnswer:
-    """Ask the model until it answers without a tool call or the tool budget is spent."""
+    """Ask the model until it answers without a tool call or the tool budget is spent.
+    `history` is the conversation before `prompt` (a conversation test's earlier turns)."""
     client = ctx.run.models()
     toolbox = Toolbox(agent, ctx, depth, sample)
     shield = _anonymizer(agent, ctx)
@@ -220,6 +222,9 @@ async def run_agent_loop(
     system = await system_message(agent, ctx, variables or {})
     if system:
         messages.append({"role": "system", "content": shield.hide(system)})
+    for earlier in history:
+        content = earlier.get("content")
+        messages.append({**earlier, "content": shield.hide(content) if content else content})
     messages.append({"role": "user", "content": shield.hide(prompt)})
     calls = 0
     made: list[dict[str, Any]] = []

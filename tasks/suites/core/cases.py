@@ -164,6 +164,7 @@ class CaseResult:
     verdict: str | None = None
     warnings: list[str] = field(default_factory=list)
     target: str | None = None
+    usage: dict[str, int] | None = None
 
     @property
     def passed(self) -> bool | None:

@@ -67,6 +67,7 @@ def decide(
         tags=list(case.tags),
         seconds=output.seconds,
         metadata=dict(case.metadata) if isinstance(case.metadata, dict) else {},
+        usage=output.usage,
     )
 
 

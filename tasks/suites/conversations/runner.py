@@ -1,0 +1,327 @@
+"""`ConversationRunner`: a scripted conversation played against an agent on the evaluation
+core. The conversation is one case of a suite: its target node plays every user turn to the
+agent with the history of what the agent actually said and did; its evaluator node checks each
+agent turn (judge calls of different turns at once, through the models door: cache, rate
+limits, retries, usage); its verdict node passes it only when every turn matched.
+
+Every agent turn is played even after one failed to match, so a failure report shows the
+whole conversation; the failure names the first turn that did not match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from accord.engine.errors import AccordError
+from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
+from accord.tasks.suites.conversations.agents import Agent, Messages, Reply, agent_of
+from accord.tasks.suites.conversations.matching import (
+    Mismatch,
+    Verdict,
+    match_text,
+    match_tool_calls,
+)
+from accord.tasks.suites.conversations.turns import ToolCall, Turn, check_script
+from accord.tasks.suites.core.cases import Case, Output, Suite
+from accord.tasks.suites.core.targets import Target, TargetFailure
+
+if TYPE_CHECKING:
+    from accord.engine.context import TaskContext
+    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.suites.core.verdicts import SuiteRun
+
+NEEDS_JUDGE = "needs_judge"
+STATEMENT = """Does the text below satisfy this statement?
+
+Statement: {statement}
+
+Text: {text}
+
+Answer yes when the text contains or expresses what the statement describes, else no."""
+SAME_MEANING = """Do these two texts have the same meaning?
+
+Expected: {expected}
+
+Actual: {actual}
+
+Paraphrases and synonyms mean the same. Ignore filler such as "Okay", "Now", "Got it", "Thank \
+you", "Sounds good". "Yes", "correct" and "that is correct" agree. Numbers written in words \
+equal the same numbers in digits ("one two three" is "123"), and spacing inside numbers or \
+codes does not matter. Answer yes when they mean the same, else no."""
+
+
+class JudgeNeeded(AccordError):
+    """A turn needs the judge (a statement, or texts not equal) and no judge model is set."""
+
+
+class ConversationFailed(AssertionError):
+    """An agent turn did not match: the message names the turn, the expected and the actual,
+    the rule that failed and the judge's reason."""
+
+
+class ModelJudge:
+    """The yes-or-no judge of a conversation check: one model call per question through the
+    run's models door, at temperature 0; a reply that is neither yes nor no is asked once more,
+    then it is an error."""
+
+    def __init__(self, ev: EvalContext) -> None:
+        self.ev = ev
+
+    async def _ask(self, prompt: str) -> Verdict:
+        if self.ev.judge_model is None:
+            raise JudgeNeeded(
+                "this turn needs a judge model (a <statement>, or texts that are not equal): "
+                "pass --accord-judge-model (pytest) or judge_model=..., or set "
+                "defaults.judge_model in config.yml"
+            )
+        answer, reason = await self.ev.choose(prompt, ["yes", "no"])
+        return Verdict(answer == "yes", reason.strip())
+
+    async def statement(self, statement: str, text: str) -> Verdict:
+        return await self._ask(STATEMENT.format(statement=statement, text=text))
+
+    async def same_meaning(self, expected: str, actual: str) -> Verdict:
+        return await self._ask(SAME_MEANING.format(expected=expected, actual=actual))
+
+
+class ConversationTarget(Target):
+    """Plays the case's script (`case.obj`) to the agent, turn by turn."""
+
+    type: Literal["conversation"] = "conversation"
+    agent: Any = Field(None, exclude=True, description="The Agent the script is played to.")
+    agent_name: str = ""
+    initial_agent_message: str | None = None
+    turn_timeout: float = 60.0
+
+    def describe(self) -> str:
+        assert isinstance(self.agent, Agent)
+        return self.agent.describe()
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        agent = self.agent
+        assert isinstance(agent, Agent)
+        script: list[Turn] = case.obj
+        history: Messages = []
+        played: list[dict[str, Any]] = []
+        for number, turn in enumerate(script, 1):
+            if not turn.is_agent:
+                history.append({"role": "user", "content": turn.text})
+                continue
+            if number == 1:
+                reply = self._opening(turn)
+            else:
+                reply = await self._turn(agent, history, tctx, number)
+            history += reply.messages(number)
+            played.append({"turn": number, **reply.data()})
+        last = played[-1]["text"] if played else ""
+        calls = [c for p in played for c in p["tool_calls"]]
+        return Output(text=last, value={"turns": played}, tool_calls=calls, messages=history)
+
+    def _opening(self, turn: Turn) -> Reply:
+        """The agent's opening message: the one given, else the script's own."""
+        if self.initial_agent_message is not None:
+            return Reply(text=self.initial_agent_message)
+        text = turn.text if isinstance(turn.text, str) else turn.text[0]
+        return Reply(text=text, tool_calls=list(turn.tool_calls))
+
+    async def _turn(self, agent: Agent, history: Messages, tctx: TaskContext, number: int) -> Reply:
+        try:
+            return await asyncio.wait_for(agent.reply(list(history), tctx), self.turn_timeout)
+        except TimeoutError:
+            raise TargetFailure(
+                f"turn {number}: the agent did not answer within {self.turn_timeout:g} s"
+            ) from None
+        except (TargetFailure, asyncio.CancelledError):
+            raise
+        except AccordError as exc:
+            raise TargetFailure(f"turn {number}: {exc.message}") from None
+        except Exception as exc:
+            raise TargetFailure(
+                f"turn {number}: the agent raised {type(exc).__name__}: {exc}"
+            ) from None
+
+
+class ConversationCheck(EvaluatorSpec):
+    """Every agent turn of the script against the turn the agent actually took."""
+
+    type: str = "conversation"
+    deterministic: ClassVar[bool] = False
+
+    def calls_model(self, judge_model: str | None) -> bool:
+        return True
+
+    async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
+        script: list[Turn] = case.obj
+        played = {t["turn"]: t for t in (output.value or {}).get("turns", [])}
+        judge = ModelJudge(ev)
+        numbers = [n for n, t in enumerate(script, 1) if t.is_agent]
+        try:
+            found = await asyncio.gather(
+                *(_check_turn(script[n - 1], played[n], judge) for n in numbers)
+            )
+        except JudgeNeeded as exc:
+            return Finding("conversation", error=exc.message, kind=NEEDS_JUDGE)
+        children = [
+            Finding(f"turn {n}", score=0.0 if m else 1.0, passed=m is None,
+                    reason=m.text() if m else "matched")
+            for n, m in zip(numbers, found, strict=True)
+        ]  # fmt: skip
+        failed = [(n, m) for n, m in zip(numbers, found, strict=True) if m is not None]
+        reason = "every agent turn matched"
+        if failed:
+            reason = failure_text(script, played, *failed[0])
+            if len(failed) > 1:
+                others = ", ".join(str(n) for n, _ in failed[1:])
+                reason += f"\n  (turns {others} did not match either)"
+        matched = len(numbers) - len(failed)
+        return Finding("conversation", score=matched / len(numbers), reason=reason,
+                       children=children, judge_calls=ev.calls)  # fmt: skip
+
+
+async def _check_turn(expected: Turn, actual: dict[str, Any], judge: ModelJudge) -> Mismatch | None:
+    from accord.tasks.suites.conversations.agents import reply_of
+
+    reply = reply_of(actual)
+    try:
+        if expected.text != "" or reply.text:
+            found = await match_text(expected.text, reply.text, judge)
+            if found is not None:
+                return found.inside("text")
+        return await match_tool_calls(list(expected.tool_calls), reply.tool_calls, judge)
+    except EvaluatorFailure as exc:
+        raise EvaluatorFailure(f"turn {actual['turn']}: {exc}") from None
+
+
+def failure_text(
+    script: Sequence[Turn], played: dict[int, dict[str, Any]], number: int, found: Mismatch
+) -> str:
+    """What a developer reads when a turn fails: the turn, what the user said, the expected
+    and the actual turn, the rule that failed and the judge's reason."""
+    said = script[number - 2].text if number > 1 else "(the agent's opening message)"
+    expected = script[number - 1]
+    actual = played[number]
+    calls = [ToolCall(c["name"], c.get("arguments"), c.get("result")) for c in actual["tool_calls"]]
+    return (
+        f"turn {number} did not match\n"
+        f"  user said: {said}\n"
+        f"  expected:  {_turn_text(expected.text, expected.tool_calls)}\n"
+        f"  actual:    {_turn_text(actual['text'], calls)}\n"
+        f"  rule:      {found.text()}"
+    )
+
+
+def _turn_text(text: str | list[str], calls: Sequence[ToolCall]) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    if calls:
+        listing = ", ".join(
+            f"{c.name}({json.dumps(c.arguments, ensure_ascii=False, default=str)})"
+            + (f" -> {json.dumps(c.result, ensure_ascii=False, default=str)}"
+               if c.result is not None else "")
+            for c in calls
+        )  # fmt: skip
+        shown += f" + tool calls {listing}"
+    return shown
+
+
+@dataclass
+class ConversationResult:
+    """A conversation that matched: the turns the agent took and what judging cost."""
+
+    name: str
+    turns: int = 0
+    judge_calls: int = 0
+    run_id: str | None = None
+    seconds: float = 0.0
+
+
+class ConversationRunner:
+    """Plays `expected` (UserTurn, AgentTurn, ...) to `agent` and checks every agent turn.
+
+    `await runner.run()` (or `runner.run_sync()`) returns a `ConversationResult` when every
+    turn matched; raises `ConversationFailed` (an AssertionError) when one did not or the agent
+    failed, and `JudgeNeeded` when a turn needs a judge and none is set. `judge_model` is a
+    name from config.yml or a litellm model string (default: config.yml's
+    `defaults.judge_model`; never the project's default model, which is no judge).
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        expected: Sequence[Turn],
+        *,
+        judge_model: str | None = None,
+        initial_agent_message: str | None = None,
+        test_note: str | None = None,
+        name: str | None = None,
+        turn_timeout: float = 60.0,
+        project_root: str | Path | None = None,
+        cache_mode: str = "on",
+    ) -> None:
+        self.expected = list(expected)
+        check_script(self.expected)
+        self.agent = agent_of(agent)
+        self.judge_model = judge_model
+        self.initial_agent_message = initial_agent_message
+        self.test_note = test_note
+        self.turn_timeout = turn_timeout
+        self.project_root = Path(project_root) if project_root else Path.cwd()
+        self.cache_mode = cache_mode
+        self.name = name or f"conversation-{self.digest()}"
+
+    def digest(self) -> str:
+        text = json.dumps([t.data() for t in self.expected], sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def suite(self) -> Suite:
+        from accord.engine.project import load_project
+
+        project = load_project(self.project_root)
+        target = ConversationTarget.model_construct(
+            type="conversation", agent=self.agent, agent_name=self.agent.describe(), timeout=None,
+            initial_agent_message=self.initial_agent_message, turn_timeout=self.turn_timeout,
+        )  # fmt: skip
+        case = Case(id=self.name, input=[t.data() for t in self.expected], obj=self.expected,
+                    digest=self.digest())  # fmt: skip
+        return Suite(
+            id=self.name, cases=[case], targets={"agent": target}, default_target="agent",
+            evaluators=(ConversationCheck(type="conversation"),), project=project,
+            judge_model=self.judge_model or project.config.defaults.judge_model,
+        )  # fmt: skip
+
+    async def run(self) -> ConversationResult:
+        from accord.engine.runner import RunOptions
+        from accord.tasks.suites.core.nodes import run_suite
+
+        run = await run_suite(self.suite(), RunOptions(cache_mode=self.cache_mode))
+        return self._result(run)
+
+    def run_sync(self) -> ConversationResult:
+        from accord.tasks.suites.pyapi import _run_in_loop
+
+        return _run_in_loop(self.run)
+
+    def _result(self, run: SuiteRun) -> ConversationResult:
+        case = run.cases[0]
+        note = f"\n  note: {self.test_note}" if self.test_note else ""
+        finding = next((f for f in case.findings if f.kind == NEEDS_JUDGE), None)
+        if finding is not None:
+            raise JudgeNeeded(finding.error or "a judge model is needed")
+        if not case.findings:
+            raise ConversationFailed(f"{self.name}: {case.error or 'the agent did not run'}{note}")
+        check = case.findings[0]
+        if check.error is not None:
+            raise ConversationFailed(f"{self.name}: {check.error}{note}")
+        if case.status != "passed":
+            raise ConversationFailed(f"{self.name}: {check.reason}{note}")
+        return ConversationResult(
+            name=self.name, turns=len(check.children),
+            judge_calls=case.judge_calls, run_id=run.run_id, seconds=case.seconds,
+        )  # fmt: skip
