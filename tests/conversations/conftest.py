@@ -25,6 +25,7 @@ STATEMENTS = {
     ("mentions compliance", "We are SOC-2 compliant"),
     ("mentions current weather conditions", "It is 68°F and sunny in San Francisco."),
     ("mentions tomorrow's forecast", "Tomorrow will be 61°F with fog."),
+    ("greets the user", "Hey there"),
 }
 
 
