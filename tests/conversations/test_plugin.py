@@ -85,7 +85,8 @@ def test_without_a_judge_tests_that_need_one_skip_loudly(project: Callable[..., 
     done = pytest_run(root, "-rs", "-k", "steady or greets")
     assert done.returncode == 0, done.stdout[-3000:]
     assert "1 passed, 1 skipped" in done.stdout
-    assert "SKIPPED" in done.stdout and "NO JUDGE MODEL: this turn needs a judge model" in done.stdout
+    assert "SKIPPED" in done.stdout
+    assert "NO JUDGE MODEL: this turn needs a judge model" in done.stdout
     assert summary(done.stdout)["test_greets"] == "no run judged, 1 skipped"
 
 
