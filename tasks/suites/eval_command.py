@@ -48,6 +48,35 @@ class EvalCommand:
     quiet: bool = False
     target: str | None = None
     targets: Path | None = None
+    agent_class: str | None = None
+    project_root: Path | None = None
+    seed: int | None = None
+
+
+def load_suites(path: Path, command: EvalCommand) -> list[Suite]:
+    """The suites a path holds: a file's, or a folder's scenario files'."""
+    from accord.tasks.suites.scenarios.runner import load_scenarios, scenario_paths
+    from accord.tasks.suites.scenarios.suite import ScenarioOptions, is_scenario_file
+
+    if path.is_dir() or is_scenario_file(path):
+        options = ScenarioOptions(
+            seed=command.seed, project_root=command.project_root, agent_class=command.agent_class,
+            judge_model=command.judge_model, concurrency=command.max_concurrency,
+        )  # fmt: skip
+        resumed = _resumed_run(command)
+        return [load_scenarios(p, options, resume_run=resumed) for p in scenario_paths(path)]
+    return [load_suite(path, command)]
+
+
+def _resumed_run(command: EvalCommand) -> str | None:
+    """The id of the run `--resume` names (a scenario suite's macros are seeded from it)."""
+    if command.resume is None:
+        return None
+    from accord.engine.project import find_root
+    from accord.engine.store import find_run
+
+    root, _config = find_root(command.project_root or Path.cwd())
+    return find_run(root / ".accord" / "runs.db", command.resume).run_id
 
 
 def load_suite(path: Path, command: EvalCommand) -> Suite:
@@ -69,7 +98,8 @@ def load_suite(path: Path, command: EvalCommand) -> Suite:
         )  # fmt: skip
     raise LoadError(
         f"{path}: not an evaluation file accord knows (an .eval.yml or .test.yml suite, or an "
-        "AgentV eval file with 'tests:'); run the tests of workflows and agents with `accord test`"
+        "AgentV eval file with 'tests:', or a scenario file with 'scenarios:'); run the tests of "
+        "workflows and agents with `accord test`"
     )
 
 
@@ -136,9 +166,17 @@ def run_eval_command(command: EvalCommand) -> int:
         log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
     from accord.tasks.suites.core.nodes import build_plan
+    from accord.tasks.suites.scenarios.runner import (
+        DEFAULT_OUTPUT_DIR,
+        is_scenario_suite,
+        seed_line,
+        write_reports,
+    )
 
     suites = [
-        select_cases(load_suite(p, command), command.tags, command.cases) for p in command.files
+        select_cases(suite, command.tags, command.cases)
+        for path in command.files
+        for suite in load_suites(path, command)
     ]
     empty = [s for s in suites if not s.cases]
     if empty:
@@ -146,13 +184,22 @@ def run_eval_command(command: EvalCommand) -> int:
     err = Console(stderr=True, soft_wrap=True)
     for note in (n for s in suites for n in s.notes):
         err.print(f"warning: {note}", highlight=False, markup=False)
+    scenarios = [s for s in suites if is_scenario_suite(s)]
+    for suite in scenarios:
+        err.print(seed_line(suite), highlight=False, markup=False)
     quiet = command.quiet or command.fmt != "pretty"
     plans = [build_plan(suite)[0] for suite in suites]
     with RunDisplay(*plans, quiet=quiet) as display:
         runs = asyncio.run(_run_suites(suites, command, display))
     gate = gate_result(runs, command)
     _write(command, runs, gate)
-    return _exit_code(runs, gate)
+    if scenarios:
+        scenario_runs = [r for r in runs if is_scenario_suite(r.suite)]
+        write_reports(scenario_runs, command.output_dir or DEFAULT_OUTPUT_DIR, err)
+    code = _exit_code(runs, gate)
+    if code == EXIT_NO_RESULT and len(scenarios) == len(suites):
+        return EXIT_FAILED  # a scenario suite's exit codes are 0, 1 and 130 (seed 003)
+    return code
 
 
 async def _run_suites(
@@ -289,6 +336,13 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 @click.option("--target", help="AgentV eval files: the target of tests that name none.")
 @click.option("--targets", "targets_file", type=click.Path(path_type=Path),
               help="AgentV eval files: the targets file (default: the nearest .agentv/targets.yaml).")  # fmt: skip
+@click.option("--agent-class", help="Scenario files: the agent class (module.Class) of scenarios "
+              "that name none.")  # fmt: skip
+@click.option("--project-root", type=click.Path(path_type=Path, file_okay=False),
+              help="Scenario files: the root their macros' files and agent classes are found "
+              "under (default: the working folder).")  # fmt: skip
+@click.option("--seed", type=int, help="Scenario files: the seed of random macros (default: "
+              "the run's; the report shows it).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
 @max_concurrency_option("Work running at once (default: config, else 16).")
 @cache_option
@@ -298,15 +352,18 @@ def eval_command(
     output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
     gate: Literal["mean", "lower-bound"], tags: tuple[str, ...], cases: tuple[str, ...],
     repeat: int | None, judge_model: str | None, concurrency: int | None, resume: str | None,
-    target: str | None, targets_file: Path | None, quiet: bool, max_concurrency: int | None,
+    target: str | None, targets_file: Path | None, agent_class: str | None,
+    project_root: Path | None, seed: int | None, quiet: bool, max_concurrency: int | None,
     cache_mode: str,
 ) -> None:  # fmt: skip
-    """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files) and report their
-    cases. `--output x.jsonl` writes AgentV's result records."""
+    """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, scenario files or
+    folders of them) and report their cases. `--output x.jsonl` writes AgentV's result
+    records; scenario suites write an HTML report and its JSON into --output-dir (reports)."""
     command = EvalCommand(
         files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
         min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,
         repeat=repeat, judge_model=judge_model, max_concurrency=max_concurrency or concurrency,
         cache_mode=cache_mode, resume=resume, quiet=quiet, target=target, targets=targets_file,
+        agent_class=agent_class, project_root=project_root, seed=seed,
     )  # fmt: skip
     sys.exit(run_eval_command(command))

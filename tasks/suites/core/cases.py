@@ -234,6 +234,7 @@ class Suite:
     trials: str | None = None
     lifecycle: Lifecycle | None = None
     notes: tuple[str, ...] = ()
+    run_id: str | None = None  # chosen before the run (a scenario suite's macros are seeded by it)
 
     def target_for(self, case: Case) -> Target:
         name = case.target or self.default_target

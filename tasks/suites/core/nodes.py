@@ -355,6 +355,7 @@ async def run_suite(
         keep_going=True,
         max_concurrency=options.max_concurrency or suite.max_concurrency,
         limits={**options.limits, **limits},
+        run_id=options.run_id or suite.run_id,
     )
     started = time.perf_counter()
     if suite.lifecycle is not None:

@@ -1,0 +1,146 @@
+"""Scenario suites from the command line and from Python.
+
+`accord eval scenarios.yaml --agent-class m.C --project-root DIR --judge-model M --output-dir
+DIR --concurrency N` and `RegressionRunner(...).run(path)` load the same suites (a file, or
+every scenario file of a folder), run them on the engine and write one HTML report and its JSON
+per run into the output dir. Exit 0 when every scenario passed, 1 when one failed or errored,
+130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from rich.console import Console
+
+from accord.engine.errors import LoadError
+from accord.tasks.suites.core.cases import Suite
+from accord.tasks.suites.core.verdicts import SuiteRun
+from accord.tasks.suites.scenarios.suite import (
+    ScenarioOptions,
+    load_scenario_file,
+    scenario_files,
+    seed_of,
+)
+
+DEFAULT_OUTPUT_DIR = Path("reports")
+
+
+def scenario_paths(path: Path) -> list[Path]:
+    """The scenario files `path` names: itself, or those of a folder."""
+    if not path.exists():
+        raise LoadError(f"{path}: no such file or folder")
+    if path.is_dir():
+        found = scenario_files(path)
+        if not found:
+            raise LoadError(f"{path}: no scenario file (YAML with 'scenarios:') in this folder")
+        return found
+    return [path]
+
+
+def load_scenarios(path: Path, options: ScenarioOptions, *, resume_run: str | None = None) -> Suite:
+    """A scenario file's suite with its run id chosen now: its macros are seeded from the run
+    (the given seed, else the id of the run resumed, else the new run's id)."""
+    from accord.engine.runner import new_run_id
+
+    run_id = new_run_id()
+    if options.seed is None:
+        options = ScenarioOptions(**{**vars(options), "seed": seed_of(resume_run or run_id)})
+    suite = load_scenario_file(path, options)
+    suite.run_id = run_id
+    return suite
+
+
+def seed_line(suite: Suite) -> str:
+    seed = scenario_seed(suite)
+    return f"{suite.path}: macros seeded with {seed} (--seed {seed} expands the same inputs)"
+
+
+def scenario_seed(suite: Suite) -> int | None:
+    """The run seed a scenario suite was expanded with (kept on its cases)."""
+    for case in suite.cases:
+        if "run_seed" in case.metadata:
+            seed: int = case.metadata["run_seed"]
+            return seed
+    return None
+
+
+def write_reports(runs: list[SuiteRun], output_dir: Path, err: Console) -> list[Path]:
+    """Each scenario run's HTML report and JSON, named after the suite and the run."""
+    from accord.tasks.suites.reports.scenarios import write_scenario_reports
+
+    written: list[Path] = []
+    for run in runs:
+        html, data = write_scenario_reports(run, output_dir, seed=scenario_seed(run.suite))
+        err.print(f"report: {html} (and {data.name})", highlight=False, markup=False)
+        written += [html, data]
+    return written
+
+
+def is_scenario_suite(suite: Suite) -> bool:
+    from accord.tasks.suites.scenarios.judge import ScenarioJudge
+
+    return any(isinstance(e, ScenarioJudge) for e in suite.evaluators)
+
+
+class RegressionRunner:
+    """Seed 003's runner: `RegressionRunner(agent_class, project_root, judge_model_id,
+    output_dir, max_concurrency, macro_functions).run("tests/scenarios.yaml")`.
+
+    `agent_class` is a class or a `module.Class` path (a scenario's or file's own wins);
+    `run` prints the results, writes the reports and returns the runs (one per file).
+    """
+
+    def __init__(
+        self,
+        agent_class: type | str | None = None,
+        project_root: str | Path | None = None,
+        judge_model_id: str | None = None,
+        output_dir: str | Path = DEFAULT_OUTPUT_DIR,
+        max_concurrency: int = 1,
+        macro_functions: Mapping[str, Callable[..., object]] | None = None,
+        *,
+        seed: int | None = None,
+        cache_mode: str = "on",
+        quiet: bool = False,
+    ) -> None:
+        self.options = ScenarioOptions(
+            seed=seed,  # None: each run's own (load_scenarios)
+            project_root=Path(project_root) if project_root else None,
+            agent_class=agent_class,
+            judge_model=judge_model_id,
+            concurrency=max_concurrency,
+            macro_functions=dict(macro_functions or {}),
+        )
+        self.output_dir = Path(output_dir)
+        self.cache_mode = cache_mode
+        self.quiet = quiet
+
+    def run(self, path: str | Path) -> list[SuiteRun]:
+        from accord.engine.runner import RunOptions
+        from accord.tasks.suites.core.nodes import run_suite
+        from accord.tasks.suites.pyapi import _run_in_loop
+        from accord.tasks.suites.reports.evals import print_pretty
+
+        suites = [load_scenarios(p, self.options) for p in scenario_paths(Path(path))]
+        options = RunOptions(max_concurrency=self.options.concurrency, cache_mode=self.cache_mode)
+
+        async def run_all() -> list[SuiteRun]:
+            return list(await asyncio.gather(*(run_suite(s, options) for s in suites)))
+
+        runs = _run_in_loop(run_all)
+        err = Console(stderr=True, soft_wrap=True)
+        if not self.quiet:
+            print_pretty(runs, Console(soft_wrap=True), quiet=False)
+        write_reports(runs, self.output_dir, err)
+        return runs
+
+    @staticmethod
+    def passed(runs: list[SuiteRun]) -> bool:
+        return all(c.status == "passed" for run in runs for c in run.cases)
+
+
+def any_scenarios(suites: list[Suite]) -> bool:
+    return any(is_scenario_suite(s) for s in suites)

@@ -1,0 +1,265 @@
+"""A scenario file as a suite of the evaluation core: one case per scenario and model entry,
+each answered by the agent built for its merged configuration and scored by the scenario judge.
+
+Precedence for `agent_class`, `judge_model_id`, `agent_model_config`, `metrics` and
+`pass_threshold`: the scenario's, else the file's, else the command line's (`--agent-class`,
+`--judge-model`), else the defaults (metrics correctness, relevance, safety; threshold 7).
+`agent_config` (a mapping, or a YAML file under the project root) is the scenario's, else the
+file's. A model entry is merged into it under `model` (`{"model": {**config.model, **entry}}`);
+with neither, the agent gets None and loads its own default.
+
+Macros expand once per scenario (one variable scope for its input, expected output and
+criteria, in that order), seeded from the run: `seed_for(run seed, scenario name)`. A macro
+error fails that scenario (its cases error with the message) and the others still run.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from accord.engine.errors import Issue, LoadError, ValidationError
+from accord.engine.loader import Loaded, load_spec
+from accord.engine.yamlmarks import read_text
+from accord.tasks.suites.core.cases import Case, Output, Suite
+from accord.tasks.suites.core.targets import Target, TargetFailure, target_from
+from accord.tasks.suites.scenarios.agents import AgentClassTarget
+from accord.tasks.suites.scenarios.judge import NAME, ScenarioJudge
+from accord.tasks.suites.scenarios.macros import MacroContext, MacroError, expand
+from accord.tasks.suites.scenarios.schema import (
+    BUILTIN_METRICS,
+    DEFAULT_THRESHOLD,
+    ScenarioFileSpec,
+    ScenarioSpec,
+)
+
+Loc = tuple[str | int, ...]
+
+
+def is_scenario_file(path: Path) -> bool:
+    """YAML with a top-level `scenarios:` key (read as text; the loader parses it once)."""
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        text = read_text(path)
+    except LoadError:
+        return False
+    return re.search(r"^scenarios\s*:", text, re.MULTILINE) is not None
+
+
+def scenario_files(folder: Path) -> list[Path]:
+    """The scenario files of a folder (the seed's `scenarios_path` may be one)."""
+    return sorted(p for p in folder.rglob("*.y*ml") if p.is_file() and is_scenario_file(p))
+
+
+def seed_of(run_id: str) -> int:
+    """A run's macro seed, from its id (`--resume` of the run expands the same inputs)."""
+    return int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
+
+
+def seed_for(seed: int, scenario: str) -> int:
+    return int(hashlib.sha256(f"{seed}:{scenario}".encode()).hexdigest()[:12], 16)
+
+
+@dataclass
+class ScenarioOptions:
+    """What the command line (or `RegressionRunner`) adds to a scenario file."""
+
+    seed: int | None = None  # None: 0 here; the commands choose one per run (seed_of)
+    project_root: Path | None = None
+    agent_class: str | type | None = None
+    judge_model: str | None = None
+    concurrency: int | None = None
+    macro_functions: Mapping[str, Callable[..., object]] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return (self.project_root or Path.cwd()).resolve()
+
+
+class MacroFailure(Target):
+    """The target of a scenario whose macros failed: its cases error with the message."""
+
+    type: Literal["macro_error"] = "macro_error"
+    message: str = ""
+
+    def describe(self) -> str:
+        return "macros"
+
+    async def produce(self, tctx: Any, case: Case, repeat: int) -> Output:
+        raise TargetFailure(self.message)
+
+
+class ClassTarget(AgentClassTarget):
+    """An agent class given as a Python class (RegressionRunner), not a dotted path."""
+
+    cls: Any = None
+
+    async def _built(self, root: Path) -> Any:
+        if self._agent is None:
+            try:
+                self._agent = self.cls(self.config)
+            except Exception as exc:
+                raise TargetFailure(
+                    f"cannot construct {self.agent_class}: {type(exc).__name__}: {exc}"
+                ) from None
+        return self._agent
+
+
+def model_label(entry: dict[str, Any] | None) -> str:
+    """A model entry as the report shows it: `gpt-4o (temperature 0.1)`."""
+    if entry is None:
+        return "default"
+    name = entry.get("model_id") or entry.get("model") or entry.get("name")
+    rest = ", ".join(f"{k} {v}" for k, v in entry.items() if v is not name)
+    if name is None:
+        return rest or "default"
+    return f"{name} ({rest})" if rest else str(name)
+
+
+def merged_config(config: dict[str, Any] | None, entry: dict[str, Any] | None) -> Any:
+    if entry is None:
+        return copy.deepcopy(config)
+    merged = copy.deepcopy(config) if config is not None else {}
+    model = merged.get("model")
+    merged["model"] = {**(model if isinstance(model, dict) else {}), **entry}
+    return merged
+
+
+class _Builder:
+    def __init__(self, loaded: Loaded, options: ScenarioOptions) -> None:
+        self.loaded = loaded
+        self.spec: ScenarioFileSpec = loaded.spec
+        self.options = options
+        self.root = options.root
+        self.issues: list[Issue] = []
+        self.targets: dict[str, Target] = {}
+
+    def pick(self, scenario: ScenarioSpec, name: str) -> Any:
+        mine = getattr(scenario, name)
+        return mine if mine is not None else getattr(self.spec, name)
+
+    def agent_config(self, scenario: ScenarioSpec, where: Loc) -> dict[str, Any] | None:
+        given: dict[str, Any] | str | None = self.pick(scenario, "agent_config")
+        if not isinstance(given, str):
+            return given
+        path = (self.root / given).resolve()
+        at = where if scenario.agent_config is not None else ()
+        problem = f"agent_config file '{given}' not found under {self.root}"
+        if path.is_file():
+            data = yaml.safe_load(read_text(path))
+            if data is None:
+                return None
+            if isinstance(data, dict):
+                return {str(k): v for k, v in data.items()}
+            problem = f"agent_config file '{given}' does not hold a mapping"
+        self.issues.append(self.loaded.issue((*at, "agent_config"), problem))
+        return None
+
+    def target(self, agent: Any, config: Any, entry: dict[str, Any] | None, where: Loc) -> str:
+        """The key of the target answering with `agent` and `config` (built once per key)."""
+        if isinstance(agent, dict):
+            try:
+                target: Target = target_from(agent)
+            except ValueError as exc:
+                self.issues.append(self.loaded.issue((*where, "agent_class"), str(exc)))
+                return "invalid"
+            if entry is not None and target.type == "model" and entry.get("model_id"):
+                target = target.model_copy(update={"model": entry["model_id"]})
+        elif isinstance(agent, type):
+            name = f"{agent.__module__}.{agent.__qualname__}"
+            target = ClassTarget.model_construct(
+                type="agent_class", agent_class=name, config=config, cls=agent,
+                timeout=self.spec.timeout,
+            )  # fmt: skip
+        else:
+            target = AgentClassTarget(agent_class=agent, config=config, timeout=self.spec.timeout)
+        text = json.dumps([str(agent), config], sort_keys=True, default=str)
+        key = f"agent-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        self.targets.setdefault(key, target)
+        return key
+
+    def cases(self, index: int, scenario: ScenarioSpec, seed: int) -> list[Case]:
+        where: Loc = ("scenarios", index)
+        agent = self.pick(scenario, "agent_class") or self.options.agent_class
+        if agent is None:
+            problem = "no agent_class: give the scenario or the file one, or pass --agent-class"
+            self.issues.append(self.loaded.issue(where, problem))
+            return []
+        config = self.agent_config(scenario, where)
+        models = self.pick(scenario, "agent_model_config")
+        entries = models if isinstance(models, list) else [models]
+        threshold = self.pick(scenario, "pass_threshold")
+        judge = self.pick(scenario, "judge_model_id") or self.options.judge_model
+        context = MacroContext(
+            project_root=self.root, seed=seed_for(seed, scenario.name),
+            allow_env=frozenset(self.spec.allow_env), allow_hosts=frozenset(self.spec.allow_hosts),
+            macro_functions=self.options.macro_functions,
+        )  # fmt: skip
+        texts = [scenario.input_message, scenario.expected_output, scenario.evaluation_criteria]
+        failure = None
+        try:
+            texts = [None if t is None else expand(t, context) for t in texts]
+        except MacroError as exc:
+            failure = f"scenario '{scenario.name}': {exc.message}"
+        out: list[Case] = []
+        for entry in entries:
+            label = model_label(entry)
+            config_for = merged_config(config, entry)
+            key = self.target(agent, config_for, entry, where)
+            if failure is not None:
+                key = f"macros-{index}"
+                self.targets[key] = MacroFailure(message=failure)
+            metadata = {
+                "scenario": scenario.name, "description": scenario.description, "model": label,
+                "agent": agent if isinstance(agent, str) else
+                getattr(agent, "__qualname__", None) or json.dumps(agent, default=str),
+                "criteria": texts[2], "pass_threshold": DEFAULT_THRESHOLD if threshold is None
+                else threshold, "metrics": list(self.pick(scenario, "metrics") or BUILTIN_METRICS),
+                "judge_model": judge, "agent_config": config_for, "seed": context.seed,
+                "run_seed": seed,
+            }  # fmt: skip
+            case_id = scenario.name if len(entries) == 1 else f"{scenario.name} [{label}]"
+            out.append(Case(
+                id=case_id, input=texts[0], expected=texts[1], criteria=texts[2], target=key,
+                judge_model=judge, metadata=metadata,
+                line=self.loaded.marks.find(where)[0],
+            ))  # fmt: skip
+        return out
+
+
+def load_scenario_file(path: Path, options: ScenarioOptions) -> Suite:
+    """Validate a scenario file and build its suite; every problem at once, with lines."""
+    from accord.engine.project import load_project
+
+    project = load_project(options.root)
+    loaded = load_spec(path, ScenarioFileSpec, kind="scenario")
+    builder = _Builder(loaded, options)
+    seen: dict[str, int] = {}
+    cases: list[Case] = []
+    for index, scenario in enumerate(builder.spec.scenarios):
+        if scenario.name in seen:
+            also = f"also scenario {seen[scenario.name] + 1}"
+            problem = f"duplicate scenario name '{scenario.name}' ({also})"
+            builder.issues.append(loaded.issue(("scenarios", index, "name"), problem))
+        seen[scenario.name] = index
+        cases += builder.cases(index, scenario, options.seed or 0)
+    if builder.issues:
+        raise ValidationError(builder.issues)
+    judge = options.judge_model or project.default_judge
+    for case in cases:
+        if case.metadata["judge_model"] is None:
+            case.metadata["judge_model"] = judge
+    return Suite(
+        id=path.stem, cases=cases, targets=builder.targets,
+        evaluators=(ScenarioJudge(type=NAME),), judge_model=judge, path=path, project=project,
+        max_concurrency=options.concurrency,
+    )  # fmt: skip

@@ -1,0 +1,195 @@
+"""Scenario suites end to end through `accord eval`: precedence, model matrices, agents,
+metrics and thresholds, reports, seeded macros, and every bad input failing only its scenario."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.fakes import FakeOpenAI
+from tests.scenarios.conftest import cases, judge_models, judge_prompts, report, run
+
+BASIC = """\
+agent_class: scen_agents.Echo
+agent_model_config:
+  - model_id: m1
+    temperature: 0.1
+  - model_id: m2
+metrics: [correctness, relevance]
+scenarios:
+  - name: Greeting
+    description: Say hello.
+    input_message: "Hello, I am {{ SET who {{ FAKER first_name }} }}"
+    expected_output: "A greeting for {{ GET who }}"
+  - name: Override
+    input_message: "Explain {{ CALC 6 * 7 }}"
+    agent_model_config: {model_id: solo}
+    metrics: [correctness, tone]
+    pass_threshold: 9
+    judge_model_id: strong
+"""
+
+
+def test_a_matrix_runs_every_scenario_on_every_model_with_its_own_agent(
+    scenario_project: Callable[..., Path], judge_server: FakeOpenAI
+) -> None:
+    import sys
+
+    root = scenario_project(BASIC)
+    result = run(root)
+    assert result.exit_code == 1, result.stderr  # Override: mean (9 + 4) / 2 = 6.5 < 9
+    found = cases(result)
+    assert list(found) == ["Greeting [m1 (temperature 0.1)]", "Greeting [m2]", "Override"]
+    assert found["Greeting [m2]"]["status"] == "passed" and found["Greeting [m2]"]["score"] == 0.85
+    assert found["Override"]["status"] == "failed" and found["Override"]["score"] == 0.65
+    assert found["Greeting [m1 (temperature 0.1)]"]["output"].startswith("[m1] Hello, I am ")
+    built = [json.loads(c) for c in sorted(sys.modules["scen_agents"].BUILT)]  # type: ignore[attr-defined]
+    assert built == [
+        {"model": {"model_id": "m1", "temperature": 0.1}},
+        {"model": {"model_id": "m2"}},
+        {"model": {"model_id": "solo"}},
+    ]  # one agent per configuration: never the agent of another model
+    # the scenario's judge and metrics win over the file's
+    assert sorted(judge_models(judge_server)) == ["fake-model", "fake-model", "strong-model"]
+    override = next(p for p in judge_prompts(judge_server) if "Explain 42" in p)
+    assert '- tone: how well the response does on "tone"' in override
+    data = report(root)
+    assert data["seed"] is not None and len(data["cases"]) == 3
+    greeting = data["cases"][0]
+    assert greeting["usage"] == {"input": 3, "output": 4}
+    name = greeting["input"].removeprefix("Hello, I am ")
+    assert name and greeting["expected"] == f"A greeting for {name}"  # one scope per scenario
+    assert [m["name"] for m in greeting["metrics"]] == ["correctness", "relevance"]
+    assert (root / "reports").glob("scenarios-*.html")
+
+
+def test_precedence_scenario_then_file_then_command_line(
+    scenario_project: Callable[..., Path], judge_server: FakeOpenAI
+) -> None:
+    scenarios = """\
+agent_config: {style: plain}
+scenarios:
+  - name: From the command line
+    input_message: hi
+  - name: Own class
+    input_message: hi
+    agent_class: scen_agents.AsyncCall
+    agent_config: {style: own}
+    pass_threshold: 8.5
+"""
+    root = scenario_project(scenarios)
+    result = run(root, "--agent-class", "scen_agents.Echo", "--judge-model", "strong")
+    found = cases(result)
+    assert found["From the command line"]["output"] == "[none] hi"
+    assert found["Own class"]["output"] == "async: hi"
+    # defaults: correctness, relevance, safety -> (9 + 8 + 10) / 3 = 9.0 >= 8.5
+    assert found["Own class"]["status"] == "passed"
+    assert set(judge_models(judge_server)) == {"strong-model"}
+    assert result.exit_code == 0
+
+
+def test_agent_config_file_and_none(scenario_project: Callable[..., Path]) -> None:
+    import sys
+
+    scenarios = """\
+agent_class: scen_agents.Echo
+scenarios:
+  - name: From a file
+    input_message: hi
+    agent_config: configs/agent.yaml
+  - name: Own default
+    input_message: hi
+"""
+    root = scenario_project(scenarios, {"configs/agent.yaml": "model: {model_id: from-file}\n"})
+    assert run(root).exit_code == 0
+    built = [json.loads(c) for c in sys.modules["scen_agents"].BUILT]  # type: ignore[attr-defined]
+    assert sorted(built, key=str) == [None, {"model": {"model_id": "from-file"}}]
+
+
+def test_an_accord_target_in_place_of_a_class(scenario_project: Callable[..., Path]) -> None:
+    scenarios = "agent_class: {type: echo}\nscenarios:\n  - {name: Echo, input_message: ping}\n"
+    root = scenario_project(scenarios)
+    result = run(root)
+    assert cases(result)["Echo"]["output"] == "ping" and result.exit_code == 0
+
+
+def test_bad_scenarios_fail_alone_and_the_others_run(
+    scenario_project: Callable[..., Path], judge_server: FakeOpenAI
+) -> None:
+    scenarios = """\
+agent_class: scen_agents.Echo
+timeout: 0.5
+scenarios:
+  - {name: Fine, input_message: hi}
+  - {name: Unknown macro, input_message: "{{ NOPE 1 }}"}
+  - {name: Wrong arguments, input_message: "{{ RANDOM_INT 1 }}"}
+  - {name: Missing file, input_message: "{{ OPEN nowhere.txt }}"}
+  - {name: Outside the root, input_message: "{{ OPEN ../secret.txt }}"}
+  - {name: Env refused, input_message: "{{ ENV HOME }}"}
+  - {name: No module, input_message: hi, agent_class: nowhere.Agent}
+  - {name: Bad init, input_message: hi, agent_class: scen_agents.BadInit}
+  - {name: Raises, input_message: hi, agent_class: scen_agents.Raises}
+  - {name: Hangs, input_message: hi, agent_class: scen_agents.Hangs}
+  - {name: No scores, input_message: unscored}
+"""
+    root = scenario_project(scenarios)
+    result = run(root)
+    assert result.exit_code == 1
+    found = cases(result)
+    assert found["Fine"]["status"] == "passed"
+    errors = {name: c["error"] for name, c in found.items() if name != "Fine"}
+    assert all(c["status"] == "error" for n, c in found.items() if n != "Fine"), found
+    assert (
+        "unknown macro 'NOPE'" in errors["Unknown macro"]
+        and "RANDOM_INT" in errors["Unknown macro"]
+    )
+    assert "usage: {{ RANDOM_INT min max }}" in errors["Wrong arguments"]
+    assert "'nowhere.txt' not found" in errors["Missing file"]
+    assert "outside the project root" in errors["Outside the root"]
+    assert "allow_env" in errors["Env refused"]
+    assert "cannot import agent_class 'nowhere.Agent'" in errors["No module"]
+    assert "cannot construct scen_agents.BadInit: ValueError: no API key" in errors["Bad init"]
+    assert "the agent raised RuntimeError: the agent broke" in errors["Raises"]
+    assert "no answer within 0.5 s" in errors["Hangs"]
+    assert "no score for every metric in the judge's reply" in errors["No scores"]
+    unscored = [p for p in judge_prompts(judge_server) if "unscored" in p]
+    assert len(unscored) == 2  # asked again once, then an error: never a score
+
+
+def test_invalid_files_exit_2_with_lines(scenario_project: Callable[..., Path]) -> None:
+    root = scenario_project("scenarios:\n  - name: A\n    input_mesage: hi\n")
+    result = run(root)
+    assert result.exit_code == 2
+    assert "scenarios.yaml:3:5 scenarios[0].input_mesage" in result.stderr
+    root = scenario_project(
+        "scenarios:\n  - {name: A, input_message: a}\n  - {name: A, input_message: b}\n"
+    )
+    result = run(root)
+    assert result.exit_code == 2 and "duplicate scenario name 'A'" in result.stderr
+    assert "no agent_class" in result.stderr and "--agent-class" in result.stderr
+    root = scenario_project("metrics: []\nagent_class: scen_agents.Echo\nscenarios: []\n")
+    result = run(root)
+    assert result.exit_code == 2 and "metrics" in result.stderr
+
+
+def test_the_seed_replays_random_macros_and_resume_reuses_answers(
+    scenario_project: Callable[..., Path], judge_server: FakeOpenAI
+) -> None:
+    scenarios = """\
+agent_class: scen_agents.Echo
+scenarios:
+  - {name: Random, input_message: "{{ UUID }} {{ RANDOM_INT 1 1000000 }} {{ FAKER name }}"}
+"""
+    root = scenario_project(scenarios)
+    first = cases(run(root, "--seed", "7"))["Random"]["input"]
+    again = cases(run(root, "--seed", "7"))["Random"]["input"]
+    other = cases(run(root, "--seed", "8"))["Random"]["input"]
+    assert first == again and first != other
+    fresh = run(root, "--cache", "off")
+    seed = fresh.stderr.split("macros seeded with ")[1].split()[0]
+    calls = len(judge_server.requests)
+    resumed = run(root, "--cache", "off", "--resume", "last")
+    assert f"macros seeded with {seed}" in resumed.stderr  # the resumed run's seed
+    assert cases(resumed)["Random"]["input"] == cases(fresh)["Random"]["input"]
+    assert len(judge_server.requests) == calls  # every node reused from the run
