@@ -193,3 +193,70 @@ scenarios:
     assert f"macros seeded with {seed}" in resumed.stderr  # the resumed run's seed
     assert cases(resumed)["Random"]["input"] == cases(fresh)["Random"]["input"]
     assert len(judge_server.requests) == calls  # every node reused from the run
+
+
+def test_regression_runner_with_a_class_and_user_macros(
+    scenario_project: Callable[..., Path], tmp_path: Path
+) -> None:
+    from accord import RegressionRunner
+
+    class Shout:
+        def __init__(self, config: object) -> None:
+            self.config = config
+
+        async def run(self, message: str) -> str:
+            return message.upper()
+
+    scenarios = """\
+scenarios:
+  - name: Custom macro
+    input_message: "{{ MY_MACRO hello }}"
+    expected_output: "PROCESSED HELLO"
+"""
+    root = scenario_project(scenarios)
+    runner = RegressionRunner(
+        agent_class=Shout, project_root=root, judge_model_id="fake", output_dir=tmp_path / "out",
+        max_concurrency=2, macro_functions={"MY_MACRO": lambda arg: f"Processed {arg}"}, quiet=True,
+    )  # fmt: skip
+    runs = runner.run(root / "scenarios.yaml")
+    case = runs[0].cases[0]
+    assert case.input == "Processed hello" and case.output == "PROCESSED HELLO"
+    assert case.status == "passed" and RegressionRunner.passed(runs)
+    assert len(list((tmp_path / "out").glob("scenarios-*.html"))) == 1
+
+
+def test_a_folder_of_scenario_files(scenario_project: Callable[..., Path]) -> None:
+    from tests.evals.conftest import accord
+
+    root = scenario_project("agent_class: scen_agents.Echo\nscenarios:\n  - {name: A, input_message: a}\n")
+    (root / "more").mkdir()
+    (root / "more" / "b.yaml").write_text("agent_class: scen_agents.Echo\nscenarios:\n  - {name: B, input_message: b}\n")
+    (root / "more" / "notes.yaml").write_text("title: not a scenario file\n")
+    result = accord("eval", root, "--project-root", root, "--output-dir", root / "reports", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert [s["cases"][0]["id"] for s in result.doc()["suites"]] == ["B", "A"]
+    assert len(list((root / "reports").glob("*-*.html"))) == 2
+    empty = root / "empty"
+    empty.mkdir()
+    result = accord("eval", empty)
+    assert result.exit_code == 2 and "no scenario file" in result.stderr
+
+
+def test_ctrl_c_exits_130(scenario_project: Callable[..., Path]) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = scenario_project("agent_class: scen_agents.Hangs\nscenarios:\n  - {name: A, input_message: a}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "accord.cli", "eval", "scenarios.yaml", "-q"],
+        cwd=root, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    assert proc.stderr is not None
+    line = proc.stderr.readline()  # the seed line: the run is about to start
+    assert "macros seeded with" in line
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130

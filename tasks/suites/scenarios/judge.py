@@ -105,6 +105,8 @@ class ScenarioJudge(EvaluatorSpec):
         mean = sum(value for value, _ in scores.values()) / len(scores)
         return Finding(
             NAME, score=mean / 10, passed=mean >= threshold, threshold=f">= {threshold:g} / 10",
-            reason=f"mean {mean:.1f} / 10 over {', '.join(metrics)}", children=children,
+            reason=f"mean {mean:.1f} / 10 {'>=' if mean >= threshold else '<'} pass_threshold "
+            f"{threshold:g} ({', '.join(f'{m} {v:g}' for m, (v, _) in scores.items())})",
+            children=children,
             metadata={"mean": mean}, judge_calls=ev.calls, deterministic=False,
         )  # fmt: skip

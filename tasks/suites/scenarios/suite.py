@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from pydantic import Field
 
 from accord.engine.errors import Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, load_spec
@@ -101,12 +102,12 @@ class MacroFailure(Target):
 class ClassTarget(AgentClassTarget):
     """An agent class given as a Python class (RegressionRunner), not a dotted path."""
 
-    cls: Any = None
+    python_class: Any = Field(None, exclude=True)
 
     async def _built(self, root: Path) -> Any:
         if self._agent is None:
             try:
-                self._agent = self.cls(self.config)
+                self._agent = self.python_class(self.config)
             except Exception as exc:
                 raise TargetFailure(
                     f"cannot construct {self.agent_class}: {type(exc).__name__}: {exc}"
@@ -177,7 +178,7 @@ class _Builder:
         elif isinstance(agent, type):
             name = f"{agent.__module__}.{agent.__qualname__}"
             target = ClassTarget.model_construct(
-                type="agent_class", agent_class=name, config=config, cls=agent,
+                type="agent_class", agent_class=name, config=config, python_class=agent,
                 timeout=self.spec.timeout,
             )  # fmt: skip
         else:
