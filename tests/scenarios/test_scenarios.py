@@ -228,11 +228,17 @@ scenarios:
 def test_a_folder_of_scenario_files(scenario_project: Callable[..., Path]) -> None:
     from tests.evals.conftest import accord
 
-    root = scenario_project("agent_class: scen_agents.Echo\nscenarios:\n  - {name: A, input_message: a}\n")
+    root = scenario_project(
+        "agent_class: scen_agents.Echo\nscenarios:\n  - {name: A, input_message: a}\n"
+    )
     (root / "more").mkdir()
-    (root / "more" / "b.yaml").write_text("agent_class: scen_agents.Echo\nscenarios:\n  - {name: B, input_message: b}\n")
+    (root / "more" / "b.yaml").write_text(
+        "agent_class: scen_agents.Echo\nscenarios:\n  - {name: B, input_message: b}\n"
+    )
     (root / "more" / "notes.yaml").write_text("title: not a scenario file\n")
-    result = accord("eval", root, "--project-root", root, "--output-dir", root / "reports", "--format", "json")
+    result = accord(
+        "eval", root, "--project-root", root, "--output-dir", root / "reports", "--format", "json"
+    )
     assert result.exit_code == 0, result.stderr
     assert [s["cases"][0]["id"] for s in result.doc()["suites"]] == ["B", "A"]
     assert len(list((root / "reports").glob("*-*.html"))) == 2
@@ -249,7 +255,9 @@ def test_ctrl_c_exits_130(scenario_project: Callable[..., Path]) -> None:
     import sys
     import time
 
-    root = scenario_project("agent_class: scen_agents.Hangs\nscenarios:\n  - {name: A, input_message: a}\n")
+    root = scenario_project(
+        "agent_class: scen_agents.Hangs\nscenarios:\n  - {name: A, input_message: a}\n"
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "accord.cli", "eval", "scenarios.yaml", "-q"],
         cwd=root, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},

@@ -30,4 +30,7 @@ class SupportAgent:
         if self.style == "friendly":
             text = f"Happy to help! {text}"
         words = len(message.split())
-        return {"output": text, "usage": {"input_tokens": words, "output_tokens": len(text.split())}}
+        return {
+            "output": text,
+            "usage": {"input_tokens": words, "output_tokens": len(text.split())},
+        }
