@@ -27,6 +27,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field
 
+from accord.engine.catalog import ModelCatalog
 from accord.engine.errors import Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, load_spec
 from accord.engine.yamlmarks import read_text
@@ -143,6 +144,8 @@ class _Builder:
         self.root = options.root
         self.issues: list[Issue] = []
         self.targets: dict[str, Target] = {}
+        self.catalog: ModelCatalog | None = None
+        self.checked: set[str] = set()
 
     def pick(self, scenario: ScenarioSpec, name: str) -> Any:
         mine = getattr(scenario, name)
@@ -164,6 +167,22 @@ class _Builder:
             problem = f"agent_config file '{given}' does not hold a mapping"
         self.issues.append(self.loaded.issue((*at, "agent_config"), problem))
         return None
+
+    def check_judge(self, scenario: ScenarioSpec, judge: str | None, where: Loc) -> None:
+        """A judge model that resolves (config.yml's, `local`, or provider/model), else an
+        issue at the line that named it."""
+        if judge is None or self.catalog is None or judge in self.checked:
+            return
+        self.checked.add(judge)
+        problem = self.catalog.problem(judge)
+        if problem is None:
+            return
+        if scenario.judge_model_id == judge:
+            self.issues.append(self.loaded.issue((*where, "judge_model_id"), problem))
+        elif self.spec.judge_model_id == judge:
+            self.issues.append(self.loaded.issue(("judge_model_id",), problem))
+        else:
+            self.issues.append(Issue(None, None, None, "--judge-model", problem))
 
     def target(self, agent: Any, config: Any, entry: dict[str, Any] | None, where: Loc) -> str:
         """The key of the target answering with `agent` and `config` (built once per key)."""
@@ -200,6 +219,7 @@ class _Builder:
         entries = models if isinstance(models, list) else [models]
         threshold = self.pick(scenario, "pass_threshold")
         judge = self.pick(scenario, "judge_model_id") or self.options.judge_model
+        self.check_judge(scenario, judge, where)
         context = MacroContext(
             project_root=self.root, seed=seed_for(seed, scenario.name),
             allow_env=frozenset(self.spec.allow_env), allow_hosts=frozenset(self.spec.allow_hosts),
@@ -244,6 +264,7 @@ def load_scenario_file(path: Path, options: ScenarioOptions) -> Suite:
     project = load_project(options.root)
     loaded = load_spec(path, ScenarioFileSpec, kind="scenario")
     builder = _Builder(loaded, options)
+    builder.catalog = ModelCatalog(project.config)
     seen: dict[str, int] = {}
     cases: list[Case] = []
     for index, scenario in enumerate(builder.spec.scenarios):
