@@ -200,6 +200,33 @@ cache_option = click.option(
 )
 
 
+def _choose_executor(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    from accord.engine import executor
+
+    name, address = executor.chosen()
+    if param.name == "executor":
+        name = value
+    else:
+        address = value
+    executor.choose(name, address)
+    return value
+
+
+def executor_options(fn: F) -> F:
+    """`--executor local|ray` and `--ray-address ADDR` (run, test, eval): where node bodies
+    do their work, for every run of the command (default: config.yml's `executor:`)."""
+    fn = click.option(
+        "--ray-address", expose_value=False, callback=_choose_executor,
+        help="The Ray cluster to use (ray://host:10001, auto); default: a local one.",
+    )(fn)  # fmt: skip
+    return click.option(
+        "--executor", type=click.Choice(["local", "ray"]), expose_value=False,
+        callback=_choose_executor,
+        help="Where model calls, queries, programs and evaluators run (default: config.yml's, "
+        "else local).",
+    )(fn)  # fmt: skip
+
+
 def max_concurrency_option(help_text: str) -> Callable[[F], F]:
     """`--max-concurrency N` (the run, test and eval commands)."""
     return click.option(
@@ -316,6 +343,7 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
 )
 @click.option("--quiet", is_flag=True, help="Only the summary (pretty) and errors.")
 @cache_option
+@executor_options
 @click.option(
     "--resume",
     "resume",
@@ -412,12 +440,15 @@ def init(folder: Path) -> None:
 @handle_errors
 def validate(files: tuple[Path, ...]) -> None:
     """Check workflow, agent, test and config.yml files; no model or database is called."""
-    from accord.engine.errors import AccordError
+    from accord.engine.errors import AccordError, UnsupportedFeature
 
     failures = 0
     for file in files:
         try:
             summary = _validate_one(file)
+        except UnsupportedFeature as exc:  # said, and not a failure: the rest still runs
+            click.echo(f"unsupported: {exc.text}", err=True)
+            continue
         except AccordError as exc:
             failures += 1
             click.echo(f"error: {exc.text}", err=True)
@@ -456,7 +487,8 @@ def _validate_one(file: Path) -> str:
     if not found:
         raise LoadError(
             f"{file}: not a file accord checks: give a .workflow.yml (or Oxy's .procedure.yml "
-            "/ .automation.yml), an .agent.yml, a .test.yml or a config.yml"
+            "/ .automation.yml), an .agent.yml, a .test.yml, a .view.yml, a .topic.yml or a "
+            "config.yml"
         )
     return ", ".join(found)
 

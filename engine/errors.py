@@ -101,6 +101,13 @@ class CycleError(ValidationError):
     """The tasks' references form a cycle."""
 
 
+class UnsupportedFeature(AccordError):
+    """A file of an Oxy feature accord does not have (`.app.yml`, `.aw.yml`): `validate`
+    names it and goes on with the other files."""
+
+    permanent = True
+
+
 class ConfigError(AccordError):
     """The project configuration cannot be used as asked (unknown database, bad variable)."""
 

@@ -246,8 +246,6 @@ def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
         options = [t.strip(" '") for t in expected.split(",") if t.strip(" '")]
         options = sorted(options) or sorted(task_types())
         hint = _did_you_mean(str(tag), options)
-        if str(tag) == "semantic_query":
-            hint = " (Oxy's semantic layer is not supported by accord; use execute_sql)"
         return f"unknown type '{tag}'{hint}; known types: {', '.join(options)}"
     if kind == "union_tag_not_found":
         return "missing 'type': say which kind of entry this is"

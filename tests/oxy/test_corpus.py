@@ -3,7 +3,7 @@
 - demo_project: the store deep dive runs as it is; its exported CSVs are compared with DuckDB
   run directly on `.db/oxymart.csv` for the same SQL.
 - examples: with a config.yml of ours mapping `primary_database` and `local` to a DuckDB
-  dataset over `.db/`, every procedure without a model or the semantic layer runs as it is;
+  dataset over `.db/`, every procedure without a model runs as it is;
   every procedure validates with Oxy's own config.yml, except the ones accord rejects on
   purpose, whose exact errors are asserted.
 
@@ -53,19 +53,16 @@ defaults:
   database: local
 """
 
-# Procedures that run without a model and without Oxy's semantic layer.
-RUNNABLE = {"table_values.automation.yml", "enum_retrieval.procedure.yml"}
+# Procedures that run without a model (the semantic ones are compared in tests/semantic).
+RUNNABLE = {
+    "table_values.automation.yml",
+    "enum_retrieval.procedure.yml",
+    "sales_analytics.procedure.yml",
+    "semantic_variables.procedure.yml",
+}
 
 # Files accord rejects on purpose, with the exact message (after `<file>:`).
 REJECTED = {
-    "sales_analytics.procedure.yml": (
-        "8:5 tasks[0]: unknown type 'semantic_query' (Oxy's semantic layer is not supported "
-        "by accord; use execute_sql); known types: "
-    ),
-    "semantic_variables.procedure.yml": (
-        "13:5 tasks[0]: unknown type 'semantic_query' (Oxy's semantic layer is not supported "
-        "by accord; use execute_sql); known types: "
-    ),
     "export.procedure.yml": (
         "45:21 tasks[3].tasks[0].tasks[0].prompt: unknown name 'table': no task, variable or "
         "loop value is called that; did you mean 'value'?"
@@ -222,8 +219,7 @@ def test_runnable_procedures_are_the_ones_without_models() -> None:
     runnable = {
         p.name
         for p in procedures()
-        if not _task_types(yaml.safe_load(p.read_text(encoding="utf-8"))["tasks"], root)
-        & {"agent", "semantic_query"}
+        if not _task_types(yaml.safe_load(p.read_text(encoding="utf-8"))["tasks"], root) & {"agent"}
     }
     assert runnable == RUNNABLE
 

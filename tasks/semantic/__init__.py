@@ -1,0 +1,11 @@
+"""Oxy's semantic layer: `.view.yml` and `.topic.yml` files, the `semantic_query` task that
+compiles a topic's measures and dimensions to SQL, its agent tool, and their validate checks.
+"""
+
+from accord.engine.registry import register_file_check
+from accord.tasks.semantic import task
+from accord.tasks.semantic.checks import check_semantic_file
+
+register_file_check("semantic", check_semantic_file)
+
+__all__ = ["task"]

@@ -1,0 +1,399 @@
+"""A semantic query -> one SQL statement over the topic's views.
+
+Each view becomes a derived table exposing its dimensions as `"view"."dim__<name>"`, so the
+raw columns of different tables never clash; the view whose measures are aggregated also
+exposes its raw columns (`*`), which measure expressions use as written. Measures of different
+views are aggregated separately (each from its own view, joined many-to-one to the dimensions'
+views, so no row is counted twice) and joined on the dimensions. Output columns are named
+`view__field` (`view__field__granularity` for a truncated date).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from accord.tasks.semantic.joins import Edge, JoinError, JoinGraph, build_graph, entity_owners
+from accord.tasks.semantic.model import FilterSpec, MeasureSpec, ViewSpec
+from accord.tasks.semantic.query import (
+    CompileError,
+    QuerySpec,
+    condition,
+    literal,
+    quote,
+    same,
+    truncated,
+)
+
+REFERENCE = re.compile(r"\{\{\s*([A-Za-z_]\w*)(?:\s*\.\s*([A-Za-z_]\w*))?\s*\}\}")
+_FILE_TABLE = re.compile(r"\.(csv|parquet|json|csv\.gz|tsv)$", re.IGNORECASE)
+_AGGREGATES = {
+    "sum": "SUM",
+    "average": "AVG",
+    "min": "MIN",
+    "max": "MAX",
+    "count": "COUNT",
+}
+
+
+@dataclass
+class _Group:
+    """The measures of one view, aggregated from it."""
+
+    root: str
+    measures: list[tuple[str, MeasureSpec, str, bool]] = field(default_factory=list)
+    needed: list[str] = field(default_factory=list)  # views to join
+
+
+@dataclass
+class Compiled:
+    sql: str
+    datasource: str | None
+    columns: list[str]
+
+
+class Compiler:
+    """Compiles queries over one topic's views for one SQL dialect."""
+
+    def __init__(
+        self,
+        views: dict[str, ViewSpec],
+        *,
+        dialect: str = "duckdb",
+        base_view: str | None = None,
+        variables: dict[str, Any] | None = None,
+        default_filters: list[FilterSpec] | None = None,
+    ) -> None:
+        self.views = views
+        self.dialect = dialect
+        self.base_view = base_view
+        self.variables = dict(variables or {})
+        self.default_filters = list(default_filters or [])
+        self.graph: JoinGraph
+        self.graph, problems = build_graph(views)
+        if problems:
+            raise CompileError(problems[0])
+        self.owners = entity_owners(views)
+        self._need: dict[str, set[str]] = {}
+        self._star: set[str] = set()
+        self._refs: set[str] = set()
+        self._filter_views: list[str] = []
+
+    # --- names -------------------------------------------------------------------------------
+
+    def split(self, ref: str, want: str | None = None) -> tuple[str, str, str]:
+        """(view, field, 'dimension' | 'measure') of 'view.field'."""
+        view_name, _, name = ref.partition(".")
+        if not name:
+            raise CompileError(f"'{ref}': name a field as 'view.field'")
+        view = self.views.get(view_name)
+        if view is None:
+            raise CompileError(
+                f"'{ref}': view '{view_name}' is not in the topic (views: {', '.join(self.views)})"
+            )
+        if view.dimension(name) is not None and want != "measure":
+            return view_name, name, "dimension"
+        if view.measure(name) is not None and want != "dimension":
+            return view_name, name, "measure"
+        known = [d.name for d in view.dimensions] if want != "measure" else []
+        known += [m.name for m in view.measures] if want != "dimension" else []
+        what = want or "field"
+        raise CompileError(
+            f"'{ref}': view '{view_name}' has no {what} '{name}' (its {what}s: "
+            f"{', '.join(known) or 'none'})"
+        )
+
+    def _view_of(self, head: str) -> str:
+        """A reference's view: a view name, or an entity name (its primary view)."""
+        if head in self.views:
+            return head
+        if head in self.owners:
+            return self.owners[head]
+        raise CompileError(f"'{{{{{head}....}}}}' names no view or entity of the topic")
+
+    # --- expressions -------------------------------------------------------------------------
+
+    def dimension_sql(self, view: str, name: str, stack: tuple[str, ...] = ()) -> str:
+        """A dimension's expression inside its view's derived table."""
+        key = f"{view}.{name}"
+        if key in stack:
+            raise CompileError(f"dimensions reference each other in a cycle: {key}")
+        dim = self.views[view].dimension(name)
+        if dim is None:
+            raise CompileError(f"view '{view}' has no dimension '{name}'")
+
+        def replace(match: re.Match[str]) -> str:
+            head, tail = match.group(1), match.group(2)
+            if head == "variables" and tail:
+                return self._variable(tail)
+            if tail is not None and self._view_of(head) != view:
+                raise CompileError(
+                    f"dimension '{key}' references another view ({match.group(0)}): a "
+                    "dimension's expr can use its own view's columns and dimensions only"
+                )
+            return "(" + self.dimension_sql(view, tail or head, (*stack, key)) + ")"
+
+        return REFERENCE.sub(replace, dim.sql)
+
+    def column(self, view: str, name: str) -> str:
+        """A dimension as the outer query sees it (and the note that its table needs it)."""
+        self._need.setdefault(view, set()).add(name)
+        self._refs.add(view)
+        return f"{quote(view)}.{quote('dim__' + name)}"
+
+    def _variable(self, name: str) -> str:
+        if name not in self.variables:
+            raise CompileError(
+                f"semantic variable '{name}' has no value: give it in the query's 'variables'"
+            )
+        return str(self.variables[name])
+
+    def outer_expr(self, view: str, text: str, stack: tuple[str, ...]) -> str:
+        """A measure's text with `{{field}}` / `{{view.field}}` references resolved."""
+
+        def replace(match: re.Match[str]) -> str:
+            head, tail = match.group(1), match.group(2)
+            if head == "variables" and tail:
+                return self._variable(tail)
+            target, name = (view, head) if tail is None else (self._view_of(head), tail)
+            spec = self.views[target]
+            if spec.dimension(name) is not None:
+                return self.column(target, name)
+            measure = spec.measure(name)
+            if measure is not None:
+                self._refs.add(target)
+                return "(" + self.measure_sql(target, measure, stack) + ")"
+            raise CompileError(f"{match.group(0)}: view '{target}' has no field '{name}'")
+
+        return REFERENCE.sub(replace, text)
+
+    def measure_sql(self, view: str, measure: MeasureSpec, stack: tuple[str, ...] = ()) -> str:
+        """A measure's aggregate expression in the outer query."""
+        key = f"{view}.{measure.name}"
+        if key in stack:
+            raise CompileError(f"measures reference each other in a cycle: {key}")
+        stack = (*stack, key)
+        self._star.add(view)
+        expr = None if measure.expr is None else self.outer_expr(view, measure.expr, stack)
+        if measure.type in ("custom", "number"):
+            return str(expr)
+        where = " AND ".join(f"({self.outer_expr(view, f.expr, stack)})" for f in measure.filters)
+        if measure.type == "count" and expr is None:
+            return f"COUNT(CASE WHEN {where} THEN 1 END)" if where else "COUNT(*)"
+        assert expr is not None
+        if where:
+            expr = f"CASE WHEN {where} THEN {expr} END"
+        if measure.type == "count_distinct":
+            return f"COUNT(DISTINCT {expr})"
+        if measure.type == "median":
+            if self.dialect == "postgres":
+                return f"PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY {expr})"
+            if self.dialect == "sqlite":
+                raise CompileError(f"measure '{key}': median is not available on SQLite")
+            return f"MEDIAN({expr})"
+        return f"{_AGGREGATES[measure.type]}({expr})"
+
+    # --- the statement -----------------------------------------------------------------------
+
+    def source(self, view: str, star: bool) -> str:
+        """The derived table of one view: its dimensions under `dim__` names (and its raw
+        columns when `star`: the view whose measures the query aggregates)."""
+        spec = self.views[view]
+        items = [
+            f"{self.dimension_sql(view, name)} AS {quote('dim__' + name)}"
+            for name in sorted(self._need.get(view, ()))
+        ]
+        if star or not items:
+            items.insert(0, "*")
+        if spec.sql is not None:
+            table = f"({REFERENCE.sub(lambda m: self._sub_variable(m), spec.sql)})"
+        else:
+            assert spec.table is not None
+            name = REFERENCE.sub(lambda m: self._sub_variable(m), spec.table)
+            table = literal(name) if self.dialect == "duckdb" and _FILE_TABLE.search(name) else name
+        return f"(SELECT {', '.join(items)} FROM {table}) AS {quote(view)}"
+
+    def _sub_variable(self, match: re.Match[str]) -> str:
+        if match.group(1) == "variables" and match.group(2):
+            return self._variable(match.group(2))
+        return match.group(0)
+
+    def join(self, edge: Edge) -> str:
+        on = " AND ".join(
+            f"{self.column(edge.source, a)} = {self.column(edge.target, b)}"
+            for a, b in zip(edge.source_keys, edge.target_keys, strict=True)
+        )
+        return f"LEFT JOIN {{{edge.target}}} ON {on}"
+
+    def compile(self, query: QuerySpec) -> Compiled:
+        """The SQL of `query`, the database its views live on, and its output columns."""
+        if not query.measures and not query.dimensions and not query.time_dimensions:
+            raise CompileError("the query selects nothing: give measures or dimensions")
+        try:
+            return self._compile(query)
+        except JoinError as exc:
+            raise CompileError(str(exc)) from None
+
+    def _compile(self, query: QuerySpec) -> Compiled:
+        dims: list[tuple[str, str, str]] = []  # (alias, view, expression)
+        for ref in query.dimensions:
+            view, name, _ = self.split(ref, "dimension")
+            dims.append((f"{view}__{name}", view, self.column(view, name)))
+        for td in query.time_dimensions:
+            view, name, _ = self.split(td.dimension, "dimension")
+            dim = self.views[view].dimension(name)
+            assert dim is not None
+            if dim.type not in ("date", "datetime", "timestamp", "time"):
+                raise CompileError(
+                    f"time dimension '{td.dimension}' is of type {dim.type}, not a date"
+                )
+            column = self.column(view, name)
+            alias = f"{view}__{name}"
+            if td.granularity:
+                column = truncated(column, td.granularity, self.dialect)
+                alias += f"__{td.granularity}"
+            dims.append((alias, view, column))
+        where, having = self._filters(query)
+        measures = [self.split(ref, "measure")[:2] for ref in query.measures]
+        groups = self._groups(measures, having, dims)
+        statements = [self._group_sql(g, dims, where) for g in groups]
+        columns = [a for a, _, _ in dims] + [f"{v}__{m}" for v, m in measures]
+        datasource = self._datasource()
+        tail = self._tail(query, columns)
+        if len(groups) == 1 and not having:
+            return Compiled(statements[0] + tail, datasource, columns)
+        return Compiled(self._combine(groups, statements, dims, having) + tail, datasource, columns)
+
+    def _filters(self, query: QuerySpec) -> tuple[list[str], list[tuple[str, str, FilterSpec]]]:
+        """Conditions on dimensions (every group's WHERE) and filters on measures (applied
+        to the combined result, by alias)."""
+        where: list[str] = []
+        having: list[tuple[str, str, FilterSpec]] = []
+        for spec in [*self.default_filters, *query.filters]:
+            view, name, kind = self.split(spec.field)
+            if kind == "dimension":
+                where.append(condition(self.column(view, name), spec))
+                self._filter_views.append(view)
+            else:
+                having.append((view, name, spec))
+        return where, having
+
+    def _groups(
+        self,
+        measures: list[tuple[str, str]],
+        having: list[tuple[str, str, FilterSpec]],
+        dims: list[tuple[str, str, str]],
+    ) -> list[_Group]:
+        groups: dict[str, _Group] = {}
+        hidden = [(view, name) for view, name, _ in having]
+        for view, name in [*measures, *hidden]:
+            group = groups.setdefault(view, _Group(view))
+            if all(m[0] != name for m in group.measures):
+                spec = self.views[view].measure(name)
+                assert spec is not None
+                self._refs = set()
+                sql = self.measure_sql(view, spec)
+                group.measures.append((name, spec, sql, (view, name) in measures))
+                group.needed += sorted(self._refs)
+        dim_views = [v for _, v, _ in dims] + self._filter_views
+        if not groups:
+            root = self._root(list(dict.fromkeys(dim_views)))
+            groups[root] = _Group(root)
+        for group in groups.values():
+            group.needed = list(dict.fromkeys([*group.needed, *dim_views]))
+        return list(groups.values())
+
+    def _root(self, needed: list[str]) -> str:
+        """The view a query without measures joins from: one that reaches every other
+        many-to-one (the topic's base_view first), else the first one."""
+        order = [v for v in [self.base_view] if v in needed] + needed
+        for view in order:
+            if self.graph.reaches_all(view, set(needed)):
+                return view
+        return needed[0]
+
+    def _group_sql(self, group: _Group, dims: list[tuple[str, str, str]], where: list[str]) -> str:
+        edges = self.graph.tree(group.root, [v for v in group.needed if v != group.root])
+        joins = [self.join(e) for e in edges]
+        items = [f"{expr} AS {quote(alias)}" for alias, _, expr in dims]
+        items += [f"{sql} AS {quote(f'{group.root}__{n}')}" for n, _, sql, _ in group.measures]
+        star = bool(group.measures)
+        sources = {
+            v: self.source(v, star and v == group.root)
+            for v in [group.root, *(e.target for e in edges)]
+        }
+        text = f"SELECT {', '.join(items)}\nFROM {sources[group.root]}"
+        for edge, join in zip(edges, joins, strict=True):
+            text += "\n" + join.replace("{" + edge.target + "}", sources[edge.target], 1)
+        if where:
+            text += "\nWHERE " + " AND ".join(where)
+        if dims:
+            text += "\nGROUP BY " + ", ".join(expr for _, _, expr in dims)
+        return text
+
+    def _combine(
+        self,
+        groups: list[_Group],
+        statements: list[str],
+        dims: list[tuple[str, str, str]],
+        having: list[tuple[str, str, FilterSpec]],
+    ) -> str:
+        names = [f"g{i}" for i in range(len(groups))]
+        ctes = [f"{n} AS (\n{s}\n)" for n, s in zip(names, statements, strict=True)]
+        aliases = [quote(a) for a, _, _ in dims]
+        if aliases:
+            keys = "\nUNION\n".join(f"SELECT {', '.join(aliases)} FROM {n}" for n in names)
+            ctes.append(f"keys AS (\n{keys}\n)")
+            body = "FROM keys" + "".join(
+                f"\nLEFT JOIN {n} ON "
+                + " AND ".join(same(f"keys.{a}", f"{n}.{a}", self.dialect) for a in aliases)
+                for n in names
+            )
+            select = [f"keys.{a}" for a in aliases]
+        else:
+            body = "FROM " + " CROSS JOIN ".join(names)
+            select = []
+        for n, group in zip(names, groups, strict=True):
+            select += [
+                f"{n}.{quote(f'{group.root}__{m}')}" for m, _, _, shown in group.measures if shown
+            ]
+        text = f"WITH {', '.join(ctes)}\nSELECT {', '.join(select)}\n{body}"
+        conditions = []
+        for view, name, spec in having:
+            n = names[[g.root for g in groups].index(view)]
+            conditions.append(condition(f"{n}.{quote(f'{view}__{name}')}", spec))
+        if conditions:
+            text += "\nWHERE " + " AND ".join(conditions)
+        return text
+
+    def _tail(self, query: QuerySpec, columns: list[str]) -> str:
+        orders = []
+        for order in query.orders:
+            alias = order.field.replace(".", "__", 1)
+            matches = [c for c in columns if c == alias or c.startswith(alias + "__")]
+            if not matches:
+                raise CompileError(
+                    f"orders: '{order.field}' is not selected by the query: add it to its "
+                    "measures or dimensions"
+                )
+            orders.append(f"{quote(matches[0])} {order.direction.upper()}")
+        if not query.orders:
+            # rows in a stable order: by the dimensions, in the order they were asked for
+            orders = [quote(c) for c in columns[: len(columns) - len(query.measures)]]
+        text = "\nORDER BY " + ", ".join(orders) if orders else ""
+        if query.limit is not None:
+            text += f"\nLIMIT {query.limit}"
+        if query.offset is not None:
+            text += f"\nOFFSET {query.offset}"
+        return text
+
+    def _datasource(self) -> str | None:
+        sources = {self.views[v].datasource for v in [*self._need, *self._star, *self._refs]}
+        if len(sources) > 1:
+            shown = ", ".join(sorted(str(s) for s in sources))
+            raise CompileError(
+                f"the query's views live on different databases ({shown}): query views of "
+                "one datasource at a time"
+            )
+        return next(iter(sources), None)

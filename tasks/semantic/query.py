@@ -1,0 +1,135 @@
+"""A semantic query (what a `semantic_query` task or tool asks for) and the SQL text pieces
+it compiles to: literals, filter conditions, time granularities, per dialect."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from accord.engine.spec import Spec
+from accord.tasks.semantic.model import FilterSpec
+
+GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
+_SQLITE_FORMATS = {
+    "year": "%Y-01-01",
+    "month": "%Y-%m-01",
+    "day": "%Y-%m-%d",
+    "hour": "%Y-%m-%d %H:00:00",
+    "minute": "%Y-%m-%d %H:%M:00",
+    "second": "%Y-%m-%d %H:%M:%S",
+}
+
+
+class CompileError(Exception):
+    """The query asks for something the topic does not have; the message says what to do."""
+
+
+class TimeDimensionSpec(Spec):
+    """A date dimension truncated to a granularity, optionally within a date range."""
+
+    dimension: str = Field(description="'view.dimension' of type date or datetime.")
+    granularity: (
+        Literal["year", "quarter", "month", "week", "day", "hour", "minute", "second"] | None
+    ) = None
+    date_range: list[Any] | None = Field(None, min_length=2, max_length=2)
+
+
+class OrderSpec(Spec):
+    field: str = Field(description="A measure or dimension the query selects.")
+    direction: Literal["asc", "desc"] = "asc"
+
+
+class QuerySpec(Spec):
+    """The fields of a semantic query (a task's, or a model's tool call)."""
+
+    measures: list[str] = Field(default_factory=list, description="'view.measure' names.")
+    dimensions: list[str] = Field(default_factory=list, description="'view.dimension' names.")
+    time_dimensions: list[TimeDimensionSpec] = Field(default_factory=list)
+    filters: list[FilterSpec] = Field(default_factory=list)
+    orders: list[OrderSpec] = Field(default_factory=list)
+    limit: int | None = Field(None, ge=0, description="At most this many rows.")
+    offset: int | None = Field(None, ge=0)
+
+
+def quote(name: str) -> str:
+    """A quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def literal(value: Any) -> str:
+    """A Python value as an SQL literal."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def normalized(spec: FilterSpec) -> tuple[str, dict[str, Any]]:
+    """(op, arguments) of a filter in either of Oxy's forms."""
+    if spec.op is not None:
+        return spec.op, {
+            "value": spec.value,
+            "values": spec.values,
+            "from": spec.from_,
+            "to": spec.to,
+        }
+    assert spec.filter_type is not None
+    if len(spec.filter_type) != 1:
+        raise CompileError(f"filter on '{spec.field}': filter_type takes one operator")
+    op, arguments = next(iter(spec.filter_type.items()))
+    return str(op), dict(arguments or {}) if isinstance(arguments, dict) else {}
+
+
+_COMPARE = {"eq": "=", "neq": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+def condition(column: str, spec: FilterSpec) -> str:
+    """The SQL condition of one filter on `column`."""
+    op, args = normalized(spec)
+    if op in _COMPARE:
+        value = args.get("value")
+        if value is None and op in ("eq", "neq"):
+            return f"{column} IS {'NOT ' if op == 'neq' else ''}NULL"
+        return f"{column} {_COMPARE[op]} {literal(value)}"
+    if op == "contains":
+        return f"{column} LIKE {literal('%' + str(args.get('value', '')) + '%')}"
+    if op in ("in", "not_in"):
+        values = args.get("values")
+        if not isinstance(values, list) or not values:
+            raise CompileError(f"filter on '{spec.field}': '{op}' needs 'values', a list")
+        items = ", ".join(literal(v) for v in values)
+        return f"{column} {'NOT ' if op == 'not_in' else ''}IN ({items})"
+    if op in ("in_date_range", "not_in_date_range"):
+        start, end = args.get("from"), args.get("to")
+        if start is None or end is None:
+            raise CompileError(f"filter on '{spec.field}': '{op}' needs 'from' and 'to'")
+        inside = f"{column} >= {literal(start)} AND {column} <= {literal(end)}"
+        return f"({inside})" if op == "in_date_range" else f"NOT ({inside})"
+    raise CompileError(
+        f"filter on '{spec.field}': unknown op '{op}' (known: eq, neq, gt, gte, lt, lte, "
+        "contains, in, not_in, in_date_range, not_in_date_range)"
+    )
+
+
+def truncated(column: str, granularity: str, dialect: str) -> str:
+    """`column` truncated to `granularity` in the database's dialect."""
+    if dialect == "sqlite":
+        fmt = _SQLITE_FORMATS.get(granularity)
+        if fmt is None:
+            raise CompileError(
+                f"granularity '{granularity}' is not available on SQLite (use one of "
+                f"{', '.join(_SQLITE_FORMATS)})"
+            )
+        return f"strftime({literal(fmt)}, {column})"
+    return f"date_trunc({literal(granularity)}, {column})"
+
+
+def same(left: str, right: str, dialect: str) -> str:
+    """Null-safe equality."""
+    if dialect == "sqlite":
+        return f"{left} IS {right}"
+    return f"{left} IS NOT DISTINCT FROM {right}"

@@ -1,0 +1,146 @@
+"""`semantic_query`: measures and dimensions of a topic, compiled to SQL and run on the
+views' database; its output is a table, exported like `execute_sql`'s."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import pydantic
+from pydantic import Field
+
+from accord.engine.databases import QueryError, QueryResult
+from accord.engine.errors import AccordError, TaskError
+from accord.engine.plan import PlannedTask
+from accord.engine.registry import register_task
+from accord.engine.spec import TaskSpec, variable_templates
+from accord.tasks.semantic.compile import Compiled, Compiler
+from accord.tasks.semantic.model import SemanticLayer, load_layer
+from accord.tasks.semantic.query import CompileError, QuerySpec
+
+if TYPE_CHECKING:
+    from accord.engine.context import TaskContext
+
+Loc = tuple[str | int, ...]
+_VALUE_KEYS = {"value", "values", "from", "to", "date_range"}  # evaluated, keeping types
+
+
+class SemanticQueryTaskSpec(TaskSpec, QuerySpec):
+    """Oxy's `semantic_query` task: a topic's measures by its dimensions."""
+
+    type: Literal["semantic_query"]
+    topic: str = Field(description="Name of a .topic.yml of the project.")
+    variables: dict[str, Any] = Field(
+        default_factory=dict, description="Values of the views' {{ variables.NAME }}."
+    )
+
+    def query_data(self) -> dict[str, Any]:
+        fields = set(QuerySpec.model_fields)
+        return self.model_dump(include=fields, by_alias=True, exclude_none=True)
+
+    def templates(self) -> Iterable[tuple[Loc, str]]:
+        yield ("topic",), self.topic
+        yield from _strings(self.query_data(), ())
+        yield from variable_templates(self.variables)
+        yield from super().templates()
+
+    def project_issues(self, project: Any) -> Iterable[tuple[Loc, str]]:
+        from accord.tasks.semantic.checks import query_issues
+
+        return query_issues(self, project)
+
+
+def _strings(data: Any, loc: Loc) -> Iterator[tuple[Loc, str]]:
+    if isinstance(data, str):
+        if "{" in data:
+            yield loc, data
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _strings(value, (*loc, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _strings(value, (*loc, index))
+
+
+def _rendered(data: Any, render: Callable[[str, bool], Any], value: bool = False) -> Any:
+    if isinstance(data, str):
+        return render(data, value) if "{" in data else data
+    if isinstance(data, dict):
+        return {k: _rendered(v, render, value or k in _VALUE_KEYS) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_rendered(v, render, value) for v in data]
+    return data
+
+
+def compiler_for(
+    layer: SemanticLayer, topic_name: str, dialect: str, variables: dict[str, Any]
+) -> Compiler:
+    """A compiler over the views of the topic `topic_name`."""
+    topic = layer.topic(topic_name)
+    views = {}
+    for index, name in enumerate(topic.spec.views):
+        found = layer.views.get(name)
+        if found is None:
+            line, _column = topic.loaded.marks.find(("views", index))
+            where = f"{topic.loaded.path}:{line}"
+            raise CompileError(
+                f"topic '{topic_name}' ({where}) names view '{name}', which no .view.yml "
+                f"under {layer.root} defines"
+            )
+        views[name] = found.spec
+    return Compiler(
+        views,
+        dialect=dialect,
+        base_view=topic.spec.base_view,
+        variables=variables,
+        default_filters=topic.spec.default_filters,
+    )
+
+
+def compile_query(
+    root: Path,
+    topic: str,
+    query: QuerySpec,
+    variables: dict[str, Any],
+    dialect_of: Callable[[str | None], str],
+) -> Compiled:
+    """The SQL of `query` in the dialect of the database its views live on."""
+    layer = load_layer(root)
+    compiled = compiler_for(layer, topic, "duckdb", variables).compile(query)
+    dialect = dialect_of(compiled.datasource)
+    if dialect != "duckdb":
+        compiled = compiler_for(layer, topic, dialect, variables).compile(query)
+    return compiled
+
+
+@register_task("semantic_query", SemanticQueryTaskSpec)
+async def run_semantic_query(task: PlannedTask, ctx: TaskContext) -> QueryResult:
+    spec = task.spec
+    assert isinstance(spec, SemanticQueryTaskSpec)
+
+    def render(text: str, value: bool) -> Any:
+        return ctx.evaluate(text) if value else ctx.render(text)
+
+    try:
+        query = QuerySpec.model_validate(_rendered(spec.query_data(), render))
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise TaskError(ctx.key, f"{where}: {first['msg']}") from None
+    topic = ctx.render(spec.topic)
+    variables = ctx.evaluate_variables(spec.variables)
+    try:
+        compiled = compile_query(
+            ctx.root, topic, query, variables, lambda name: ctx.database(name).dialect
+        )
+    except CompileError as exc:
+        raise TaskError(ctx.key, f"topic '{topic}': {exc}") from None
+    except AccordError as exc:
+        raise TaskError(ctx.key, exc.text) from None
+    database = ctx.database(compiled.datasource)
+    try:
+        result = await database.query(compiled.sql)
+    except QueryError as exc:
+        raise TaskError(ctx.key, f"database '{database.name}': {exc.message}") from None
+    return result
