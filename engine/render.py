@@ -257,6 +257,18 @@ class AccordSandbox(SandboxedEnvironment):
                 return _ORDERING[op](left is not None, right is not None)
             raise
 
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        # Oxy's `{% if t.col[i] %}` past the end of a column: undefined and falsy, an error
+        # only where it is printed
+        if (
+            isinstance(obj, list | tuple)
+            and isinstance(argument, int)
+            and not isinstance(argument, bool)
+            and not -len(obj) <= argument < len(obj)
+        ):
+            return _PastTheEnd(obj=obj, name=str(argument))
+        return super().getitem(obj, argument)
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         # a column called `rows` or `columns` must not be shadowed by the view's own API
         if isinstance(obj, TableView) and attribute in obj.columns:
@@ -296,6 +308,25 @@ class _Missing(jinja2.StrictUndefined):
             names = [k for k in owner if isinstance(k, str)]
             return f"no '{name}' in this mapping{_choices(name, names, 'it has')}"
         return str(super()._undefined_message)
+
+
+class _PastTheEnd(_Missing):
+    """An index past the end of a list: false in `{% if %}`, replaced by `default`, an
+    error when printed or computed with."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:  # type: ignore[override]
+        return False
+
+    @property
+    def _undefined_message(self) -> str:
+        size = len(self._undefined_obj)
+        return (
+            f"index {self._undefined_name} is past the end of a list of {size} value"
+            f"{'' if size == 1 else 's'}: test it first ({{% if x[i] is defined %}}) or give a "
+            "default (`| default('')`)"
+        )
 
 
 def _choices(name: str, names: list[str], label: str) -> str:

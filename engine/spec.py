@@ -77,12 +77,22 @@ class TaskSpec(Spec):
     depends_on: list[TaskName] = Field(
         default_factory=list, description="Tasks that must finish first (side effects)."
     )
-    retry: RetrySpec | None = Field(None, description="Retry policy for this task.")
+    retry: RetrySpec | None = Field(
+        None, description="Retry policy for this task; a number is Oxy's attempts (`retry: 3`)."
+    )
     timeout: float | None = Field(
         None, gt=0, allow_inf_nan=False, description="Seconds before the task is failed."
     )
     cache: CacheSpec | None = Field(None, description="Pinned output cache (Oxy).")
     export: ExportSpec | None = Field(None, description="Write the output to a file.")
+
+    @field_validator("retry", mode="before")
+    @classmethod
+    def _attempts(cls, value: Any) -> Any:
+        """Oxy's `retry: 3`: three attempts in all, with the default backoff."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {"attempts": max(value, 1)}  # Oxy's `retry: 0` also means one attempt
+        return value
 
     def templates(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
         """(field path, Jinja source) of every template rendered in this task's scope."""
@@ -212,6 +222,9 @@ class TestSpecBase(Spec):
     workflow_variable_name: str | None = None
     metrics: list[Any] | None = None
     evaluators: list[Any] | None = None
+    concurrency: int | None = Field(
+        None, ge=1, description="Cap on this test's work running at once (Oxy)."
+    )
     is_context_id: Any = oxy_ignored()
 
 
@@ -307,6 +320,12 @@ class ConfigSpec(Spec):
         description="Processes that make model calls (0: in the run's own process). Spreads "
         "litellm's per-call CPU over cores when hundreds of calls run at once.",
     )
+    executor: Literal["local", "ray"] = Field(
+        "local", description="Where node bodies run: this process, or a Ray cluster."
+    )
+    ray_address: str | None = Field(
+        None, description="The Ray cluster (`ray://host:10001`, `auto`); none: a local one."
+    )
     builder_agent: Any = oxy_ignored()
     mcp: Any = oxy_ignored()
     a2a: Any = oxy_ignored()
@@ -341,6 +360,9 @@ class SqlToolSpec(Spec):
     description: str | None = None
     database: str | None = None
     dry_run_limit: int | None = Field(None, ge=1, description="Rows returned to the model.")
+    variables: dict[str, Any] | None = Field(
+        None, description="Values the model's SQL may use as {{ name }} (Oxy)."
+    )
 
 
 class WorkflowToolSpec(Spec):
@@ -361,6 +383,9 @@ class AgentToolSpec(Spec):
     name: str | None = None
     description: str | None = None
     agent_ref: str
+    variables: dict[str, Any] | None = Field(
+        None, description="Variables given to the agent asked (its instructions see them)."
+    )
 
 
 class OxyToolSpec(BaseModel):
@@ -414,19 +439,55 @@ class AgentSpec(Spec):
     context: list[ContextSpec] = Field(default_factory=list)
     tools: list[ToolSpec] = Field(default_factory=list)
     max_tool_calls: int = Field(10, ge=0, le=200)
+    max_iterations: int = Field(
+        15, ge=1, le=200, description="Model turns with tools offered (Oxy); then it answers."
+    )
     description: str | None = None
     variables: dict[str, Variable] = Field(default_factory=dict)
     tests: list[TestSpecBase] = Field(default_factory=list)
     name: Any = oxy_ignored()
     public: Any = oxy_ignored()
     agent_type: Any = oxy_ignored()
-    type: Any = oxy_ignored(
-        "Oxy's agent kind (e.g. routing); accord runs every agent the same way."
+    type: Literal["default", "routing"] = Field(
+        "default", description="`routing`: the model picks one of `routes`, which answers."
     )
-    routes: Any = oxy_ignored()
-    route_fallback: Any = oxy_ignored()
+    routes: list[str] = Field(
+        default_factory=list,
+        description="Routing: agents, workflows or SQL files (paths or globs from the root).",
+    )
+    route_fallback: str | None = Field(
+        None, description="Routing: the agent, workflow or SQL file used when no route fits."
+    )
+    synthesize_results: bool = Field(
+        True, description="Routing: the model summarises a workflow route's outputs."
+    )
+    embed_model: Any = oxy_ignored("Oxy's routing retrieval; accord offers every route.")
+    n_dims: Any = oxy_ignored()
+    top_k: Any = oxy_ignored()
+    factor: Any = oxy_ignored()
+    table: Any = oxy_ignored()
+    db_path: Any = oxy_ignored()
     reasoning: Any = oxy_ignored()
     max_tool_concurrency: Any = oxy_ignored()
     output_format: Any = oxy_ignored()
     anonymize: AnonymizeSpec | None = None
     retrieval: Any = oxy_ignored()
+
+    @model_validator(mode="after")
+    def _routing(self) -> AgentSpec:
+        if self.type == "routing":
+            if not self.routes:
+                raise ValueError(
+                    "a routing agent needs 'routes': the agents, workflows or SQL "
+                    "files it chooses from"
+                )
+            if self.tools:
+                raise ValueError(
+                    "a routing agent chooses among its 'routes', not 'tools': "
+                    "give the tools to an agent it routes to"
+                )
+        elif self.routes or self.route_fallback:
+            raise ValueError(
+                "'routes' and 'route_fallback' belong to a routing agent: add 'type: routing'"
+            )
+        return self

@@ -19,9 +19,25 @@ from accord.engine.errors import Issue, LoadError
 Loc = tuple[str | int, ...]
 
 try:  # the C parser is ten times faster; fall back to the pure-Python one where it is missing
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+    _Fast: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
+    _Fast = yaml.SafeLoader
+
+
+def _as_text(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+class _Loader(_Fast):  # type: ignore[valid-type,misc]
+    """An unquoted date (`2024-01-15`) stays the text it is, as Oxy's YAML reader keeps it."""
+
+
+class _SafeLoader(yaml.SafeLoader):
+    """The pure-Python loader, with dates kept as text too."""
+
+
+for _loader in (_Loader, _SafeLoader):
+    _loader.add_constructor("tag:yaml.org,2002:timestamp", _as_text)
 
 
 @dataclass
@@ -101,7 +117,7 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
     # PyYAML's C composer recurses without a bound: 30,000 nested `[` crash the process.
     # Text that may nest that deep goes to the pure-Python composer, whose recursion stops
     # with a RecursionError (reported below); everything else keeps the fast one.
-    loader = (yaml.SafeLoader if may_nest_deeply(text) else _Loader)(text)
+    loader = (_SafeLoader if may_nest_deeply(text) else _Loader)(text)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 
 from accord.engine.databases.base import (
     DatabaseKind,
@@ -31,7 +31,11 @@ class DuckDBDatabase(Spec):
 
     name: str
     type: Literal["duckdb"]
-    dataset: str | None = Field(None, description="Folder of .csv/.parquet files, one view each.")
+    dataset: str | None = Field(
+        None,
+        validation_alias=AliasChoices("dataset", "file_search_path"),
+        description="Folder of .csv/.parquet files, one view each (Oxy: also `file_search_path`).",
+    )
     path: str | None = Field(None, description="A .duckdb database file.")
     read_only: bool = Field(True, description="Reject statements that write.")
     max_concurrency: int | None = Field(None, ge=1, description="Concurrent queries allowed.")

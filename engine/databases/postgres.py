@@ -34,6 +34,10 @@ class PostgresDatabase(Spec):
     user: str | None = None
     password_var: str | None = Field(None, description="Env var holding the password.")
     database: str | None = None
+    host_var: str | None = Field(None, description="Env var holding the host (Oxy).")
+    port_var: str | None = Field(None, description="Env var holding the port (Oxy).")
+    user_var: str | None = Field(None, description="Env var holding the user (Oxy).")
+    database_var: str | None = Field(None, description="Env var holding the database (Oxy).")
     read_only: bool = True
     max_concurrency: int | None = Field(None, ge=1)
 
@@ -62,23 +66,8 @@ class Postgres:
                 f"database '{self.name}' is PostgreSQL: install psycopg ('pip install "
                 '"psycopg[binary]"\')'
             ) from None
-        password = None
-        if self.spec.password_var:
-            password = os.environ.get(self.spec.password_var)
-            if password is None:
-                raise ConfigError(
-                    f"database '{self.name}': environment variable {self.spec.password_var} "
-                    "(password_var) is not set"
-                )
         try:
-            with psycopg.connect(
-                host=self.spec.host,
-                port=self.spec.port,
-                user=self.spec.user,
-                password=password,
-                dbname=self.spec.database,
-                connect_timeout=10,
-            ) as conn:
+            with psycopg.connect(**self.settings(), connect_timeout=10) as conn:
                 conn.read_only = self.spec.read_only
                 # the cancel request is a connection of its own: not on the event loop
                 interrupter.arm(lambda: _start_thread(_cancel(conn), "accord-pg-cancel"))
@@ -94,6 +83,39 @@ class Postgres:
                     interrupter.disarm()
         except psycopg.Error as exc:
             raise QueryError(str(exc).strip()) from None
+
+    def settings(self) -> dict[str, Any]:
+        """Connection settings; a `*_var` names the environment variable holding one."""
+        spec = self.spec
+        out: dict[str, Any] = {
+            "host": spec.host,
+            "port": spec.port,
+            "user": spec.user,
+            "password": None,
+            "dbname": spec.database,
+        }
+        for key, var, field in (
+            ("host", spec.host_var, "host_var"),
+            ("port", spec.port_var, "port_var"),
+            ("user", spec.user_var, "user_var"),
+            ("dbname", spec.database_var, "database_var"),
+            ("password", spec.password_var, "password_var"),
+        ):
+            if not var:
+                continue
+            value = os.environ.get(var)
+            if value is None:
+                raise ConfigError(
+                    f"database '{self.name}': environment variable {var} ({field}) is not set: "
+                    "set it, or give the value in config.yml"
+                )
+            out[key] = value
+        if not str(out["port"]).isdigit():
+            raise ConfigError(
+                f"database '{self.name}': port {out['port']!r} (from {spec.port_var}) is not a "
+                "number"
+            )
+        return out
 
     async def query(self, sql: str, limit: int | None = None) -> QueryResult:
         return await in_thread(self._run, sql, limit)

@@ -119,6 +119,8 @@ def check_agent_file(path: Path) -> str | None:
     problems += agent_file_issues(agent, project)
     if problems:
         raise ValidationError([Issue(path, None, None, "", problem) for problem in problems])
+    if agent.type == "routing":
+        return f"routing agent, {len(agent.routes)} route{'' if len(agent.routes) == 1 else 's'}"
     return f"agent, {len(agent.tools)} tool{'' if len(agent.tools) == 1 else 's'}"
 
 
@@ -161,6 +163,9 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
                 continue
             if not (root / ref).is_file():
                 yield f"{where}: file '{ref}' not found under {root}"
+    from accord.tasks.agent.routing import routing_issues
+
+    yield from routing_issues(agent, project)
     if agent.anonymize is not None:
         from accord.tasks.agent.anonymize import Anonymizer
 

@@ -92,6 +92,10 @@ class Toolbox:
                 self._workflow_tool(spec)
             elif isinstance(spec, AgentToolSpec):
                 self._agent_tool(spec)
+            elif isinstance(spec, OxyToolSpec) and spec.type == "semantic_query":
+                from accord.tasks.semantic.tool import semantic_tool
+
+                self._add(*semantic_tool(spec, ctx, self))
             elif isinstance(spec, OxyToolSpec):
                 log.get().warning(
                     "agent_tool_unsupported", task=ctx.key, tool=spec.name, type=spec.type
@@ -122,6 +126,8 @@ class Toolbox:
             sql = str(args.get("sql", "")).strip()
             if not sql:
                 return "error: give the query in the 'sql' argument"
+            if spec.variables:  # Oxy: the query may use them as {{ name }}
+                sql = self.ctx.render(sql, spec.variables)
             db = self.ctx.run.databases.get(database)
             try:
                 if validate:
@@ -182,6 +188,7 @@ class Toolbox:
                 self.ctx,
                 sample=self.sample,
                 depth=self.depth + 1,
+                variables=agent_variables(other, spec.variables),
             )
             return str(reply)
 
@@ -215,6 +222,12 @@ async def run_agent_loop(
 ) -> AgentAnswer:
     """Ask the model until it answers without a tool call or the tool budget is spent.
     `history` is the conversation before `prompt` (a conversation test's earlier turns)."""
+    if agent.type == "routing":
+        from accord.tasks.agent.routing import run_routing
+
+        return await run_routing(
+            agent, prompt, ctx, sample=sample, variables=variables, depth=depth, history=history
+        )
     client = ctx.run.models()
     toolbox = Toolbox(agent, ctx, depth, sample)
     shield = _anonymizer(agent, ctx)
@@ -226,22 +239,26 @@ async def run_agent_loop(
         content = earlier.get("content")
         messages.append({**earlier, "content": shield.hide(content) if content else content})
     messages.append({"role": "user", "content": shield.hide(prompt)})
-    calls = 0
+    calls = rounds = 0
     made: list[dict[str, Any]] = []
     model = agent.model or ctx.run.project.default_model
     while True:
-        offer = toolbox.schemas if calls < agent.max_tool_calls else None
+        within = calls < agent.max_tool_calls and rounds < agent.max_iterations
+        offer = toolbox.schemas if within else None
+        rounds += 1
         completion = await client.complete(
             model, messages, task=ctx.key, tools=offer or None, sample=sample
         )
         if not completion.tool_calls or offer is None:
             if not completion.text.strip():
                 if offer is None and toolbox.schemas:
+                    limit = f"max_tool_calls ({agent.max_tool_calls})"
+                    if calls < agent.max_tool_calls:
+                        limit = f"max_iterations ({agent.max_iterations})"
                     raise TaskError(
                         ctx.key,
-                        f"model '{model}' reached max_tool_calls ({agent.max_tool_calls}) "
-                        "without answering: raise max_tool_calls in the agent file, or ask "
-                        "for less",
+                        f"model '{model}' reached {limit} without answering: raise it in the "
+                        "agent file, or ask for less",
                     )
                 raise TaskError(ctx.key, f"model '{model}' returned no text")
             text = shield.reveal(completion.text)
@@ -260,6 +277,14 @@ async def run_agent_loop(
             made.append(tool_call_record(call.name, call.arguments, result))
             content = shield.hide(result)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+
+
+def agent_variables(agent: AgentSpec, given: dict[str, Any] | None) -> dict[str, Any]:
+    """An asked agent's variables: its defaults, then an `agent` tool's `variables`."""
+    from accord.engine.spec import variable_spec
+
+    values = {k: variable_spec(v).default for k, v in agent.variables.items()}
+    return {**values, **(given or {})}
 
 
 def tool_call_record(name: str, arguments: str, result: Any) -> dict[str, Any]:

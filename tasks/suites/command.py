@@ -21,6 +21,7 @@ from rich.console import Console
 from accord.engine.cli import (
     FiniteFloatRange,
     cache_option,
+    executor_options,
     handle_errors,
     max_concurrency_option,
 )
@@ -43,7 +44,7 @@ class TestCommand:
 
     __test__ = False  # not a pytest test class
 
-    file: Path
+    file: Path | None
     fmt: str = "pretty"
     min_accuracy: float | None = None
     threshold_mode: Mode = "average"
@@ -55,6 +56,8 @@ class TestCommand:
     cases: tuple[str, ...] = ()
     max_concurrency: int | None = None
     cache_mode: CacheMode = "on"
+    variables: tuple[str, ...] = ()
+    output_json: Path | None = None
 
 
 def run_test_command(command: TestCommand) -> int:
@@ -64,17 +67,30 @@ def run_test_command(command: TestCommand) -> int:
 
         log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
+    from accord.engine.variables import parse_assignments
     from accord.tasks.suites.core.testing import build_test_plan, run_tests
+    from accord.tasks.suites.oxy import testfiles
     from accord.tasks.suites.oxy.loading import prepare
 
-    suite = select(prepare(command.file), command.tags, command.cases)
-    if not suite.tests:
-        raise LoadError(f"{command.file}: no test or case matches {_filters(command)}")
+    given = parse_assignments(command.variables)
+    files = [command.file] if command.file is not None else testfiles.discover(Path.cwd())
+    suites = []
+    for file in files:
+        suite = select(prepare(file), command.tags, command.cases)
+        if suite.tests:
+            suites.append(testfiles.with_variables(suite, given))
+        elif command.file is not None:
+            raise LoadError(f"{command.file}: no test or case matches {_filters(command)}")
+    if not suites:
+        raise LoadError(f"no test or case of {len(files)} test file(s) matches {_filters(command)}")
     check_targets(command)
     options = RunOptions(max_concurrency=command.max_concurrency, cache_mode=command.cache_mode)
     quiet = command.quiet or command.fmt != "pretty"
-    with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
-        result = run_tests(suite, options, display)
+    results = []
+    for suite in suites:
+        with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
+            results.append(run_tests(suite, options, display))
+    result = testfiles.merge(results)
     err = Console(stderr=True, soft_wrap=True)
     from accord.tasks.suites.reports.text import print_problems
 
@@ -83,6 +99,9 @@ def run_test_command(command: TestCommand) -> int:
     if command.min_accuracy is not None:
         gate = check(result.tests, command.min_accuracy, command.threshold_mode, command.gate)
     _write_result(command, result, gate)
+    if command.output_json is not None:
+        with _open(command.output_json) as handle:
+            handle.write(testfiles.detailed_json(result, gate) + "\n")
     if command.report is not None:
         with _open(command.report) as handle:
             REPORT_FORMATS.get("html")(
@@ -135,21 +154,23 @@ def check_targets(command: TestCommand) -> None:
     a folder, a file in a folder that cannot be created, a file that cannot be opened for
     writing, the tested file itself, or both options naming one file. Missing folders are
     created (as writing them at the end would)."""
-    targets = [
-        (o, p)
-        for o, p in (("--output", command.output), ("--report", command.report))
-        if p is not None
-    ]
-    seen: dict[Path, str] = {resolved(command.file): "the tested file"}
+    given = (
+        ("--output", command.output),
+        ("--report", command.report),
+        ("--output-json", command.output_json),
+    )
+    targets = [(o, p) for o, p in given if p is not None]
+    tested = command.file if command.file is not None else Path.cwd()
+    seen: dict[Path, str] = {resolved(tested): "the tested file"}
     for option, path in targets:
         key = resolved(path)
         if key in seen:
             raise AccordError(f"{option} {path}: is {seen[key]}; give another file")
         seen[key] = f"also given to {option}"
         if _kind(path) == "folder":
-            example = path / (_EXAMPLES[command.fmt] if option == "--output" else "report.html")
+            example = path / _example(option, command.fmt)
             raise AccordError(f"{option} {path}: is a folder; give a file in it, e.g. {example}")
-        root = find_root(command.file)[0]
+        root = find_root(tested)[0]
         try:  # never onto what the project reads
             refuse_overwrite(path, root, option, path)
         except PathError as exc:
@@ -176,6 +197,12 @@ def check_targets(command: TestCommand) -> None:
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise AccordError(f"{option} {path}: cannot write: {reason}; no test was run") from None
+
+
+def _example(option: str, fmt: str) -> str:
+    if option == "--output":
+        return _EXAMPLES[fmt]
+    return "results.json" if option == "--output-json" else "report.html"
 
 
 def _kind(path: Path) -> str:
@@ -210,7 +237,15 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
 
 
 @click.command("test")
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "-v",
+    "--var",
+    "variables",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set a variable of the tested workflow or agent (repeatable).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -250,12 +285,25 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
     help="Also write a self-contained HTML report.",
 )
 @click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
-@click.option("--case", "cases", multiple=True, help="Only this case or test (repeatable).")
+@click.option(
+    "--case",
+    "cases",
+    multiple=True,
+    help="Only this case (its name, prompt or 0-based index) or test (repeatable).",
+)
+@click.option(
+    "--output-json",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the detailed results (every run, pair and case) as JSON.",
+)
 @max_concurrency_option("Work running at once, across all tests (default: config, else 16).")
 @cache_option
+@executor_options
 @handle_errors
 def test_command(
-    file: Path,
+    file: Path | None,
+    variables: tuple[str, ...],
     fmt: str,
     min_accuracy: float | None,
     threshold_mode: Mode,
@@ -265,10 +313,12 @@ def test_command(
     report: Path | None,
     tags: tuple[str, ...],
     cases: tuple[str, ...],
+    output_json: Path | None,
     max_concurrency: int | None,
     cache_mode: CacheMode,
 ) -> None:
-    """Run the tests of a workflow, an agent or a .test.yml file."""
+    """Run the tests of a workflow, an agent or a .test.yml file (none: every .test.yml
+    of the project)."""
     command = TestCommand(
         file=file,
         fmt=fmt,
@@ -282,5 +332,7 @@ def test_command(
         cases=cases,
         max_concurrency=max_concurrency,
         cache_mode=cache_mode,
+        variables=variables,
+        output_json=output_json,
     )
     sys.exit(run_test_command(command))

@@ -91,8 +91,8 @@ class PreparedSuite:
 def select(suite: PreparedSuite, tags: tuple[str, ...], names: tuple[str, ...]) -> PreparedSuite:
     """Keep the tests and cases that `--tag` and `--case` ask for (all without filters).
 
-    `--case` matches a test's name or a case's name; `--tag` matches a case's tags. A test
-    left without cases is dropped.
+    `--case` matches a test's name, or a case's name, prompt or 0-based index in its test
+    (as Oxy's `--case`); `--tag` matches a case's tags. A test left without cases is dropped.
     """
     if not tags and not names:
         return suite
@@ -101,13 +101,16 @@ def select(suite: PreparedSuite, tags: tuple[str, ...], names: tuple[str, ...]) 
         if names and test.name in names and not tags:
             kept.append(test)
             continue
-        cases = tuple(c for c in test.cases if _wanted(c, tags, names, test.name))
+        cases = tuple(c for i, c in enumerate(test.cases) if _wanted(c, i, tags, names, test.name))
         if cases:
             kept.append(replace(test, cases=cases))
     return suite.only(kept)
 
 
-def _wanted(case: CaseInput, tags: tuple[str, ...], names: tuple[str, ...], test: str) -> bool:
-    if names and case.name not in names and test not in names:
+def _wanted(
+    case: CaseInput, index: int, tags: tuple[str, ...], names: tuple[str, ...], test: str
+) -> bool:
+    keys = {case.name, case.prompt, str(index), test}
+    if names and not keys & set(names):
         return False
     return not tags or bool(set(tags) & set(case.tags))

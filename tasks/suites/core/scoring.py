@@ -89,7 +89,11 @@ async def _evaluate_run(
         ctx, key=f"{ctx.key}.run_{run}.eval", order=(*ctx.order, test.n + run)
     )
     case = Case(id=f"run_{run}", input=outcome.task_description)
-    output = Output(text=produced.text, contexts=list(produced.contexts))
+    output = Output(
+        text=produced.text,
+        contexts=list(produced.contexts),
+        tool_calls=list(produced.tool_calls),
+    )
     applied = [(e.id, e) for e in test.evaluators]
     findings = await _evaluate(run_ctx, test, applied, case, output)
     reasons: list[str] = []
@@ -184,7 +188,11 @@ async def _case(
     subject_case = Case(
         id=case.name, input=case.prompt, expected=case.expected, contexts=case.contexts
     )
-    output = Output(text=produced.text, contexts=list(produced.contexts))
+    output = Output(
+        text=produced.text,
+        contexts=list(produced.contexts),
+        tool_calls=list(produced.tool_calls),
+    )
     findings = await _evaluate(case_ctx, test, _applied(test, case), subject_case, output)
     for name, found in findings.items():
         record.judge_calls += found.judge_calls
@@ -270,6 +278,11 @@ async def _evaluate(
     return {name: out[name] for name, _ in applied}
 
 
+def _with_tool(case: CaseRecord, metric: str) -> bool:
+    """A verdict, failed too when the case's `tool` (Oxy's `.test.yml`) was not called."""
+    return bool(case.checks[metric]) and case.checks.get("tool") is not False
+
+
 def _verdicts(test: PreparedTest) -> list[str]:
     """The test's evaluators that give verdicts, in file order (the first is `accuracy`)."""
     return [m for m in test.metrics if m in VERDICT_METRICS]
@@ -288,7 +301,7 @@ def _case_metrics(test: PreparedTest, outcome: TestOutcome) -> None:
     judge_errors = [e for c in answered for e in c.judge_errors]
     outcome.warnings.extend(f"judge: {e}" for e in judge_errors)
     for position, metric in enumerate(_verdicts(test)):
-        verdicts = [c.checks[metric] for c in answered if c.checks.get(metric) is not None]
+        verdicts = [_with_tool(c, metric) for c in answered if c.checks.get(metric) is not None]
         name = "accuracy" if position == 0 else metric
         value = proportion(name, sum(bool(v) for v in verdicts), len(verdicts), "answers")
         if value is not None:

@@ -43,6 +43,7 @@ class Produced:
     contexts: tuple[str, ...] = ()
     error: str | None = None
     description: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
 
 class TestNodeSpec(TaskSpec):
@@ -75,7 +76,9 @@ class Subject:
 
     async def _workflow(self, prompt: str | None, run: int, index: int, label: str) -> Produced:
         assert self.plan is not None and self.test.task_ref is not None
-        given = {self.test.variable: prompt} if self.test.variable else {}
+        given = {**self.suite.variables}
+        if self.test.variable:
+            given[self.test.variable] = prompt
         values = workflow_variables.resolve(
             self.plan.variables, given, where=str(self.plan.path), lines=self.plan.variable_lines
         )
@@ -108,6 +111,7 @@ class Subject:
         agent = self.suite.agent
         assert agent is not None
         defaults = {k: variable_spec(v).default for k, v in agent.variables.items()}
+        defaults.update(self.suite.variables)  # `accord test -v name=value`
 
         async def body() -> Produced:
             try:
@@ -116,7 +120,9 @@ class Subject:
                 )
             except AccordError as exc:
                 return Produced(error=exc.text_in(exc.task))
-            return Produced(str(reply), tuple(contexts_of(reply)))
+            return Produced(
+                str(reply), tuple(contexts_of(reply)), tool_calls=tuple(reply.tool_calls)
+            )
 
         (produced,) = await self.ctx.run_leaves([(label.lstrip("."), body)], type="test_run")
         assert isinstance(produced, Produced)

@@ -15,8 +15,9 @@ from accord.engine.compile import compile_workflow
 from accord.engine.errors import AccordError, Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, is_workflow_file, load_spec, load_workflow
 from accord.engine.project import Project, load_project
-from accord.engine.spec import AgentSpec
+from accord.engine.spec import AgentSpec, TestSpecBase
 from accord.engine.yamlmarks import Loc, parse_yaml, read_text
+from accord.tasks.evaluators.base import EVALUATORS, EvaluatorSpec
 from accord.tasks.evaluators.parsing import parse_evaluators
 from accord.tasks.suites.core.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
 from accord.tasks.suites.oxy.checks import TestChecker
@@ -77,6 +78,7 @@ def _prepare_workflow(path: Path) -> PreparedSuite:
         name=plan.name,
         tests=tuple(tests),
         plan=plan,
+        max_concurrency=tests_concurrency(loaded.spec.tests),
     )
 
 
@@ -97,6 +99,7 @@ def _prepare_agent(path: Path) -> PreparedSuite:
         tests=tuple(tests),
         agent=agent,
         agent_path=path,
+        max_concurrency=tests_concurrency(agent.tests),
     )
 
 
@@ -123,8 +126,11 @@ def _prepare_suite(path: Path) -> PreparedSuite:
     evaluators = parse_evaluators(suite.evaluators, loaded, (), issues, metrics)
     cases = tuple(
         CaseInput(
-            c.name, c.prompt, c.expected, (), tuple(c.tags),
-            parse_evaluators(c.evaluators, loaded, ("cases", number), issues, metrics),
+            c.name or f"case {number}", c.prompt, c.expected, (), tuple(c.tags),
+            (
+                *parse_evaluators(c.evaluators, loaded, ("cases", number), issues, metrics),
+                *tool_check(c.tool),
+            ),
         )
         for number, c in enumerate(suite.cases)
     )  # fmt: skip
@@ -153,21 +159,61 @@ def _prepare_suite(path: Path) -> PreparedSuite:
     )
 
 
+def tests_concurrency(tests: list[TestSpecBase]) -> int | None:
+    """The tests' `concurrency` (Oxy): the smallest one given caps the file's test work."""
+    given = [t.concurrency for t in tests if t.concurrency is not None]
+    return min(given) if given else None
+
+
+def tool_check(tool: str | None) -> tuple[EvaluatorSpec, ...]:
+    """A case's `tool`: the agent's tool calls must include it (a required evaluator)."""
+    if tool is None:
+        return ()
+    spec: EvaluatorSpec = EVALUATORS.get("tool_calls").model_validate(
+        {"type": "tool_calls", "name": "tool", "calls": [tool], "required": True}
+    )
+    return (spec,)
+
+
+def suite_target(path: Path, suite: TestSuiteSpec, project: Project) -> str | None:
+    """The agent tested: `target`, else (as Oxy) the file named like the test file without
+    `.test` (`sales.agent.test.yml` tests `sales.agent.yml`), relative to the root."""
+    if suite.target is not None:
+        return suite.target
+    for suffix in SUITE_SUFFIXES:
+        if path.name.endswith(suffix):
+            beside = path.with_name(path.name[: -len(suffix)] + ".yml")
+            try:
+                return beside.resolve().relative_to(project.root.resolve()).as_posix()
+            except ValueError:
+                return None
+    return None
+
+
 def _suite_target(
     loaded: Loaded, project: Project, issues: list[Issue]
 ) -> tuple[AgentSpec | None, Path | None]:
     suite: TestSuiteSpec = loaded.spec
-    target = project.root / suite.target
-    if not suite.target.endswith(AGENT_SUFFIXES):
+    ref = suite_target(loaded.path, suite, project)
+    if ref is None or not ref.endswith(AGENT_SUFFIXES):
+        got = f"got '{ref}'" if suite.target is not None else "the file names none"
         issues.append(
             loaded.issue(
-                ("target",), f"the target must be an .agent.yml file (got '{suite.target}')"
+                ("target",) if suite.target is not None else (),
+                f"the target must be an .agent.yml file ({got}): give 'target: "
+                "agents/x.agent.yml', or name the test file after its agent "
+                "(x.agent.test.yml tests x.agent.yml beside it)",
             )
         )
         return None, None
+    target = project.root / ref
     if not target.is_file():
         issues.append(
-            loaded.issue(("target",), f"file '{suite.target}' not found under {project.root}")
+            loaded.issue(
+                ("target",) if suite.target is not None else (),
+                f"file '{ref}' not found under {project.root}"
+                + ("" if suite.target is not None else " (the target the file name implies)"),
+            )
         )
         return None, None
     try:
@@ -186,6 +232,8 @@ def _suite_target(
 def _check_case_names(loaded: Loaded, issues: list[Issue]) -> None:
     seen: dict[str, int] = {}
     for index, case in enumerate(loaded.spec.cases):
+        if case.name is None:
+            continue
         if case.name in seen:
             issues.append(
                 loaded.issue(

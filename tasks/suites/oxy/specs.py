@@ -69,7 +69,7 @@ class DatasetRow(Spec):
 class SuiteSettings(Spec):
     """How a `.test.yml` runs."""
 
-    runs: int = Field(1, ge=1, le=1000, description="Answers per case (each judged).")
+    runs: int = Field(3, ge=1, le=1000, description="Answers per case (each judged).")
     concurrency: int | None = Field(None, ge=1, description="Cap on work running at once.")
     judge_model: str | None = Field(None, description="Model of the correctness judge.")
     judge_prompt: str | None = Field(
@@ -82,10 +82,13 @@ class SuiteSettings(Spec):
 class CaseSpec(Spec):
     """One case: a prompt for the target and the answer expected."""
 
-    name: str = Field(description="Unique case name (for `--case`).")
+    name: str | None = Field(None, description="Unique case name (for `--case`).")
     prompt: str = Field(description="Sent to the target as is.")
     expected: str = Field(description="The expected answer, given to the correctness judge.")
     tags: list[str] = Field(default_factory=list, description="Tags (for `--tag`).")
+    tool: str | None = Field(
+        None, description="A tool the agent must call (its tool calls must include it)."
+    )
     evaluators: list[Any] = Field(
         default_factory=list,
         description="Evaluators of this case (replace the suite's of the same name).",
@@ -99,7 +102,11 @@ class TestSuiteSpec(Spec):
 
     name: str | None = Field(None, description="Suite name (defaults to the file stem).")
     description: str | None = None
-    target: str = Field(description="The agent file under test, relative to the project root.")
+    target: str | None = Field(
+        None,
+        description="The agent file under test, relative to the project root (default: the "
+        "project's `defaults.agent`, else its only agent file).",
+    )
     settings: SuiteSettings = Field(default_factory=SuiteSettings)
     cases: list[CaseSpec] = Field(min_length=1, description="The cases, at least one.")
     evaluators: list[Any] = Field(

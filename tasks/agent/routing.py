@@ -1,0 +1,341 @@
+"""Oxy's routing agents (`type: routing`): the model picks one of `routes`, which answers.
+
+The routes are agents, workflows (or procedures, automations) and SQL files, given as paths or
+globs relative to the project root. The model chooses by a forced call of one tool,
+`choose_route(reason, route)`, whose `route` is an enum of the routes' names plus `none`
+(models without tool calling end their reply with `Answer: <route>`). Then the route runs:
+an agent answers the question; a workflow runs with its defaults and its outputs go back to
+the model to summarise (or are returned, with `synthesize_results: false`); an SQL file runs
+on the default database and its table is the answer. `none` takes `route_fallback`, else the
+model's reason is the answer. A route accord cannot run (Oxy's `integration::topic`, a
+semantic `.topic.yml`, any other file) is an error at validation, never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from accord.engine.errors import AccordError, TaskError
+from accord.engine.loader import is_workflow_file
+from accord.engine.paths import PathError, inside
+from accord.engine.spec import AgentSpec
+from accord.tasks.agent.tools import AgentAnswer, tool_call_record
+
+if TYPE_CHECKING:
+    from accord.engine.context import TaskContext
+
+CHOOSE_ROUTE = "choose_route"
+NO_ROUTE = "none"
+DEFAULT_INSTRUCTIONS = (
+    "You are a routing agent. Your job is to route the task to the route that handles it "
+    "best. If a route matches the task, even partially, choose it; choose 'none' only when "
+    "no route fits, and say why."
+)
+AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
+TOPIC_SUFFIXES = (".topic.yml", ".topic.yaml")
+
+
+@dataclass(frozen=True)
+class Route:
+    """A file the routing agent may hand the question to."""
+
+    name: str
+    kind: str  # agent, workflow or sql
+    ref: str  # relative to the project root
+    description: str
+
+
+def route_kind(ref: str) -> str | None:
+    """`agent`, `workflow` or `sql`; None for a file accord cannot run as a route."""
+    if ref.endswith(AGENT_SUFFIXES):
+        return "agent"
+    if is_workflow_file(Path(ref)):
+        return "workflow"
+    if ref.endswith(".sql"):
+        return "sql"
+    return None
+
+
+def _unsupported(pattern: str, ref: str) -> str:
+    if "::" in pattern:
+        return (
+            f"route '{pattern}': Oxy's integration routes (<integration>::<topic>, e.g. omni) "
+            "are not supported by accord: remove it, or route to an agent that answers it"
+        )
+    if ref.endswith(TOPIC_SUFFIXES):
+        return (
+            f"route '{ref}': semantic topics are not supported as routes by accord: route to "
+            "an agent whose tools query the topic instead"
+        )
+    return f"route '{ref}': not an agent, workflow, procedure or SQL file"
+
+
+def resolve_routes(agent: AgentSpec, root: Path) -> tuple[list[Route], list[str]]:
+    """The agent's routes (globs expanded, in order, each file once) and the problems of
+    those it cannot run."""
+    routes: list[Route] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for pattern in agent.routes:
+        refs, problem = _expand(pattern, root)
+        if problem:
+            problems.append(problem)
+        for ref in refs:
+            if ref in seen:
+                continue
+            seen.add(ref)
+            kind = route_kind(ref)
+            if kind is None:
+                problems.append(_unsupported(pattern, ref))
+                continue
+            routes.append(Route(_name(ref, routes), kind, ref, _describe(root, ref, kind)))
+    return routes, problems
+
+
+def fallback_route(agent: AgentSpec, root: Path) -> tuple[Route | None, str | None]:
+    """`route_fallback` as a route, or the problem with it."""
+    ref = agent.route_fallback
+    if ref is None:
+        return None, None
+    refs, problem = _expand(ref, root)
+    if problem:
+        return None, f"route_fallback: {problem}"
+    kind = route_kind(refs[0])
+    if kind is None or len(refs) != 1:
+        return None, f"route_fallback: {_unsupported(ref, refs[0])}"
+    return Route("fallback", kind, refs[0], "the fallback"), None
+
+
+def routing_issues(agent: AgentSpec, project: Any) -> list[str]:
+    """`accord validate`'s problems with a routing agent's routes."""
+    if agent.type != "routing":
+        return []
+    routes, problems = resolve_routes(agent, project.root)
+    fallback, problem = fallback_route(agent, project.root)
+    if problem:
+        problems.append(problem)
+    for route in [*routes, *([fallback] if fallback else [])]:
+        if route.kind == "sql" and project.default_database is None:
+            problems.append(
+                f"route '{route.ref}': an SQL route runs on the default database and the "
+                "project has none: set defaults.database in config.yml"
+            )
+    return problems
+
+
+def _expand(pattern: str, root: Path) -> tuple[list[str], str | None]:
+    if "::" in pattern:
+        return [], _unsupported(pattern, pattern)
+    try:
+        inside(root, pattern.replace("*", "x"), "route")
+    except PathError as exc:
+        return [], exc.message
+    if not any(c in pattern for c in "*?["):
+        if (root / pattern).is_file():
+            return [pattern], None
+        return [], f"route '{pattern}': file not found under {root}"
+    found = sorted(p.relative_to(root).as_posix() for p in root.glob(pattern) if p.is_file())
+    if not found:
+        return [], f"route '{pattern}': no file matches it under {root}"
+    return found, None
+
+
+def _name(ref: str, taken: list[Route]) -> str:
+    """A tool-safe name from the file name (`agents/duckdb.agent.yml` -> `duckdb_agent`)."""
+    stem = Path(ref).name.rsplit(".", 1)[0]
+    base = re.sub(r"[^A-Za-z0-9_]+", "_", stem).strip("_") or "route"
+    names = {r.name for r in taken} | {NO_ROUTE}
+    name, number = base, 2
+    while name in names:
+        name, number = f"{base}_{number}", number + 1
+    return name
+
+
+def _describe(root: Path, ref: str, kind: str) -> str:
+    """The route's description for the model: the file's own, else what it is."""
+    try:
+        if kind == "agent":
+            from accord.tasks.agent import load_agent
+
+            text = load_agent(root / ref).description
+        elif kind == "workflow":
+            from accord.engine.loader import load_workflow
+
+            text = load_workflow(root / ref).spec.description
+        else:
+            text = (root / ref).read_text(encoding="utf-8")[:500]
+    except (AccordError, OSError, UnicodeDecodeError):
+        text = None
+    return " ".join((text or f"the {kind} {ref}").split())
+
+
+def choose_route_tool(routes: list[Route]) -> dict[str, Any]:
+    listing = "; ".join(f"{r.name}: {r.description}" for r in routes)
+    return {
+        "type": "function",
+        "function": {
+            "name": CHOOSE_ROUTE,
+            "description": f"Choose the route that handles the task. Routes: {listing}",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "reason": {"type": "string", "description": "Why this route"},
+                    "route": {
+                        "type": "string",
+                        "enum": [*(r.name for r in routes), NO_ROUTE],
+                        "description": f"The route's name, or '{NO_ROUTE}' when none fits",
+                    },
+                },
+                "required": ["reason", "route"],
+            },
+        },
+    }
+
+
+async def run_routing(
+    agent: AgentSpec,
+    prompt: str,
+    ctx: TaskContext,
+    *,
+    sample: int = 0,
+    variables: dict[str, Any] | None = None,
+    depth: int = 0,
+    history: Sequence[dict[str, Any]] = (),
+) -> AgentAnswer:
+    """Choose a route for `prompt` and return what the route answers."""
+    from accord.tasks.agent.context import system_message
+
+    routes, problems = resolve_routes(agent, ctx.root)
+    fallback, problem = fallback_route(agent, ctx.root)
+    if problems or problem:
+        raise TaskError(
+            ctx.key, "routing agent: " + "; ".join([*problems, *([problem] if problem else [])])
+        )
+    if agent.system_instructions.strip():
+        system = await system_message(agent, ctx, variables or {})
+    else:
+        system = DEFAULT_INSTRUCTIONS
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, *history]
+    messages.append({"role": "user", "content": prompt})
+    model = agent.model or ctx.run.project.default_model
+    chosen, reason = await _choose(ctx, model, messages, routes, sample)
+    record = tool_call_record(CHOOSE_ROUTE, json.dumps({"route": chosen, "reason": reason}), "")
+    route = next((r for r in routes if r.name == chosen), None) or fallback
+    if route is None:
+        record["result"] = "no route fits"
+        return AgentAnswer(reason or "No route fits this question.", tool_calls=[record])
+    record["result"] = route.ref
+    answer = await _run_route(route, agent, prompt, ctx, sample, depth, messages)
+    return AgentAnswer(str(answer), answer.sql, answer.table, [record, *answer.tool_calls])
+
+
+async def _choose(
+    ctx: TaskContext,
+    model: str | None,
+    messages: list[dict[str, Any]],
+    routes: list[Route],
+    sample: int,
+) -> tuple[str, str]:
+    """(route name, reason) by a forced `choose_route` call; asked twice at most."""
+    from accord.tasks.suites.core.judging import parse_choice
+
+    client = ctx.run.models()
+    choices = [*(r.name for r in routes), NO_ROUTE]
+    tools = client.catalog.resolve(model).tools
+    extra: dict[str, Any] = {}
+    ask = list(messages)
+    if tools:
+        forced = {"type": "function", "function": {"name": CHOOSE_ROUTE}}
+        extra = {"tools": [choose_route_tool(routes)], "tool_choice": forced}
+    else:
+        listing = "\n".join(f"- {r.name}: {r.description}" for r in routes)
+        ask[-1] = {
+            "role": "user",
+            "content": f"{messages[-1]['content']}\n\nChoose the route for this task:\n"
+            f"{listing}\n- {NO_ROUTE}: no route fits\n\nGive your reason, then end with a "
+            "last line `Answer: <route>`.",
+        }
+    problem = ""
+    for attempt in range(2):
+        completion = await client.complete(
+            model, ask, task=ctx.key, sample=sample * 2 + attempt, **extra
+        )
+        calls = [c for c in completion.tool_calls if c.name == CHOOSE_ROUTE]
+        if calls:
+            try:
+                args = json.loads(calls[0].arguments or "{}")
+            except json.JSONDecodeError:
+                args = {}
+            route = args.get("route") if isinstance(args, dict) else None
+            if route in choices:
+                return str(route), str(args.get("reason", ""))
+            problem = f"a route {route!r} that is none of {choices}"
+            continue
+        text = (completion.text or "").strip()
+        found = parse_choice(text, choices) if text else None
+        if found is not None:
+            return found, text
+        problem = f"no choice (reply: {text[-200:]!r})"
+    raise TaskError(ctx.key, f"model '{model}' did not choose a route: {problem}")
+
+
+async def _run_route(
+    route: Route,
+    agent: AgentSpec,
+    prompt: str,
+    ctx: TaskContext,
+    sample: int,
+    depth: int,
+    messages: list[dict[str, Any]],
+) -> AgentAnswer:
+    if route.kind == "agent":
+        from accord.tasks.agent import load_agent
+        from accord.tasks.agent.tools import run_agent_loop
+
+        if depth >= 3:
+            raise TaskError(ctx.key, "agents may hand a question on at most 3 deep")
+        other = load_agent(ctx.path(route.ref))
+        return await run_agent_loop(other, prompt, ctx, sample=sample, depth=depth + 1)
+    if route.kind == "sql":
+        db = ctx.run.databases.get(ctx.run.databases.resolve_name(None))
+        sql = ctx.path(route.ref).read_text(encoding="utf-8")
+        table = await db.query(sql)
+        return AgentAnswer(str(table), sql, table)
+    return await _run_workflow(route, agent, ctx, sample, messages)
+
+
+async def _run_workflow(
+    route: Route,
+    agent: AgentSpec,
+    ctx: TaskContext,
+    sample: int,
+    messages: list[dict[str, Any]],
+) -> AgentAnswer:
+    from accord.engine import variables as workflow_variables
+    from accord.engine.compile import compile_file
+    from accord.engine.render import to_json
+
+    plan = compile_file(ctx.path(route.ref), ctx.root, project=ctx.run.project)
+    values = workflow_variables.resolve(plan.variables, {}, where=route.ref)
+    outputs = await ctx.run_child(plan, values, label=f".{route.name}", index=0, isolated=True)
+    result = to_json(outputs)
+    if not agent.synthesize_results:
+        return AgentAnswer(result)
+    summary = [
+        *messages,
+        {
+            "role": "user",
+            "content": f"The workflow '{route.ref}' ran for this task. Its outputs:\n{result}\n\n"
+            "Answer the task from them; do not return the raw outputs.",
+        },
+    ]
+    model = agent.model or ctx.run.project.default_model
+    completion = await ctx.run.models().complete(model, summary, task=ctx.key, sample=sample)
+    if not completion.text.strip():
+        raise TaskError(ctx.key, f"model '{model}' returned no text")
+    return AgentAnswer(completion.text)
