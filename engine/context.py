@@ -20,6 +20,7 @@ from accord.engine.cache import CallCache
 from accord.engine.catalog import ModelCatalog
 from accord.engine.databases import Database, Databases
 from accord.engine.errors import AccordError, TaskError
+from accord.engine.executor import LOCAL, Executor
 from accord.engine.models import ModelClient
 from accord.engine.paths import inside, refuse_overwrite, written_by_accord
 from accord.engine.pinned import read_pinned, write_pinned
@@ -66,6 +67,7 @@ class RunContext:
     store: RunStore | None = None
     resume: ResumeIndex | None = None
     written: list[Path] = field(default_factory=list)  # files the run wrote: exports, charts
+    executor: Executor = field(default_factory=lambda: LOCAL)
     _models: ModelClient | None = None
     _identities: dict[int, tuple[frozenset[str], bytes]] = field(default_factory=dict)
 
@@ -79,14 +81,17 @@ class RunContext:
             cache = None
             if self.cache_mode != "off":
                 cache = CallCache(self.root / ".accord" / "cache.db")
-            workers = None
-            if self.project.config.model_workers:
+            workers: Any = self.executor.model_transport()
+            if workers is None and self.project.config.model_workers:
                 from accord.engine.model_workers import ModelWorkers
 
                 workers = ModelWorkers(self.project.config.model_workers)
             self._models = ModelClient(
                 ModelCatalog(self.project.config), cache, self.cache_mode, workers=workers
             )
+            shared = self.executor.limiters()
+            if shared is not None:
+                self._models.limiters = shared
         return self._models
 
     def count(self, name: str, amount: int = 1) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accord.engine import log
+from accord.engine import executor, log
 from accord.engine import variables as workflow_variables
 from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
 from accord.engine.context import RunContext, Scope
@@ -45,6 +45,9 @@ class RunOptions:
     # a global limit shared with other runs on the same event loop (`accord eval` of several
     # files); None: this run's `max_concurrency` alone
     pool: SlotPool | None = None
+    # where node bodies do their work: `local`, `ray` (None: --executor, else config.yml's)
+    executor: str | None = None
+    ray_address: str | None = None
 
 
 class _Fanout:
@@ -110,6 +113,14 @@ def concurrency_for(project: Project, plan: Plan, options: RunOptions) -> int:
     return min(given) if given else DEFAULT_CONCURRENCY
 
 
+def executor_for(project: Project, options: RunOptions) -> executor.Executor:
+    """The run's executor: the options', else the command line's, else config.yml's."""
+    name, address = executor.chosen()
+    name = options.executor or name or project.config.executor
+    address = options.ray_address or address or project.config.ray_address
+    return executor.start(name, address, project)
+
+
 def create_run_context(
     project: Project, plan: Plan, options: RunOptions, observer: Observer | None = None
 ) -> RunContext:
@@ -118,6 +129,8 @@ def create_run_context(
     The test runner uses it too, so every test of a file shares one scheduler.
     """
     run_id = options.run_id or new_run_id()
+    chosen = executor_for(project, options)
+    executor.use(chosen)  # this run's node bodies (tasks started from here) find it
     databases = project.open_databases()
     scheduler = Scheduler(
         max_concurrency=concurrency_for(project, plan, options),
@@ -133,6 +146,7 @@ def create_run_context(
         scheduler=scheduler,
         output_dir=project.root / ".accord" / "runs" / run_id,
         cache_mode=options.cache_mode,
+        executor=chosen,
     )
 
 

@@ -92,7 +92,11 @@ class Databases:
             spec = self.specs[name]
             opener = DATABASES.get(spec.type).open
             assert opener is not None  # `check` refused the others
-            db = self._open[name] = opener(spec, self.root, self.datasets())
+            from accord.engine.executor import current
+
+            local = opener(spec, self.root, self.datasets())
+            # the run's executor may run its queries elsewhere (a Ray actor holding it)
+            db = self._open[name] = current().database(local, spec, self.root, self.datasets())
             return db
 
     def datasets(self) -> tuple[Path, ...]:

@@ -113,6 +113,9 @@ class EvaluatorSpec(Spec):
     )
 
     deterministic: ClassVar[bool] = True
+    # its `evaluate` needs nothing of the run (no judge, no files, no context): it may run on
+    # another machine (the Ray executor's tasks)
+    portable: ClassVar[bool] = False
     default_threshold: ClassVar[ThresholdSpec | None] = PASS_AT_ONE
     needs_expected: ClassVar[bool] = False
     needs_contexts: ClassVar[bool] = False

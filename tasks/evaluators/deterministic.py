@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -47,6 +47,8 @@ def _fold(text: str, case_sensitive: bool) -> str:
 class Equals(EvaluatorSpec):
     """The output equals `value` (default: the case's expected output), case-sensitive."""
 
+    portable: ClassVar[bool] = True
+
     type: Literal["equals"] = "equals"
     value: str | None = Field(None, description="The exact expected output.")
     strip: bool = Field(False, description="Ignore leading and trailing whitespace.")
@@ -68,6 +70,8 @@ class Equals(EvaluatorSpec):
 @evaluator("is_json")
 class IsJson(EvaluatorSpec):
     """The output is valid JSON."""
+
+    portable: ClassVar[bool] = True
 
     type: Literal["is_json"] = "is_json"
 
@@ -94,6 +98,8 @@ class _Substrings(EvaluatorSpec):
 class ContainsAll(_Substrings):
     """Every substring appears in the output; the missing ones are named."""
 
+    portable: ClassVar[bool] = True
+
     type: Literal["contains_all"] = "contains_all"
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
@@ -119,6 +125,8 @@ class ContainsAny(_Substrings):
 @evaluator("contains")
 class Contains(EvaluatorSpec):
     """`value` (default: the case's expected output) appears in the output."""
+
+    portable: ClassVar[bool] = True
 
     type: Literal["contains"] = "contains"
     value: str | None = Field(None, description="The substring.")
@@ -152,6 +160,8 @@ class NotContains(_Substrings):
 class Regex(EvaluatorSpec):
     """The output matches `pattern` (Python syntax, searched anywhere)."""
 
+    portable: ClassVar[bool] = True
+
     type: Literal["regex"] = "regex"
     pattern: str = Field(description="The regular expression.")
     ignore_case: bool = False
@@ -177,6 +187,8 @@ class Regex(EvaluatorSpec):
 @evaluator("json_schema")
 class JsonSchema(EvaluatorSpec):
     """The output is JSON valid against `schema` (JSON Schema)."""
+
+    portable: ClassVar[bool] = True
 
     type: Literal["json_schema"] = "json_schema"
     json_schema: dict[str, Any] = Field(alias="schema", description="The JSON Schema.")
@@ -221,6 +233,8 @@ class Numeric(EvaluatorSpec):
     """The first number in the output is within a tolerance of `value` (default: the
     case's expected): `tolerance` absolute, or `relative` (a fraction of the value)."""
 
+    portable: ClassVar[bool] = True
+
     type: Literal["numeric"] = "numeric"
     value: float | None = Field(None, allow_inf_nan=False, description="The expected number.")
     tolerance: float = Field(0.0, ge=0, allow_inf_nan=False, description="Absolute tolerance.")
@@ -260,6 +274,8 @@ class ExpectedCall(Spec):
 class ToolCalls(EvaluatorSpec):
     """The target made the expected tool calls (each once, in any order unless `ordered`);
     the score is the share made."""
+
+    portable: ClassVar[bool] = True
 
     type: Literal["tool_calls"] = "tool_calls"
     calls: list[ExpectedCall] = Field(min_length=1, description="The expected calls.")

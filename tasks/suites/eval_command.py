@@ -16,7 +16,13 @@ from typing import Any, Literal
 import click
 from rich.console import Console
 
-from accord.engine.cli import FiniteFloatRange, cache_option, handle_errors, max_concurrency_option
+from accord.engine.cli import (
+    FiniteFloatRange,
+    cache_option,
+    executor_options,
+    handle_errors,
+    max_concurrency_option,
+)
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
@@ -346,6 +352,7 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 @click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
 @max_concurrency_option("Work running at once (default: config, else 16).")
 @cache_option
+@executor_options
 @handle_errors
 def eval_command(
     files: tuple[Path, ...], fmt: str, output: Path | None, report: Path | None,

@@ -278,7 +278,11 @@ async def evaluate_one(
     failure (an exception, a reply with no score, a wrong return type) is recorded on the
     finding, never raised: the suite goes on."""
     try:
-        finding = await evaluator.evaluate(ev, case, output)
+        finding = None
+        if evaluator.portable and ev.task.run.executor.remote:
+            finding = await ev.task.run.executor.evaluate(evaluator, case, output)
+        if finding is None:
+            finding = await evaluator.evaluate(ev, case, output)
         if not isinstance(finding, Finding):
             raise TypeError(f"returned {type(finding).__name__}, not a Finding")
     except asyncio.CancelledError:

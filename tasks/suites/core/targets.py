@@ -229,7 +229,13 @@ async def run_program(
     argv: list[str], stdin: bytes, cwd: Path, timeout: float, env: dict[str, str] | None = None
 ) -> tuple[bytes, bytes, int]:
     """Run a program with `stdin` (and `env` on top of this process's environment);
-    (stdout, stderr, exit code). A timeout kills it."""
+    (stdout, stderr, exit code). A timeout kills it. The run's executor may run it elsewhere
+    (a Ray task)."""
+    from accord.engine.executor import current
+
+    elsewhere = await current().program(argv, stdin, cwd, timeout, env)
+    if elsewhere is not None:
+        return elsewhere
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
