@@ -402,6 +402,13 @@ class OxyToolSpec(BaseModel):
         "semantic_query",
         "omni_query",
         "create_data_app",
+        "edit_data_app",
+        "read_data_app",
+        "create_v0_app",
+        "looker_query",
+        "save_automation",
+        "dbt_run",
+        "dbt_compile",
         "retrieval_sql",
     ]
     name: str | None = None

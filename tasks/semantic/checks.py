@@ -33,7 +33,17 @@ UNSUPPORTED_FILES = {
     ".agentic.yml": "Oxy agentic agents (.agentic.yml)",
     ".app.yml": "Oxy data apps (.app.yml)",
 }
-UNSUPPORTED_TOOLS = {"create_data_app": "the data-app tool", "omni_query": "the Omni tool"}
+UNSUPPORTED_TOOLS = {
+    "create_data_app": "the data-app tool",
+    "edit_data_app": "the data-app tool",
+    "read_data_app": "the data-app tool",
+    "create_v0_app": "the v0 app tool",
+    "omni_query": "the Omni tool",
+    "looker_query": "the Looker tool",
+    "save_automation": "the automation tool",
+    "dbt_run": "the dbt tool",
+    "dbt_compile": "the dbt tool",
+}
 _BARE = re.compile(r"^[A-Za-z_]\w*$")
 
 

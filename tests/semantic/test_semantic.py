@@ -267,3 +267,17 @@ def test_unknown_topic_of_an_agent_tool_is_a_validate_error(tmp_path: Path) -> N
     assert result.exit_code == 2
     assert f"{root / 'a.agent.yml'}:3:" in result.stderr
     assert "unknown topic 'shopp' (topics: shop)" in result.stderr
+
+
+def test_oxy_tools_accord_does_not_have_are_named(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "a.agent.yml").write_text(
+        "system_instructions: hi\ntools:\n  - {name: build, type: dbt_run}\n"
+        "  - {name: app, type: create_data_app}\n  - {name: look, type: looker_query}\n"
+    )
+    result = accord("validate", root / "a.agent.yml")
+    assert result.exit_code == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert "line 3: the dbt tool (dbt_run) is not supported" in said
+    assert "line 4: the data-app tool (create_data_app) is not supported" in said
+    assert "line 5: the Looker tool (looker_query) is not supported" in said
