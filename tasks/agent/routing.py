@@ -7,8 +7,9 @@ globs relative to the project root. The model chooses by a forced call of one to
 an agent answers the question; a workflow runs with its defaults and its outputs go back to
 the model to summarise (or are returned, with `synthesize_results: false`); an SQL file runs
 on the default database and its table is the answer. `none` takes `route_fallback`, else the
-model's reason is the answer. A route accord cannot run (Oxy's `integration::topic`, a
-semantic `.topic.yml`, any other file) is an error at validation, never dropped.
+model's reason is the answer. A semantic `.topic.yml` route is answered by the routing
+agent's model with a semantic_query tool over the topic. A route accord cannot run (Oxy's
+`integration::topic`, any other file) is an error at validation, never dropped.
 """
 
 from __future__ import annotations
@@ -45,15 +46,17 @@ class Route:
     """A file the routing agent may hand the question to."""
 
     name: str
-    kind: str  # agent, workflow or sql
+    kind: str  # agent, workflow, sql or topic
     ref: str  # relative to the project root
     description: str
 
 
 def route_kind(ref: str) -> str | None:
-    """`agent`, `workflow` or `sql`; None for a file accord cannot run as a route."""
+    """`agent`, `workflow`, `sql` or `topic`; None for a file accord cannot run as a route."""
     if ref.endswith(AGENT_SUFFIXES):
         return "agent"
+    if ref.endswith(TOPIC_SUFFIXES):
+        return "topic"
     if is_workflow_file(Path(ref)):
         return "workflow"
     if ref.endswith(".sql"):
@@ -67,12 +70,7 @@ def _unsupported(pattern: str, ref: str) -> str:
             f"route '{pattern}': Oxy's integration routes (<integration>::<topic>, e.g. omni) "
             "are not supported by accord: remove it, or route to an agent that answers it"
         )
-    if ref.endswith(TOPIC_SUFFIXES):
-        return (
-            f"route '{ref}': semantic topics are not supported as routes by accord: route to "
-            "an agent whose tools query the topic instead"
-        )
-    return f"route '{ref}': not an agent, workflow, procedure or SQL file"
+    return f"route '{ref}': not an agent, workflow, procedure, SQL or topic file"
 
 
 def resolve_routes(agent: AgentSpec, root: Path) -> tuple[list[Route], list[str]]:
@@ -125,6 +123,11 @@ def routing_issues(agent: AgentSpec, project: Any) -> list[str]:
                 f"route '{route.ref}': an SQL route runs on the default database and the "
                 "project has none: set defaults.database in config.yml"
             )
+        if route.kind == "topic":
+            try:
+                _topic(project.root, route.ref)
+            except AccordError as exc:
+                problems.append(exc.message)
     return problems
 
 
@@ -167,6 +170,11 @@ def _describe(root: Path, ref: str, kind: str) -> str:
             from accord.engine.loader import load_workflow
 
             text = load_workflow(root / ref).spec.description
+        elif kind == "topic":
+            topic = _topic(root, ref)
+            text = (
+                getattr(topic.spec, "description", None) or f"the data of topic {topic.spec.name}"
+            )
         else:
             text = (root / ref).read_text(encoding="utf-8")[:500]
     except (AccordError, OSError, UnicodeDecodeError):
@@ -301,12 +309,49 @@ async def _run_route(
             raise TaskError(ctx.key, "agents may hand a question on at most 3 deep")
         other = load_agent(ctx.path(route.ref))
         return await run_agent_loop(other, prompt, ctx, sample=sample, depth=depth + 1)
+    if route.kind == "topic":
+        return await _run_topic(route, agent, prompt, ctx, sample, depth)
     if route.kind == "sql":
         db = ctx.run.databases.get(ctx.run.databases.resolve_name(None))
         sql = ctx.path(route.ref).read_text(encoding="utf-8")
         table = await db.query(sql)
         return AgentAnswer(str(table), sql, table)
     return await _run_workflow(route, agent, ctx, sample, messages)
+
+
+def _topic(root: Path, ref: str) -> Any:
+    """The semantic topic a `.topic.yml` route names (a ValidationError when it is broken)."""
+    from accord.tasks.semantic.model import load_layer
+
+    layer = load_layer(root)
+    target = (root / ref).resolve()
+    for topic in layer.topics.values():
+        if topic.loaded.path.resolve() == target:
+            return topic
+    problems = layer.broken.get(root / ref) or layer.broken.get(target)
+    detail = f": {problems[0].render()}" if problems else ""
+    raise AccordError(f"route '{ref}': the topic does not load{detail}")
+
+
+async def _run_topic(
+    route: Route, agent: AgentSpec, prompt: str, ctx: TaskContext, sample: int, depth: int
+) -> AgentAnswer:
+    """A topic route: the routing agent's model answers with a semantic_query tool over the
+    topic (it picks measures and dimensions; the query is checked before it runs)."""
+    from accord.engine.spec import AgentSpec as Spec
+    from accord.tasks.agent.tools import run_agent_loop
+
+    try:
+        topic = _topic(ctx.root, route.ref)
+    except AccordError as exc:
+        raise TaskError(ctx.key, exc.message) from None
+    inner = Spec.model_validate({
+        "model": agent.model,
+        "system_instructions": "Answer the task from the data of the topic "
+        f"'{topic.spec.name}': query it with the {route.name} tool, then answer in words.",
+        "tools": [{"type": "semantic_query", "name": route.name, "topic": topic.spec.name}],
+    })  # fmt: skip
+    return await run_agent_loop(inner, prompt, ctx, sample=sample, depth=depth + 1)
 
 
 async def _run_workflow(

@@ -150,10 +150,10 @@ def test_routing_agent_validates(project: Path) -> None:
     ("route", "message"),
     [
         ("oxy_omni::Hire", "integration routes (<integration>::<topic>"),
-        ("semantics/users.topic.yml", "semantic topics are not supported as routes"),
+        ("semantics/users.topic.yml", "route 'semantics/users.topic.yml': the topic does not load"),
         ("agents/missing.agent.yml", "file not found"),
         ("nothing/*.sql", "no file matches"),
-        ("notes/readme.md", "not an agent, workflow, procedure or SQL file"),
+        ("notes/readme.md", "not an agent, workflow, procedure, SQL or topic file"),
     ],
 )
 def test_unsupported_routes_are_reported(project: Path, route: str, message: str) -> None:
@@ -180,3 +180,32 @@ def test_routing_agent_in_a_workflow_validates_its_routes(project: Path) -> None
     run = accord("validate", project / "ask.workflow.yml")
     assert run.exit_code == 2
     assert "ask.workflow.yml:" in run.output and "oxy_omni::Hire" in run.output
+
+
+def test_a_topic_route_queries_the_semantic_layer(project: Path, fake_llm: FakeOpenAI) -> None:
+    (project / "semantics").mkdir()
+    (project / "semantics/sales.view.yml").write_text(
+        "name: sales\ndatasource: local\ntable: sales.csv\n"
+        "entities:\n  - {name: sale, type: primary, key: region}\n"
+        "dimensions:\n  - {name: region, type: string, expr: region}\n"
+        "measures:\n  - {name: total, type: sum, expr: amount}\n"
+    )
+    (project / "semantics/shop.topic.yml").write_text("name: shop\nviews: [sales]\n")
+    (project / "router.agent.yml").write_text(with_route("semantics/shop.topic.yml"))
+    seen: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any]) -> Reply:
+        seen.append(body)
+        if body.get("tool_choice"):
+            return Reply.tool("choose_route", {"reason": "data", "route": "shop_topic"})
+        tools = [m for m in body["messages"] if m["role"] == "tool"]
+        if not tools:
+            return Reply.tool("shop_topic", {"measures": ["sales.total"]})
+        return Reply(text=f"From the topic: {tools[-1]['content'].strip()[-20:]}")
+
+    fake_llm.responder = respond
+    run = accord("run", project / "ask.workflow.yml", "--format", "json")
+    assert run.exit_code == 0, run.output
+    answer = json.loads(run.stdout)["outputs"]["answer"]
+    assert "60" in answer  # SUM(amount) over the view's table, by the semantic query
+    assert any(t["function"]["name"] == "shop_topic" for b in seen for t in b.get("tools") or [])
