@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import json
-import re
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Union
@@ -28,10 +27,17 @@ import pydantic
 import yaml
 from pydantic import Field, TypeAdapter
 
-from accord.engine.errors import Issue, LoadError, ValidationError
+from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import pydantic_issues, pydantic_issues_at
 from accord.engine.project import Project, load_project
-from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
+from accord.engine.yamlmarks import (
+    Loc,
+    Marks,
+    format_path,
+    has_top_level_key,
+    parse_yaml,
+    read_text,
+)
 from accord.tasks.evaluators.base import EvaluatorSpec
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AGENTV, BORDERLINE, PASS, canonical_type
@@ -54,15 +60,7 @@ DEPRECATED_KEYS = {"evalcases": "tests", "eval_cases": "tests", "cases": "tests"
 def is_agentv_file(path: Path) -> bool:
     """A `.jsonl` dataset, or YAML with a top-level `tests:` (or `cases`, `evalcases`,
     `eval_cases`); read as text, the loader parses it once (and shows a syntax error)."""
-    if path.suffix == ".jsonl":
-        return True
-    if path.suffix not in (".yaml", ".yml"):
-        return False
-    try:
-        text = read_text(path)
-    except LoadError:
-        return False
-    return re.search(rf"^(?:{'|'.join(CASE_KEYS)})\s*:", text, re.MULTILINE) is not None
+    return path.suffix == ".jsonl" or has_top_level_key(path, *CASE_KEYS)
 
 
 @cache

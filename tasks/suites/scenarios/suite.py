@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +27,9 @@ import yaml
 from pydantic import Field
 
 from accord.engine.catalog import ModelCatalog
-from accord.engine.errors import Issue, LoadError, ValidationError
+from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
-from accord.engine.yamlmarks import read_text
+from accord.engine.yamlmarks import has_top_level_key, read_text
 from accord.tasks.suites.core.cases import Case, Output, Suite
 from accord.tasks.suites.core.targets import Target, TargetFailure, target_from
 from accord.tasks.suites.scenarios.agents import AgentClassTarget
@@ -47,14 +46,8 @@ Loc = tuple[str | int, ...]
 
 
 def is_scenario_file(path: Path) -> bool:
-    """YAML with a top-level `scenarios:` key (read as text; the loader parses it once)."""
-    if path.suffix not in (".yaml", ".yml"):
-        return False
-    try:
-        text = read_text(path)
-    except LoadError:
-        return False
-    return re.search(r"^scenarios\s*:", text, re.MULTILINE) is not None
+    """YAML with a top-level `scenarios:` key."""
+    return has_top_level_key(path, "scenarios")
 
 
 def scenario_files(folder: Path) -> list[Path]:
