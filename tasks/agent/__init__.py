@@ -118,10 +118,47 @@ def check_agent_file(path: Path) -> str | None:
         problems.append(f"system_instructions: {exc}")
     problems += agent_file_issues(agent, project)
     if problems:
-        raise ValidationError([Issue(path, None, None, "", problem) for problem in problems])
+        raise ValidationError([_placed(path, agent, problem) for problem in problems])
     if agent.type == "routing":
         return f"routing agent, {len(agent.routes)} route{'' if len(agent.routes) == 1 else 's'}"
     return f"agent, {len(agent.tools)} tool{'' if len(agent.tools) == 1 else 's'}"
+
+
+def _placed(path: Path, agent: AgentSpec, problem: str) -> Issue:
+    """A problem of an agent file at the line of what it names (a tool, a context entry, a
+    route, the model), else at the file."""
+    import re
+
+    from accord.engine.yamlmarks import parse_yaml, read_text
+
+    loc: tuple[str | int, ...] | None = None
+    found = re.match(r"(tools|context)\[(\d+)\]", problem)
+    if found:
+        loc = (found.group(1), int(found.group(2)))
+    elif problem.startswith(("model:", "system_instructions:", "route_fallback:")):
+        loc = (problem.split(":", 1)[0],)
+    else:
+        route = re.match(r"route '([^']*)'", problem)
+        if route:
+            loc = next(
+                (("routes", i) for i, pattern in enumerate(agent.routes)
+                 if pattern == route.group(1) or _matches(route.group(1), pattern)),
+                ("routes",),
+            )  # fmt: skip
+    if loc is None:
+        return Issue(path, None, None, "", problem)
+    try:
+        _data, marks = parse_yaml(read_text(path), path)
+    except AccordError:
+        return Issue(path, None, None, "", problem)
+    line, column = marks.find(loc)
+    return Issue(path, line, column, "", problem)
+
+
+def _matches(ref: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatch(ref, pattern)
 
 
 def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:

@@ -165,6 +165,7 @@ def test_unsupported_routes_are_reported(project: Path, route: str, message: str
     run = accord("validate", project / "router.agent.yml")
     assert run.exit_code == 2
     assert message in run.output
+    assert "router.agent.yml:7:5 route" in run.output  # the line of the route
     assert "Traceback" not in run.output
 
 
