@@ -198,6 +198,25 @@ def _tasks() -> dict[str, Any]:
     return {"run_program": run_program, "evaluate": evaluate}
 
 
+def _reachable(address: str | None) -> None:
+    """A `host:port` (or `ray://host:port`) address that takes no connection is an error at
+    once: Ray itself waits minutes for it."""
+    import socket
+
+    if not address or address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"--ray-address '{address}': expected host:port, ray://host:port or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot reach the Ray cluster at {address}: {exc.strerror or exc} (is it started? "
+            "`ray start --head` prints its address)"
+        ) from None
+
+
 class RayModelCalls:
     """The model transport: `call(kwargs)` on the next actor of the pool."""
 
@@ -354,6 +373,7 @@ class RayExecutor(Executor):
                 "the Ray executor needs Ray: pip install 'accord[ray]' (or run without "
                 "--executor ray)"
             ) from None
+        _reachable(address)
         env, _names = job_environment(project)
         if cls._connected is not None and ray.is_initialized() and cls._connected.env == env:
             return cls._connected  # the same secrets: its actors serve this project too
