@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from accord.engine import sqlite
 from accord.engine.errors import ConfigError
 
 
@@ -36,6 +37,16 @@ def call_key(
     return hashlib.sha256(document.encode("utf-8")).hexdigest()
 
 
+def _set_up(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+        " created REAL NOT NULL)"
+    )
+    conn.commit()
+
+
 class CallCache:
     """A key -> text table; safe across threads and concurrent processes (WAL)."""
 
@@ -49,16 +60,15 @@ class CallCache:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
-                    " created REAL NOT NULL)"
-                )
-                conn.commit()
+                sqlite.set_up(conn, _set_up)
             except OSError as exc:
                 raise ConfigError(f"cannot open the call cache {self.path}: {exc}") from None
             except sqlite3.Error as exc:
+                if sqlite.is_locked(exc):
+                    raise ConfigError(
+                        f"the call cache {self.path} is locked by another process: try again "
+                        "when it is done"
+                    ) from None
                 raise self._damaged(exc) from None
             self._conn = conn
         return self._conn

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accord.engine import codec
+from accord.engine import codec, sqlite
 from accord.engine.errors import ConfigError
 from accord.engine.paths import resolved
 from accord.engine.render import jsonable
@@ -88,24 +88,32 @@ def connect(path: Path) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"cannot open the run store {path}: {exc}") from None
     try:
-        if path not in _CHECKED:  # once a process: it reads the whole file (~1.3 ms a MB)
-            check = conn.execute("PRAGMA quick_check").fetchone()
-            if check is None or check[0] != "ok":
-                raise sqlite3.DatabaseError(str(check[0] if check else "no answer"))
-            _CHECKED.add(path)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.executescript(SCHEMA)
-        if conn.execute("PRAGMA user_version").fetchone()[0] < FORMAT:
-            _migrate(conn)
-        conn.commit()
+        sqlite.set_up(conn, lambda c: _set_up(c, path))
     except sqlite3.Error as exc:
         conn.close()
+        if sqlite.is_locked(exc):
+            raise ConfigError(
+                f"the run store {path} is locked by another process: try again when it is done"
+            ) from None
         raise ConfigError(
             f"the run store {path} is damaged ({exc}): move it away (or delete it) and accord "
             "starts a new one; the runs recorded in it are lost"
         ) from None
     return conn
+
+
+def _set_up(conn: sqlite3.Connection, path: Path) -> None:
+    if path not in _CHECKED:  # once a process: it reads the whole file (~1.3 ms a MB)
+        check = conn.execute("PRAGMA quick_check").fetchone()
+        if check is None or check[0] != "ok":
+            raise sqlite3.DatabaseError(str(check[0] if check else "no answer"))
+        _CHECKED.add(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(SCHEMA)
+    if conn.execute("PRAGMA user_version").fetchone()[0] < FORMAT:
+        _migrate(conn)
+    conn.commit()
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
