@@ -286,6 +286,9 @@ class TaskContext:
             path = self.root / relative
             if "{" not in relative and path.is_file():
                 digest.update(path.read_bytes())
+        for path in spec.input_files(self.root):
+            if path.is_file():
+                digest.update(path.read_bytes())
         return digest.hexdigest()
 
     async def execute(self) -> Any:

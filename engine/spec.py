@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -115,6 +116,11 @@ class TaskSpec(Spec):
 
     def sources(self) -> Iterable[tuple[tuple[str | int, ...], str]]:
         """Files the task reads, relative to the root, checked at validate time."""
+        return ()
+
+    def input_files(self, root: Path) -> Iterable[Path]:
+        """Files whose content decides the output beyond `sources` (a semantic query's view
+        and topic files): `--resume` reuses an output only while they are unchanged."""
         return ()
 
     def databases(self) -> Iterable[tuple[tuple[str | int, ...], str | None]]:

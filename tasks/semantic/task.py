@@ -50,6 +50,18 @@ class SemanticQueryTaskSpec(TaskSpec, QuerySpec):
 
         return query_issues(self, project)
 
+    def input_files(self, root: Path) -> Iterable[Path]:
+        """The topic's file and its views' files (a rendered topic name: every layer file)."""
+        from accord.tasks.semantic.model import load_layer
+
+        layer = load_layer(root)
+        topic = layer.topics.get(self.topic)
+        if topic is None:
+            files = [v.loaded.path for v in layer.views.values()]
+            return sorted([*files, *(t.loaded.path for t in layer.topics.values())])
+        views = [layer.views[v].loaded.path for v in topic.spec.views if v in layer.views]
+        return [topic.loaded.path, *sorted(views)]
+
 
 def _strings(data: Any, loc: Loc) -> Iterator[tuple[Loc, str]]:
     if isinstance(data, str):

@@ -281,3 +281,19 @@ def test_oxy_tools_accord_does_not_have_are_named(tmp_path: Path) -> None:
     assert "line 3: the dbt tool (dbt_run) is not supported" in said
     assert "line 4: the data-app tool (create_data_app) is not supported" in said
     assert "line 5: the Looker tool (looker_query) is not supported" in said
+
+
+def test_resume_runs_a_query_again_when_its_views_changed(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = workflow(root, "    measures: [sales.revenue]\n")
+    first = accord("run", path, "--format", "json")
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["outputs"]["q"][0]["sales__revenue"] == 82
+    same = accord("run", path, "--format", "json", "--resume", "last")
+    assert json.loads(same.stdout)["summary"]["stats"].get("reused") == 1  # unchanged: reused
+    view = root / "semantics" / "sales.view.yml"
+    view.write_text(view.read_text().replace("expr: amount}", "expr: amount * 2}"))
+    edited = accord("run", path, "--format", "json", "--resume", "last")
+    doc = json.loads(edited.stdout)
+    assert doc["outputs"]["q"][0]["sales__revenue"] == 164  # the edited view, not the old rows
+    assert not doc["summary"]["stats"].get("reused")
