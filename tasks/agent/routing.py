@@ -128,7 +128,27 @@ def routing_issues(agent: AgentSpec, project: Any) -> list[str]:
                 _topic(project.root, route.ref)
             except AccordError as exc:
                 problems.append(exc.message)
+        if route.kind == "workflow":
+            problems += _required_variables(project.root, route.ref)
     return problems
+
+
+def _required_variables(root: Path, ref: str) -> list[str]:
+    """A workflow route runs with its variables' defaults: one without a default is an error
+    here rather than at run time."""
+    from accord.engine.loader import load_workflow
+    from accord.engine.spec import variable_spec
+
+    try:
+        variables = load_workflow(root / ref).spec.variables or {}
+    except AccordError:
+        return []  # the workflow's own validation reports it
+    return [
+        f"route '{ref}': the workflow needs variable '{name}' (it has no default) and a route "
+        "runs with defaults only: give it a default, or route to an agent that calls it"
+        for name, value in variables.items()
+        if not variable_spec(value).has_default
+    ]
 
 
 def _expand(pattern: str, root: Path) -> tuple[list[str], str | None]:

@@ -210,3 +210,13 @@ def test_a_topic_route_queries_the_semantic_layer(project: Path, fake_llm: FakeO
     answer = json.loads(run.stdout)["outputs"]["answer"]
     assert "60" in answer  # SUM(amount) over the view's table, by the semantic query
     assert any(t["function"]["name"] == "shop_topic" for b in seen for t in b.get("tools") or [])
+
+
+def test_a_workflow_route_that_needs_a_variable_is_reported(project: Path) -> None:
+    (project / "workflows/monthly.workflow.yml").write_text(
+        "variables:\n  month: {type: integer}\ntasks:\n"
+        "  - {name: m, type: formatter, template: '{{ month }}'}\n"
+    )
+    run = accord("validate", project / "router.agent.yml")
+    assert run.exit_code == 2
+    assert "the workflow needs variable 'month' (it has no default)" in run.output
