@@ -237,3 +237,35 @@ async def test_run_is_awaitable_in_a_running_loop(project: Callable[..., Path]) 
     expected = [UserTurn("hi"), AgentTurn("hello")]
     result = await ConversationRunner(lambda h: "Hello", expected, project_root=project()).run()
     assert result.turns == 1
+
+
+def test_an_agent_files_tools_really_run(
+    project: Callable[..., Path], judge_server: FakeOpenAI
+) -> None:
+    root = project({
+        "sales.csv": "region,amount\nEU,10\nUS,50\n",
+        "analyst.agent.yml": "model: fake\nsystem_instructions: Answer from the data.\n"
+        "tools:\n  - {name: query, type: execute_sql, database: shop}\n",
+    })  # fmt: skip
+    config = root / "config.yml"
+    config.write_text(
+        config.read_text() + "databases:\n  - {name: shop, type: duckdb, dataset: .}\n"
+    )
+    sql = "SELECT SUM(amount) AS total FROM sales"
+
+    def respond(body: dict[str, Any]) -> Reply:
+        tools = [m for m in body["messages"] if m["role"] == "tool"]
+        if body.get("tools") and not tools:
+            return Reply.tool("query", {"sql": sql})
+        return Reply(text=f"The total is {tools[-1]['content'].split()[-2]}." if tools else "?")
+
+    judge_server.responder = respond
+    expected = [
+        UserTurn("What were total sales?"),
+        AgentTurn("*", [ToolCall("query", {"sql": sql}, result="*")]),
+    ]
+    ConversationRunner("analyst.agent.yml", expected, project_root=root).run_sync()
+    tool_reply = next(
+        m for r in judge_server.requests for m in r["messages"] if m["role"] == "tool"
+    )
+    assert "60" in tool_reply["content"]  # DuckDB really summed the CSV
