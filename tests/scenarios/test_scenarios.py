@@ -155,6 +155,9 @@ scenarios:
     assert "no score for every metric in the judge's reply" in errors["No scores"]
     unscored = [p for p in judge_prompts(judge_server) if "unscored" in p]
     assert len(unscored) == 2  # asked again once, then an error: never a score
+    rows = {c["id"]: c for c in report(root)["cases"]}
+    assert rows["No module"]["agent"] == "nowhere.Agent"  # an errored row keeps its columns
+    assert rows["Raises"]["scenario"] == "Raises" and rows["Raises"]["model"] == "default"
 
 
 def test_invalid_files_exit_2_with_lines(scenario_project: Callable[..., Path]) -> None:
