@@ -37,6 +37,26 @@ _AGGREGATES = {
 }
 
 
+# aggregates that a row repeated by a one-to-many join leaves unchanged
+_REPEAT_SAFE = frozenset({"min", "max", "count_distinct"})
+
+
+def _refuse_fan_out(group: _Group, edges: list[Edge]) -> None:
+    """A join from the measures' view to the many side repeats its rows, so a sum, count,
+    average or custom measure would count them more than once: an error, never a wrong
+    number."""
+    fan = next((e for e in edges if not e.forward), None)
+    counted = [name for name, spec, _sql, _shown in group.measures if spec.type not in _REPEAT_SAFE]
+    if fan is None or not counted:
+        return
+    raise CompileError(
+        f"measure '{group.root}.{counted[0]}' would count rows of view '{group.root}' more than "
+        f"once: view '{fan.target}' has many rows for each one of '{fan.source}' (entity "
+        f"'{fan.entity}'); query a measure of '{fan.target}', or leave out the dimensions and "
+        f"filters of '{fan.target}'"
+    )
+
+
 @dataclass
 class _Group:
     """The measures of one view, aggregated from it."""
@@ -315,6 +335,7 @@ class Compiler:
 
     def _group_sql(self, group: _Group, dims: list[tuple[str, str, str]], where: list[str]) -> str:
         edges = self.graph.tree(group.root, [v for v in group.needed if v != group.root])
+        _refuse_fan_out(group, edges)
         joins = [self.join(e) for e in edges]
         items = [f"{expr} AS {quote(alias)}" for alias, _, expr in dims]
         items += [f"{sql} AS {quote(f'{group.root}__{n}')}" for n, _, sql, _ in group.measures]
