@@ -26,6 +26,7 @@ from accord.engine.loader import is_workflow_file
 from accord.engine.paths import PathError, inside
 from accord.engine.spec import AgentSpec
 from accord.tasks.agent.tools import AgentAnswer, tool_call_record
+from accord.tasks.semantic.model import TOPIC_SUFFIXES
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -38,7 +39,6 @@ DEFAULT_INSTRUCTIONS = (
     "no route fits, and say why."
 )
 AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
-TOPIC_SUFFIXES = (".topic.yml", ".topic.yaml")
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,15 @@ class NotContains(_Substrings):
         return self.finding(0.0 if present else 1.0, reason)
 
 
+def regex_pattern(value: str) -> str:
+    """A pattern that compiles, else the ValueError a validator reports at its line."""
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression: {exc}") from None
+    return value
+
+
 @evaluator("regex")
 class Regex(EvaluatorSpec):
     """The output matches `pattern` (Python syntax, searched anywhere)."""
@@ -170,11 +179,7 @@ class Regex(EvaluatorSpec):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
+        return regex_pattern(value)
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         flags = re.IGNORECASE if self.ignore_case else 0

@@ -25,19 +25,6 @@ _SKIPPED = {"node_modules", "output", "__pycache__", "site-packages"}
 
 Name = Annotated[str, Field(pattern=NAME_PATTERN, description="Letters, digits and '_'.")]
 
-DIMENSION_TYPES = ("string", "number", "date", "datetime", "timestamp", "boolean", "time")
-MEASURE_TYPES = (
-    "count",
-    "sum",
-    "average",
-    "min",
-    "max",
-    "count_distinct",
-    "median",
-    "custom",
-    "number",
-)
-
 
 class EntitySpec(Spec):
     """A view's primary entity (what one row is) or a foreign one (a key into another view's

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 
 from accord.engine.specbase import Spec
 from accord.tasks.evaluators.base import EvaluatorFailure, Finding
+from accord.tasks.evaluators.deterministic import regex_pattern
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AgentVEvaluator, agentv, agentv_case
 
@@ -479,11 +480,7 @@ class Regex(AgentVEvaluator):
     @field_validator("value")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
+        return regex_pattern(value)
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         flags = 0
