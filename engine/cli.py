@@ -227,6 +227,13 @@ def executor_options(fn: F) -> F:
     )(fn)  # fmt: skip
 
 
+def variables_option(help_text: str) -> Callable[[F], F]:
+    """`-v/--var NAME=VALUE`, repeatable (the run and test commands)."""
+    return click.option(
+        "-v", "--var", "variables", multiple=True, metavar="NAME=VALUE", help=help_text
+    )
+
+
 def max_concurrency_option(help_text: str) -> Callable[[F], F]:
     """`--max-concurrency N` (the run, test and eval commands)."""
     return click.option(
@@ -321,14 +328,7 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
 
 @main.command()
 @_files_arg()
-@click.option(
-    "-v",
-    "--var",
-    "variables",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="Set a workflow variable (repeatable).",
-)
+@variables_option("Set a workflow variable (repeatable).")
 @click.option(
     "--keep-going", is_flag=True, help="Run everything that does not depend on a failure."
 )

@@ -24,6 +24,7 @@ from accord.engine.cli import (
     executor_options,
     handle_errors,
     max_concurrency_option,
+    variables_option,
 )
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.paths import PathError, refuse_overwrite, resolved
@@ -238,14 +239,7 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
 
 @click.command("test")
 @click.argument("file", type=click.Path(path_type=Path), required=False)
-@click.option(
-    "-v",
-    "--var",
-    "variables",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="Set a variable of the tested workflow or agent (repeatable).",
-)
+@variables_option("Set a variable of the tested workflow or agent (repeatable).")
 @click.option(
     "--format",
     "fmt",
