@@ -61,10 +61,12 @@ class EvalCommand:
 
 def load_suites(path: Path, command: EvalCommand) -> list[Suite]:
     """The suites a path holds: a file's, or a folder's scenario files'."""
-    from accord.tasks.suites.scenarios.runner import load_scenarios, scenario_paths
-    from accord.tasks.suites.scenarios.suite import ScenarioOptions, is_scenario_file
+    from accord.tasks.suites.scenarios import is_scenario_file
 
     if path.is_dir() or is_scenario_file(path):
+        from accord.tasks.suites.scenarios.runner import load_scenarios, scenario_paths
+        from accord.tasks.suites.scenarios.suite import ScenarioOptions
+
         options = ScenarioOptions(
             seed=command.seed, project_root=command.project_root, agent_class=command.agent_class,
             judge_model=command.judge_model, concurrency=command.max_concurrency,
@@ -172,12 +174,7 @@ def run_eval_command(command: EvalCommand) -> int:
         log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
     from accord.tasks.suites.core.nodes import build_plan
-    from accord.tasks.suites.scenarios.runner import (
-        DEFAULT_OUTPUT_DIR,
-        is_scenario_suite,
-        seed_line,
-        write_reports,
-    )
+    from accord.tasks.suites.scenarios import is_scenario_suite
 
     suites = [
         select_cases(suite, command.tags, command.cases)
@@ -191,6 +188,12 @@ def run_eval_command(command: EvalCommand) -> int:
     for note in (n for s in suites for n in s.notes):
         err.print(f"warning: {note}", highlight=False, markup=False)
     scenarios = [s for s in suites if is_scenario_suite(s)]
+    if scenarios:
+        from accord.tasks.suites.scenarios.runner import (
+            DEFAULT_OUTPUT_DIR,
+            seed_line,
+            write_reports,
+        )
     for suite in scenarios:
         err.print(seed_line(suite), highlight=False, markup=False)
     quiet = command.quiet or command.fmt != "pretty"

@@ -18,10 +18,10 @@ from rich.console import Console
 from accord.engine.errors import LoadError
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
+from accord.tasks.suites.scenarios import scenario_files
 from accord.tasks.suites.scenarios.suite import (
     ScenarioOptions,
     load_scenario_file,
-    scenario_files,
     seed_of,
 )
 
@@ -79,12 +79,6 @@ def write_reports(runs: list[SuiteRun], output_dir: Path, err: Console) -> list[
     return written
 
 
-def is_scenario_suite(suite: Suite) -> bool:
-    from accord.tasks.suites.scenarios.judge import ScenarioJudge
-
-    return any(isinstance(e, ScenarioJudge) for e in suite.evaluators)
-
-
 class RegressionRunner:
     """Seed 003's runner: `RegressionRunner(agent_class, project_root, judge_model_id,
     output_dir, max_concurrency, macro_functions).run("tests/scenarios.yaml")`.
@@ -140,7 +134,3 @@ class RegressionRunner:
     @staticmethod
     def passed(runs: list[SuiteRun]) -> bool:
         return all(c.status == "passed" for run in runs for c in run.cases)
-
-
-def any_scenarios(suites: list[Suite]) -> bool:
-    return any(is_scenario_suite(s) for s in suites)

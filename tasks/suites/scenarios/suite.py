@@ -29,7 +29,7 @@ from pydantic import Field
 from accord.engine.catalog import ModelCatalog
 from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
-from accord.engine.yamlmarks import has_top_level_key, read_text
+from accord.engine.yamlmarks import read_text
 from accord.tasks.suites.core.cases import Case, Output, Suite
 from accord.tasks.suites.core.targets import Target, TargetFailure, target_from
 from accord.tasks.suites.scenarios.agents import AgentClassTarget
@@ -43,16 +43,6 @@ from accord.tasks.suites.scenarios.schema import (
 )
 
 Loc = tuple[str | int, ...]
-
-
-def is_scenario_file(path: Path) -> bool:
-    """YAML with a top-level `scenarios:` key."""
-    return has_top_level_key(path, "scenarios")
-
-
-def scenario_files(folder: Path) -> list[Path]:
-    """The scenario files of a folder (the seed's `scenarios_path` may be one)."""
-    return sorted(p for p in folder.rglob("*.y*ml") if p.is_file() and is_scenario_file(p))
 
 
 def seed_of(run_id: str) -> int:
