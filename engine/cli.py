@@ -376,9 +376,9 @@ def run(
     parsed = parse_assignments(variables)
     project, plan = compile_workflow(file)
     if resume is not None:
-        from accord.engine.store import find_run_of
+        from accord.engine.store import find_run_of, runs_db
 
-        store_path = project.root / ".accord" / "runs.db"
+        store_path = runs_db(project.root)
         resume = find_run_of(store_path, resume, plan.name, file).run_id
     options = RunOptions(
         variables=parsed,
@@ -552,15 +552,15 @@ def _store_options(func: F) -> F:
 def _store_path(folder: Path) -> Path:
     from accord.engine.errors import ConfigError
     from accord.engine.project import find_root
+    from accord.engine.store import runs_db
 
     if not folder.exists():
         raise ConfigError(
             f"project folder '{folder}' does not exist; give --project a file or folder "
             "of the project (the default is the current folder)"
         )
-
     root, _config = find_root(folder)
-    return root / ".accord" / "runs.db"
+    return runs_db(root)
 
 
 @runs.command("list")

@@ -20,7 +20,7 @@ from accord.engine.plan import Plan
 from accord.engine.project import Project
 from accord.engine.results import RunResult, Status, TaskResult
 from accord.engine.scheduler import Node, Observer, Scheduler, SlotPool
-from accord.engine.store import ResumeIndex, RunStore, find_run
+from accord.engine.store import ResumeIndex, RunStore, find_run, runs_db
 
 DEFAULT_CONCURRENCY = 16
 RUN_GC_THRESHOLDS = (5000, 50, 100)  # Python's defaults are (700, 10, 10)
@@ -161,7 +161,7 @@ async def execute(
         plan.variables, options.variables, where=str(plan.path), lines=plan.variable_lines
     )
     run_id = options.run_id or new_run_id()
-    store_path = project.root / ".accord" / "runs.db"
+    store_path = runs_db(project.root)
     resume = None
     if options.resume:
         resume = ResumeIndex(store_path, find_run(store_path, options.resume).run_id)

@@ -76,6 +76,11 @@ BULK_BYTES = 64 * 1024 * 1024  # a resume reads a run's outputs at once up to th
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
 
+def runs_db(root: Path) -> Path:
+    """A project's run store: `.accord/runs.db` under its root."""
+    return root / ".accord" / "runs.db"
+
+
 _CHECKED: set[Path] = set()  # stores that passed SQLite's quick check in this process
 
 

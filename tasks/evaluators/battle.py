@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from accord.engine.store import get_baseline, save_baseline
+from accord.engine.store import get_baseline, runs_db, save_baseline
 from accord.tasks.evaluators.base import (
     EvaluatorFailure,
     EvaluatorSpec,
@@ -66,7 +66,7 @@ class Battle(EvaluatorSpec):
             if baseline is None:
                 raise EvaluatorFailure("a manual battle needs the case's 'baseline' or 'expected'")
             return await self._judge(ev, baseline, output.text)
-        store = ev.task.root / ".accord" / "runs.db"
+        store = runs_db(ev.task.root)
         key = (ev.suite.id, case.id, self.id)
         saved = get_baseline(store, *key)
         if saved is None:

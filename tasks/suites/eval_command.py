@@ -81,10 +81,10 @@ def _resumed_run(command: EvalCommand) -> str | None:
     if command.resume is None:
         return None
     from accord.engine.project import find_root
-    from accord.engine.store import find_run
+    from accord.engine.store import find_run, runs_db
 
     root, _config = find_root(command.project_root or Path.cwd())
-    return find_run(root / ".accord" / "runs.db", command.resume).run_id
+    return find_run(runs_db(root), command.resume).run_id
 
 
 def load_suite(path: Path, command: EvalCommand) -> Suite:
