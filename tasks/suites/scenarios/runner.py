@@ -10,6 +10,7 @@ per run into the output dir. Exit 0 when every scenario passed, 1 when one faile
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def load_scenarios(path: Path, options: ScenarioOptions, *, resume_run: str | No
 
     run_id = new_run_id()
     if options.seed is None:
-        options = ScenarioOptions(**{**vars(options), "seed": seed_of(resume_run or run_id)})
+        options = dataclasses.replace(options, seed=seed_of(resume_run or run_id))
     suite = load_scenario_file(path, options)
     suite.run_id = run_id
     return suite
