@@ -297,6 +297,7 @@ class ConversationRunner:
         )  # fmt: skip
 
     async def run(self) -> ConversationResult:
+        __tracebackhide__ = True  # pytest shows the failure, not these frames
         from accord.engine.runner import RunOptions
         from accord.tasks.suites.core.nodes import run_suite
 
@@ -304,11 +305,13 @@ class ConversationRunner:
         return self._result(run)
 
     def run_sync(self) -> ConversationResult:
+        __tracebackhide__ = True  # pytest shows the failure, not these frames
         from accord.tasks.suites.pyapi import _run_in_loop
 
         return _run_in_loop(self.run)
 
     def _result(self, run: SuiteRun) -> ConversationResult:
+        __tracebackhide__ = True  # pytest shows the failure, not these frames
         case = run.cases[0]
         note = f"\n  note: {self.test_note}" if self.test_note else ""
         finding = next((f for f in case.findings if f.kind == NEEDS_JUDGE), None)
