@@ -3,6 +3,7 @@ error instead of stalling the run (each of these ran for minutes or allocated gi
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,6 @@ def test_sigterm_stops_a_long_render(tmp_path: Path) -> None:
     import signal
     import subprocess
     import sys
-    import time
 
     path = tmp_path / "w.workflow.yml"
     path.write_text(
@@ -86,13 +86,25 @@ def test_sigterm_stops_a_long_render(tmp_path: Path) -> None:
         "{% endfor %}{% endfor %}done'\n"
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "accord.cli", "run", str(path), "--quiet"],
+        [sys.executable, "-m", "accord.cli", "--log-level", "debug", "--log-format", "json",
+         "run", str(path), "--quiet"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    time.sleep(3)  # started, and rendering
-    process.send_signal(signal.SIGTERM)
-    _out, err = process.communicate(timeout=60)
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # the render starts once its task has started
+            if '"task_started"' in line:
+                break
+        else:
+            raise AssertionError("the run ended before its task started")
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
     assert process.returncode == 143
     assert "template rendering stopped: the run received SIGTERM" in err

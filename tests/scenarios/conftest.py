@@ -17,7 +17,7 @@ from tests.evals.conftest import Run, accord
 from tests.fakes import FakeOpenAI, Reply
 
 AGENTS = """
-import asyncio, json
+import asyncio, json, sys
 
 BUILT = []  # the configuration of every agent constructed
 
@@ -54,6 +54,7 @@ class Hangs:
         pass
 
     async def run(self, message):
+        print("agent started", file=sys.stderr, flush=True)
         await asyncio.sleep(60)
 
 

@@ -256,18 +256,28 @@ def test_ctrl_c_exits_130(scenario_project: Callable[..., Path]) -> None:
     import signal
     import subprocess
     import sys
-    import time
 
     root = scenario_project(
         "agent_class: scen_agents.Hangs\nscenarios:\n  - {name: A, input_message: a}\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-m", "accord.cli", "eval", "scenarios.yaml", "-q"],
-        cwd=root, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        cwd=root, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
-    assert proc.stderr is not None
-    line = proc.stderr.readline()  # the seed line: the run is about to start
-    assert "macros seeded with" in line
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) == 130
+    try:
+        assert proc.stderr is not None
+        lines = []
+        for line in proc.stderr:  # the agent prints this once it is called: the run is under way
+            lines.append(line)
+            if "agent started" in line:
+                break
+        else:
+            raise AssertionError("the run ended before the agent was called: " + "".join(lines))
+        assert "macros seeded with" in lines[0]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -80,6 +80,27 @@ def _finished_asks(db: Path) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
+def _run_count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    conn = sqlite3.connect(str(db), timeout=30)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+    except sqlite3.OperationalError:  # the store is being created
+        return 0
+    finally:
+        conn.close()
+
+
+def _wait_for_run(db: Path, before: int, process: subprocess.Popen[bytes]) -> None:
+    """Until the process has recorded its run in the store (a row, not a time)."""
+    deadline = time.monotonic() + 120
+    while _run_count(db) <= before:
+        assert process.poll() is None, "the run ended before it was recorded"
+        assert time.monotonic() < deadline, "the run was not recorded within 120 s"
+        time.sleep(0.02)
+
+
 def _run_json(*args: str) -> dict[str, Any]:
     result = CliRunner().invoke(main, list(args))
     assert result.exit_code == 0, result.output[-2000:]
@@ -100,14 +121,22 @@ def test_sigkill_at_random_points_then_resume(tmp_path: Path, fake_llm: FakeOpen
     command = [sys.executable, "-m", "accord.cli", "run", str(path), "--cache", "off",
                "--quiet", "--max-concurrency", "4"]  # fmt: skip
     rng = random.Random(SEED)
-    survived = 0
-    for _kill in range(KILLS):
+    survived = recorded = 0
+    for kill in range(KILLS):
+        runs_before = _run_count(db)
         process = subprocess.Popen(
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(0.5, 4.0))  # start-up (~1.5 s) included: some kills land early
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
+        try:
+            if kill % 4 == 0:  # some kills land in start-up, before or while the store opens
+                time.sleep(rng.uniform(0.0, 1.5))
+            else:  # the rest once the run is recorded, at a random point of its work
+                _wait_for_run(db, runs_before, process)
+                recorded += 1
+                time.sleep(rng.uniform(0.0, 2.5))
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
         if not db.exists():
             continue  # killed before the run was recorded
         assert _integrity(db) == "ok"
@@ -119,4 +148,4 @@ def test_sigkill_at_random_points_then_resume(tmp_path: Path, fake_llm: FakeOpen
         assert not called & finished  # no finished task asked the model again
         assert _integrity(db) == "ok"
         survived += 1
-    assert survived >= KILLS - 1  # at most the first kill may land before the store exists
+    assert survived >= recorded > 0  # every kill after the run was recorded was resumed
