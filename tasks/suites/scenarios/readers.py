@@ -34,6 +34,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from accord.engine.datafiles import DataProblem, parse_json
 from accord.engine.render_budget import MAX_TEXT
 
 MAX_RESPONSE_BYTES = 10_000_000
@@ -286,9 +287,9 @@ def json_extract(root: Path, raw: str, path: str) -> str:
     """What `path` selects in a JSON file: one value (a string as it is, anything else as
     JSON), or a JSON list of several."""
     try:
-        document = json.loads(read_text(root, raw))
-    except json.JSONDecodeError as exc:
-        raise MacroProblem(f"file '{raw}' is not JSON: {exc}") from exc
+        document = parse_json(read_text(root, raw))
+    except DataProblem as exc:
+        raise MacroProblem(f"file '{raw}' is not JSON accord reads: {exc.message}") from None
     matches = json_path(document, path)
     if not matches:
         raise MacroProblem(f"json path '{path}' matches nothing in '{raw}'")
