@@ -140,8 +140,9 @@ def pydantic_issues(
     issues: list[Issue] = []
     seen: set[tuple[Loc, str]] = set()
     located = [(data_loc(data, e["loc"], e["type"]), e) for e in exc.errors(include_url=False)]
+    reader = "JSON" if path.suffix.lower() in (".json", ".jsonl") else "YAML"
     for loc, error in _drop_misspelt_missing(_drop_union_noise(located)):
-        message = describe(error, data, loc, model)
+        message = describe(error, data, loc, model, reader)
         if (loc, message) in seen:
             continue
         seen.add((loc, message))
@@ -228,8 +229,9 @@ def _drop_union_noise(errors: list[tuple[Loc, Any]]) -> list[tuple[Loc, Any]]:
     return kept or errors
 
 
-def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
-    """A message that says what is wrong and what to do."""
+def describe(error: Any, data: Any, loc: Loc, model: Any, reader: str = "YAML") -> str:
+    """A message that says what is wrong and what to do (`reader`: the format the data was
+    read from, YAML or JSON)."""
     kind = error["type"]
     ctx = error.get("ctx") or {}
     if kind == "extra_forbidden":
@@ -263,7 +265,7 @@ def describe(error: Any, data: Any, loc: Loc, model: Any) -> str:
     if kind == "string_type" and isinstance(value, bool | int | float):
         # `name: yes` or `name: 2024`: YAML reads these as a boolean or a number
         return (
-            f"{text[0].lower()}{text[1:]} (YAML read this value as {value!r}): put it in "
+            f"{text[0].lower()}{text[1:]} ({reader} read this value as {value!r}): put it in "
             "quotes to make it text"
         )
     if kind.endswith("_type") or kind.endswith("_parsing") or kind == "literal_error":

@@ -23,6 +23,7 @@ from accord.engine.cli import (
     handle_errors,
     max_concurrency_option,
 )
+from accord.engine.clip import clip, kept_in
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
@@ -293,8 +294,10 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
         w for c in cases for w in c.warnings
     ]:
         err.print(f"warning: {warning}", highlight=False, markup=False)
-    for case in (c for c in cases if c.status == "error"):
-        err.print(f"error: case {case.id}: {case.error}", highlight=False, markup=False)
+    for run in runs:
+        for case in (c for c in run.cases if c.status == "error"):
+            error = clip(case.error or "", kept=kept_in(run.run_id))
+            err.print(f"error: case {case.id}: {error}", highlight=False, markup=False)
     if cases and all(c.status == "error" for c in cases):
         err.print(f"error: no case produced a result ({len(cases)} errored)", highlight=False)
         return EXIT_NO_RESULT

@@ -7,6 +7,7 @@ never joins): `subprocess.run(timeout=...)` kills it and the test fails saying s
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -66,3 +67,24 @@ def assert_no_traceback(finished: Finished) -> None:
     both = finished.stdout + finished.stderr
     assert "Traceback (most recent call last)" not in both, both[-3000:]
     assert "internal error" not in both, both[-3000:]
+
+
+def bounded(
+    args: list[str], cwd: Path, timeout: float = 240, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """`args` in a session of its own: (exit code, stdout, stderr). Past `timeout` the test
+    fails; the process group is killed whatever happens."""
+    environment = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
+    process = subprocess.Popen(
+        args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL, start_new_session=True, env=environment,
+    )  # fmt: skip
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{' '.join(args[:4])} ... was still running after {timeout:g} s")
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    return process.returncode, out, err

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Annotated, Any, Union
 
 import pydantic
-import yaml
 from pydantic import Field, TypeAdapter
 
+from accord.engine.datafiles import jsonl_values
 from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import pydantic_issues, pydantic_issues_at
 from accord.engine.project import Project, load_project
@@ -115,15 +115,9 @@ def read_source(path: Path) -> Source:
 def _read_jsonl(path: Path) -> Source:
     marks = Marks()
     tests: list[Any] = []
-    issues: list[Issue] = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            tests.append(json.loads(line))
-        except ValueError as exc:
-            issues.append(Issue(path, number, 1, "", f"not a JSON object: {exc}"))
-            continue
+    values, issues = jsonl_values(path)
+    for number, value in values:
+        tests.append(value)
         marks.values[("tests", len(tests) - 1)] = (number, 1)
     if issues:
         raise ValidationError(issues)
@@ -513,10 +507,7 @@ def _guideline_patterns(agentv: Path | None) -> tuple[str, ...]:
     for name in ("config.yaml", "config.yml"):
         config = agentv / name
         if config.is_file():
-            try:
-                data = yaml.safe_load(read_text(config))
-            except yaml.YAMLError:
-                return DEFAULT_GUIDELINES
+            data, _marks = parse_yaml(read_text(config), config)  # a broken one: exit 2
             patterns = data.get("guideline_patterns") if isinstance(data, dict) else None
             if isinstance(patterns, list) and all(isinstance(p, str) for p in patterns):
                 return tuple(patterns)

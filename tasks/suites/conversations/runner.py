@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from accord.engine.clip import clip_lines, kept_in
 from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
 from accord.tasks.suites.conversations.agents import Agent, Messages, Reply, agent_of
@@ -318,13 +319,16 @@ class ConversationRunner:
         if finding is not None:
             raise JudgeNeeded(finding.error or "a judge model is needed")
         if not case.findings:
-            raise ConversationFailed(f"{self.name}: {case.error or 'the agent did not run'}{note}")
-        check = case.findings[0]
-        if check.error is not None:
-            raise ConversationFailed(f"{self.name}: {check.error}{note}")
-        if case.status != "passed":
-            raise ConversationFailed(f"{self.name}: {check.reason}{note}")
-        return ConversationResult(
-            name=self.name, turns=len(check.children),
-            judge_calls=case.judge_calls, run_id=run.run_id, seconds=case.seconds,
-        )  # fmt: skip
+            failure = case.error or "the agent did not run"
+        elif case.findings[0].error is not None:
+            failure = case.findings[0].error or ""
+        elif case.status != "passed":
+            failure = case.findings[0].reason
+        else:
+            return ConversationResult(
+                name=self.name, turns=len(case.findings[0].children),
+                judge_calls=case.judge_calls, run_id=run.run_id, seconds=case.seconds,
+            )  # fmt: skip
+        # an answer or a judge's reason may run to megabytes: pytest shows the start of each
+        shown = clip_lines(f"{self.name}: {failure}{note}", kept=kept_in(run.run_id))
+        raise ConversationFailed(shown)

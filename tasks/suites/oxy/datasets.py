@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import pydantic
 
+from accord.engine.datafiles import DataProblem, jsonl_values, parse_json
 from accord.engine.errors import Issue, LoadError, ValidationError
 from accord.engine.loader import load_spec, pydantic_issues
 from accord.engine.yamlmarks import Marks, read_text
@@ -60,15 +60,8 @@ def _validate(path: Path, items: list[tuple[int, Any]]) -> list[DatasetRow]:
 
 def _jsonl_rows(path: Path) -> list[DatasetRow]:
     items: list[tuple[int, Any]] = []
-    issues: list[Issue] = []
-    for number, text in enumerate(read_text(path).splitlines(), start=1):
-        if not text.strip():
-            continue
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            issues.append(Issue(path, number, exc.colno, "", f"invalid JSON: {exc.msg}"))
-            continue
+    values, issues = jsonl_values(path)
+    for number, data in values:
         if not isinstance(data, dict):
             issues.append(Issue(path, number, 1, "", "each line must be a JSON object"))
             continue
@@ -94,6 +87,8 @@ def _csv_rows(path: Path) -> list[DatasetRow]:
         raise ValidationError(
             [Issue(path, reader.line_num, 1, "", f"invalid CSV: {exc}")]
         ) from None
+    except DataProblem as exc:
+        raise ValidationError([Issue(path, reader.line_num, 1, "", exc.message)]) from None
     return _validate(path, items)
 
 
@@ -117,7 +112,9 @@ def _list_cell(value: str) -> Any:
     text = value.strip()
     if text.startswith("["):
         try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            return value
+            return parse_json(text)
+        except DataProblem as exc:
+            if exc.message.startswith("invalid JSON"):
+                return value  # text that starts with "[": one value
+            raise
     return [value]

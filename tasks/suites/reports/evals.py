@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from accord.engine.clip import SHOWN_IN_FILES, clip, clip_lines, kept_in
 from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.verdicts import SuiteRun
@@ -166,7 +167,8 @@ def print_pretty(runs: list[SuiteRun], out: Console, *, quiet: bool) -> None:
                 mark = MARKS[case.status]
                 if case.verdict == "borderline":
                     mark, why = "[yellow]~[/]", f"borderline; {why}" if why else "borderline"
-                table.add_row(mark, escape(label), score, escape(why[:300]))
+                why = clip(why, 300, kept=kept_in(run.run_id))
+                table.add_row(mark, escape(label), score, escape(why))
             out.print(table)
         counts = run.counts()
         out.print(
@@ -234,14 +236,18 @@ def render_junit(runs: list[SuiteRun]) -> str:
             element = ET.SubElement(
                 suite, "testcase", classname=run.id, name=name, time=f"{case.seconds:.3f}"
             )
-            if case.status == "failed":
-                ET.SubElement(element, "failure", message=_why(case)[:500]).text = _why(case)
-            elif case.status == "error":
-                ET.SubElement(element, "error", message=(case.error or "")[:500]).text = case.error
+            kept = kept_in(run.run_id)
+            if case.status in ("failed", "error"):
+                why = _why(case)
+                ET.SubElement(
+                    element, "failure" if case.status == "failed" else "error",
+                    message=clip(why, 500, kept=kept),
+                ).text = clip_lines(why, SHOWN_IN_FILES, kept=kept)  # fmt: skip
             elif case.status == "recorded":
                 ET.SubElement(element, "skipped", message="no evaluator gates this case")
             score = "" if case.score is None else f"score {case.score:.3f}\n"
-            ET.SubElement(element, "system-out").text = score + (case.output or "")
+            output = clip(case.output or "", SHOWN_IN_FILES, kept=kept)
+            ET.SubElement(element, "system-out").text = score + output
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from accord.engine.clip import SHOWN_IN_FILES, clip, kept_in
 from accord.tasks.suites.core.gate import GateResult
 from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.outcomes import PairRecord, SuiteResult, TestOutcome
@@ -206,9 +207,15 @@ def _print_totals(result: SuiteResult, out: Console) -> None:
     )
 
 
+KEPT = kept_in(None)  # `accord test` reports have no run id; the store keeps every text
+
+
 def _excerpt(text: str, limit: int = EXCERPT) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return clip(" ".join(text.split()), limit, kept=KEPT)
+
+
+def _whole(text: str) -> str:
+    return clip(text, SHOWN_IN_FILES, kept=KEPT)
 
 
 def print_problems(result: SuiteResult, err: Console) -> None:
@@ -264,7 +271,7 @@ def _junit_test(parent: ET.Element, suite: str, test: TestOutcome, below: float 
         ET.SubElement(properties, "property", name=name, value=f"{metric.value:.6f}")
         ET.SubElement(properties, "property", name=f"{name}_n", value=str(metric.n))
     if test.error is not None:
-        ET.SubElement(case, "error", message=test.error).text = test.error
+        ET.SubElement(case, "error", message=_excerpt(test.error, 500)).text = _whole(test.error)
     elif below is not None:
         accuracy = test.accuracy
         value = f"{accuracy.value:.4f}" if accuracy is not None else "none"
@@ -283,12 +290,14 @@ def _junit_case(parent: ET.Element, suite: str, test: TestOutcome, record: Any) 
         time="0",
     )
     if record.error is not None:
-        ET.SubElement(case, "error", message=record.error).text = record.error
+        message = _excerpt(record.error, 500)
+        ET.SubElement(case, "error", message=message).text = _whole(record.error)
     elif record.passed is False:
         message = f"expected {_excerpt(record.expected or '', 120)!r}"
         failure = ET.SubElement(case, "failure", message=message)
-        failure.text = f"answer: {record.output}\n\njudge: {record.reasoning}"
-    out = [f"answer: {record.output}"] if record.output is not None else []
+        answer, reasoning = _whole(record.output or ""), _whole(record.reasoning or "")
+        failure.text = f"answer: {answer}\n\njudge: {reasoning}"
+    out = [f"answer: {_whole(record.output)}"] if record.output is not None else []
     if record.recall is not None:
         out.append(f"context recall: {record.recall:.4f}")
     ET.SubElement(case, "system-out").text = "\n".join(out)

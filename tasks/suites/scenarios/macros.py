@@ -34,6 +34,11 @@ read them in the expected output (one `MacroContext`, one variable scope, per sc
   another function holds (the same function defined again, as on a reload, replaces itself).
   A user macro gets its arguments as strings; its result is `str()`-ed, `None` giving "".
 - Any failure is a `MacroError` naming the macro, its arguments and its usage.
+- Expansion has the render budget templates have (engine/render_budget.py): one top-level
+  `expand` (the LOOPs inside it included) may take `EXPANSION_SECONDS` and make values of at
+  most `MAX_TEXT` characters (a macro's output, a LOOP's or REPEAT's total, the text after a
+  pass). SQL_QUERY and HTTP_GET get the time left, as a deadline that ends the query or the
+  whole request; a zip-based document is size-checked before it is read (readers.py).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ import os
 import random
 import re
 import shlex
+import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -58,12 +64,15 @@ from typing import Any, TypeVar
 
 from simpleeval import DEFAULT_OPERATORS, SimpleEval
 
+from accord.engine import render_budget
 from accord.engine.errors import AccordError
 from accord.tasks.suites.scenarios import readers
-from accord.tasks.suites.scenarios.readers import MacroProblem
+from accord.tasks.suites.scenarios.readers import MacroProblem, OutOfTime
 
 MAX_PASSES = 10
 MAX_COUNT = 10_000  # LOOP and REPEAT
+EXPANSION_SECONDS = render_budget.RENDER_SECONDS  # one top-level expand
+MAX_TEXT = render_budget.MAX_TEXT  # characters of any value expansion makes
 FALSE_WORDS = frozenset({"", "0", "false", "no", "none", "null", "off"})
 NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 _INNERMOST = re.compile(r"\{\{((?:(?!\{\{|\}\}).)*)\}\}", re.DOTALL)
@@ -138,6 +147,21 @@ class MacroContext:
     rng: random.Random = field(init=False, repr=False)
     _fakers: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
     _user: dict[str, Macro] = field(init=False, repr=False, default_factory=dict)
+    _deadline: float | None = field(init=False, repr=False, default=None)
+
+    def remaining(self) -> float:
+        """Seconds left of the expansion budget (the whole budget outside an expansion)."""
+        if self._deadline is None:
+            return EXPANSION_SECONDS
+        return self._deadline - time.monotonic()
+
+    def check_time(self) -> None:
+        """Stop an expansion whose time is spent."""
+        if self.remaining() <= 0:
+            raise MacroProblem(
+                f"macro expansion took longer than {EXPANSION_SECONDS:g} s (the expansion "
+                "budget); expand less, or read prepared text from a file"
+            )
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -219,6 +243,17 @@ def expand(text: str, context: MacroContext) -> str:
         return text
     if "\ue000" in text:
         raise MacroError("text holds U+E000, a character macro expansion reserves")
+    outermost = context._deadline is None
+    if outermost:
+        context._deadline = time.monotonic() + EXPANSION_SECONDS
+    try:
+        return _expand(text, context)
+    finally:
+        if outermost:
+            context._deadline = None
+
+
+def _expand(text: str, context: MacroContext) -> str:
     outputs: list[str] = []
     for _ in range(MAX_PASSES):
         text, found = _expand_pass(text, context, outputs)
@@ -233,6 +268,9 @@ def expand(text: str, context: MacroContext) -> str:
             f"macro cannot be expanded at '{shown}': a '{{{{' is never closed, or the macro "
             "holds a '{{ }}' that is not a macro"
         )
+    size = _restored_size(text, outputs)  # each pass checked its own part; this is the whole
+    if size > MAX_TEXT:
+        raise MacroError(_too_large(size, "the expanded text"))
     return _restore(text, outputs)
 
 
@@ -249,9 +287,12 @@ def _expand_pass(text: str, context: MacroContext, outputs: list[str]) -> tuple[
     position = 0
     match = _next_macro(text)
     found = match is not None
+    size = 0  # of the text so far, outputs restored
     while match is not None:
         parts.append(text[position : match.start()])
-        outputs.append(_run(match.group(1), context, outputs))
+        size += _restored_size(parts[-1], outputs)
+        outputs.append(_run(match.group(1), context, outputs, size))
+        size += len(outputs[-1])
         parts.append(f"\ue000{len(outputs) - 1}\ue001")
         position = match.end()
         match = _next_macro(text, position)
@@ -259,11 +300,27 @@ def _expand_pass(text: str, context: MacroContext, outputs: list[str]) -> tuple[
     return "".join(parts), found
 
 
+def _too_large(size: int, what: str) -> str:
+    return (
+        f"{what} would make {size:,} characters; macro expansion makes at most {MAX_TEXT:,} "
+        "(the expansion budget)"
+    )
+
+
+def _restored_size(text: str, outputs: list[str]) -> int:
+    """The length `_restore(text, outputs)` would have, without building it."""
+    size = len(text)
+    for slot in _SLOT.finditer(text):
+        size += len(outputs[int(slot.group(1))]) - len(slot.group(0))
+    return size
+
+
 def _restore(text: str, outputs: list[str]) -> str:
     return _SLOT.sub(lambda slot: outputs[int(slot.group(1))], text)
 
 
-def _run(body: str, context: MacroContext, outputs: list[str]) -> str:
+def _run(body: str, context: MacroContext, outputs: list[str], before: int = 0) -> str:
+    """One macro's output; `before` characters of the text come before it."""
     name = body.split(None, 1)[0]
     found = context.lookup(name)
     usage = found.usage if found else ""
@@ -276,17 +333,27 @@ def _run(body: str, context: MacroContext, outputs: list[str]) -> str:
         known = ", ".join(known_macros(context))
         raise MacroError(f"unknown macro '{name}'; known macros: {known}", macro=name, args=args)
     try:
+        context.check_time()
         if found.builtin:
             _check_arity(found.usage, args)
-        result = found.run(context, args)
+        result = "" if (output := found.run(context, args)) is None else str(output)
+        if before + len(result) > MAX_TEXT:
+            what = "its output" if not before else "the text with its output"
+            raise MacroProblem(_too_large(before + len(result), what))
     except MacroError:
         raise
+    except OutOfTime as exc:
+        problem = (
+            f"{exc.doing} was still running when the expansion budget ({EXPANSION_SECONDS:g} s "
+            "for a text's macros) ran out, and was stopped"
+        )
+        raise MacroError(problem, macro=name, args=args, usage=usage) from None
     except MacroProblem as exc:
         raise MacroError(str(exc), macro=name, args=args, usage=usage) from exc
     except Exception as exc:
         problem = f"{type(exc).__name__}: {exc}"
         raise MacroError(problem, macro=name, args=args, usage=usage) from exc
-    return "" if result is None else str(result)
+    return result
 
 
 def _check_arity(usage: str, args: list[str]) -> None:
@@ -360,7 +427,11 @@ def _truncate(ctx: MacroContext, args: list[str]) -> str:
 
 @_builtin("REPEAT text count [separator]")
 def _repeat(ctx: MacroContext, args: list[str]) -> str:
-    return _optional(args, 2, "").join([args[0]] * _count(args[1], "count"))
+    count, separator = _count(args[1], "count"), _optional(args, 2, "")
+    size = len(args[0]) * count + len(separator) * max(0, count - 1)
+    if size > MAX_TEXT:
+        raise MacroProblem(_too_large(size, "REPEAT"))
+    return separator.join([args[0]] * count)
 
 
 @_builtin("HASH string [algorithm]")
@@ -457,25 +528,31 @@ def _loop(ctx: MacroContext, args: list[str]) -> str:
     count = _count(args[0], "count")
     template = args[1].replace("[[", "{{").replace("]]", "}}")
     saved = {name: ctx.variables.get(name) for name in ("LOOP_INDEX", "LOOP_COUNT")}
+    separator = _optional(args, 2, "")
     try:
         texts = []
+        size = 0
         for index in range(count):
+            ctx.check_time()
             ctx.variables.update(LOOP_INDEX=str(index), LOOP_COUNT=str(index + 1))
             texts.append(expand(template, ctx))
+            size += len(texts[-1]) + len(separator)
+            if size > MAX_TEXT:
+                raise MacroProblem(_too_large(size, f"LOOP (at iteration {index + 1})"))
     finally:
         for name, value in saved.items():
             if value is None:
                 ctx.variables.pop(name, None)
             else:
                 ctx.variables[name] = value
-    return _optional(args, 2, "").join(texts)
+    return separator.join(texts)
 
 
 @_builtin("HTTP_GET url [headers_json]")
 def _http_get(ctx: MacroContext, args: list[str]) -> str:
     headers = _json_object(args[1], "headers_json") if len(args) > 1 else {}
     text_headers = {key: str(value) for key, value in headers.items()}
-    return readers.http_get(args[0], text_headers, ctx.allow_hosts)
+    return readers.http_get(args[0], text_headers, ctx.allow_hosts, ctx.remaining())
 
 
 @_builtin("PATH relative_path [project_root]")
@@ -574,7 +651,9 @@ _SIMPLE: dict[str, Builtin] = {
         a[1] if truthy(a[0]) else _optional(a, 2, "")
     ),
     "SQL_QUERY db_path query...": lambda ctx, a: json.dumps(
-        readers.sql_query(ctx.project_root, a[0], " ".join(a[1:])), ensure_ascii=False, default=str
+        readers.sql_query(ctx.project_root, a[0], " ".join(a[1:]), ctx.remaining()),
+        ensure_ascii=False,
+        default=str,
     ),
     "CALC expression...": _joined(calculate),
 }

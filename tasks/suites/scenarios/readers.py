@@ -2,30 +2,57 @@
 text, directory listings, sqlite databases opened read-only), a small JSONPath subset, and web
 pages from allowed hosts only.
 
+Bounds on size and time: a zip-based document (docx, pptx, xlsx) is refused when its zip
+directory declares members past `MAX_XML_MEMBER_BYTES` / `MAX_ZIP_BYTES` uncompressed, before
+any reader opens it (Python's zipfile never inflates a member past its declared size, so the
+directory is a bound); an xlsx is read by its real cells, never by the declared dimension (one
+cell at XFD1048576 declares 17 billion); a query and a web request end at a deadline the macro
+layer gives (`OutOfTime`), and their results stop at a size (`max_chars`, `MAX_RESPONSE_BYTES`).
+
 Every failure here is a `MacroProblem`, a sentence meant for the user; the macro layer adds
 which macro failed and its usage.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import importlib
 import json
 import re
 import shutil
+import socket
 import sqlite3
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from accord.engine.datafiles import DataProblem, parse_json
+from accord.engine.render_budget import MAX_TEXT
+
 MAX_RESPONSE_BYTES = 10_000_000
+MAX_XML_MEMBER_BYTES = 50_000_000  # a 1 GB document.xml took 2.1 GB to read as a docx
+MAX_ZIP_BYTES = 250_000_000  # every member, media included (the readers load them all)
+ZIP_TYPES = frozenset({"docx", "pptx", "xlsx"})
 
 
 class MacroProblem(Exception):
     """A user-ready reason a macro could not do its work."""
+
+
+class OutOfTime(MacroProblem):
+    """Work stopped at its deadline; the macro layer names the budget that set it."""
+
+    def __init__(self, doing: str) -> None:
+        self.doing = doing
+        super().__init__(f"{doing} was stopped at its deadline")
 
 
 def inside_root(root: Path, raw: str) -> Path:
@@ -105,12 +132,22 @@ def _xlsx(path: Path) -> str:
     book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     try:
         blocks = []
+        size = 0
         for sheet in book.worksheets:
-            rows = (
-                "\t".join("" if cell is None else str(cell) for cell in row)
-                for row in sheet.iter_rows(values_only=True)
-            )
-            blocks.append("\n".join([f"# {sheet.title}", *rows]))
+            # the declared dimension may name any cell (XFD1048576: 17 billion of them);
+            # without it the rows are the ones the sheet holds, each as wide as its last cell
+            sheet.reset_dimensions()
+            lines = [f"# {sheet.title}"]
+            for row in sheet.iter_rows(values_only=True):
+                line = "\t".join("" if cell is None else str(cell) for cell in row)
+                size += len(line) + 1
+                if size > MAX_TEXT:
+                    raise MacroProblem(
+                        f"'{path.name}' makes more than {MAX_TEXT:,} characters of text "
+                        "(the macro expansion budget); read a smaller workbook"
+                    )
+                lines.append(line)
+            blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
     finally:
         book.close()
@@ -157,13 +194,39 @@ READERS: dict[str, Callable[[Path], str]] = {
 }
 
 
+def check_zip(path: Path, raw: str, kind: str) -> None:
+    """Refuse a zip-based document whose members would inflate past the size bounds; read
+    from the zip directory, before any reader opens a member."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise MacroProblem(f"file '{raw}' is not a {kind} file (not a zip archive: {exc})") from exc
+    for member in members:
+        if member.filename.endswith((".xml", ".rels")) and member.file_size > MAX_XML_MEMBER_BYTES:
+            raise MacroProblem(
+                f"file '{raw}' holds {member.filename} of {member.file_size:,} bytes "
+                f"uncompressed; a document part may have at most {MAX_XML_MEMBER_BYTES:,} "
+                "(the size budget for documents)"
+            )
+    total = sum(member.file_size for member in members)
+    if total > MAX_ZIP_BYTES:
+        raise MacroProblem(
+            f"file '{raw}' holds {total:,} bytes uncompressed; a document may hold at most "
+            f"{MAX_ZIP_BYTES:,} (the size budget for documents)"
+        )
+
+
 def read_document(root: Path, raw: str, file_type: str | None = None) -> str:
     """A file inside `root` as text, read by its type (its extension unless `file_type`)."""
     path = existing_file(root, raw)
     kind = (file_type or "").lower().lstrip(".")
     if kind and kind not in READERS:
         raise MacroProblem(f"unknown file_type '{file_type}'; known: {', '.join(sorted(READERS))}")
-    reader = READERS.get(kind or path.suffix.lower().lstrip("."), _text)
+    kind = kind or path.suffix.lower().lstrip(".")
+    reader = READERS.get(kind, _text)
+    if kind in ZIP_TYPES:
+        check_zip(path, raw, kind)
     try:
         return reader(path)
     except MacroProblem:
@@ -224,9 +287,9 @@ def json_extract(root: Path, raw: str, path: str) -> str:
     """What `path` selects in a JSON file: one value (a string as it is, anything else as
     JSON), or a JSON list of several."""
     try:
-        document = json.loads(read_text(root, raw))
-    except json.JSONDecodeError as exc:
-        raise MacroProblem(f"file '{raw}' is not JSON: {exc}") from exc
+        document = parse_json(read_text(root, raw))
+    except DataProblem as exc:
+        raise MacroProblem(f"file '{raw}' is not JSON accord reads: {exc.message}") from None
     matches = json_path(document, path)
     if not matches:
         raise MacroProblem(f"json path '{path}' matches nothing in '{raw}'")
@@ -262,13 +325,32 @@ def _deny_attach(action: int, *rest: object) -> int:
     return sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_ATTACH else sqlite3.SQLITE_OK
 
 
-def sql_query(root: Path, raw: str, query: str) -> list[dict[str, Any]]:
-    """The rows of `query` on a sqlite file inside `root`, opened read-only (no ATTACH)."""
+def sql_query(root: Path, raw: str, query: str, seconds: float) -> list[dict[str, Any]]:
+    """The rows of `query` on a sqlite file inside `root`, opened read-only (no ATTACH),
+    stopped after `seconds` (`OutOfTime`) or past `MAX_TEXT` characters of values."""
     uri = f"{existing_file(root, raw).as_uri()}?mode=ro"
+    deadline = time.monotonic() + seconds
     with closing(sqlite3.connect(uri, uri=True)) as connection:
         connection.set_authorizer(_deny_attach)
+        # sqlite calls this every 10,000 steps of the query's program; true interrupts it
+        connection.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
         connection.row_factory = sqlite3.Row
-        return [dict(row) for row in connection.execute(query).fetchall()]
+        rows: list[dict[str, Any]] = []
+        size = 0
+        try:
+            for row in connection.execute(query):
+                rows.append(dict(row))
+                size += sum(len(str(value)) + len(key) + 6 for key, value in rows[-1].items())
+                if size > MAX_TEXT:
+                    raise MacroProblem(
+                        f"the query's rows make more than {MAX_TEXT:,} characters "
+                        "(the macro expansion budget); select fewer rows or columns"
+                    )
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise OutOfTime("the query") from None
+            raise
+        return rows
 
 
 def host_allowed(host: str, allow_hosts: frozenset[str]) -> bool:
@@ -303,22 +385,110 @@ class _AllowedRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(*args)
 
 
-def http_get(url: str, headers: Mapping[str, str], allow_hosts: frozenset[str]) -> str:
-    """The body of a 2xx answer to GET `url` (30 s timeout), from allowed hosts only."""
+class _Watchdog:
+    """Ends one request at its deadline, redirects included: a socket timeout bounds each
+    read, so a server sending a byte just before every timeout would hold the request for
+    ever; at the deadline the watchdog shuts the request's sockets down, which wakes a read
+    blocked in any of them."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.fired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self.fire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def remaining(self) -> float:
+        return max(0.001, self.deadline - time.monotonic())
+
+    def spent(self) -> bool:
+        """The deadline came (a socket timeout set to the time left may beat the timer)."""
+        return self.fired or time.monotonic() >= self.deadline - 0.01
+
+    def watch(self, connection: http.client.HTTPConnection) -> None:
+        # the socket itself: a connection that will close forgets it once the headers are in,
+        # while its response still reads the body from it
+        with self._lock:
+            if connection.sock is not None:
+                self._sockets.append(connection.sock)
+                if self.fired:
+                    _shut(connection.sock)
+
+    def fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+    def handlers(self) -> list[urllib.request.BaseHandler]:
+        watchdog = self
+
+        class Http(http.client.HTTPConnection):
+            def connect(self) -> None:
+                super().connect()
+                watchdog.watch(self)
+
+        class Https(http.client.HTTPSConnection):
+            def connect(self) -> None:
+                super().connect()
+                watchdog.watch(self)
+
+        class HttpHandler(urllib.request.HTTPHandler):
+            def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(Http, req)
+
+        class HttpsHandler(urllib.request.HTTPSHandler):
+            def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(Https, req, context=self._context)  # type: ignore[attr-defined]
+
+        return [HttpHandler(), HttpsHandler()]
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def http_get(
+    url: str, headers: Mapping[str, str], allow_hosts: frozenset[str], seconds: float
+) -> str:
+    """The body of a 2xx answer to GET `url` from allowed hosts only, the whole request
+    (redirects included) ended after `seconds` (`OutOfTime`), the body at most
+    `MAX_RESPONSE_BYTES`."""
     check_url(url, allow_hosts)
     request = urllib.request.Request(url, headers=dict(headers))
-    opener = urllib.request.build_opener(_AllowedRedirects(allow_hosts))
-    try:
-        with opener.open(request, timeout=30) as response:
-            body: bytes = response.read(MAX_RESPONSE_BYTES + 1)
-            charset = response.headers.get_content_charset() or "utf-8"
-            status = int(response.status)
-    except urllib.error.HTTPError as exc:
-        raise MacroProblem(f"GET {url} answered HTTP {exc.code} {exc.reason}") from exc
-    except urllib.error.URLError as exc:
-        raise MacroProblem(f"GET {url} failed: {exc.reason}") from exc
+    with _Watchdog(seconds) as watchdog:
+        opener = urllib.request.build_opener(_AllowedRedirects(allow_hosts), *watchdog.handlers())
+        try:
+            with opener.open(request, timeout=min(30.0, watchdog.remaining())) as response:
+                body: bytes = response.read(MAX_RESPONSE_BYTES + 1)
+                charset = response.headers.get_content_charset() or "utf-8"
+                status = int(response.status)
+        except urllib.error.HTTPError as exc:
+            raise MacroProblem(f"GET {url} answered HTTP {exc.code} {exc.reason}") from exc
+        except urllib.error.URLError as exc:
+            if watchdog.spent():
+                raise OutOfTime(f"GET {url}") from None
+            raise MacroProblem(f"GET {url} failed: {exc.reason}") from exc
+        except (OSError, http.client.HTTPException) as exc:
+            if watchdog.spent():
+                raise OutOfTime(f"GET {url}") from None
+            raise MacroProblem(f"GET {url} failed: {type(exc).__name__}: {exc}") from exc
+        if watchdog.spent():  # the body read ended because the watchdog shut the socket
+            raise OutOfTime(f"GET {url}")
     if not 200 <= status < 300:
         raise MacroProblem(f"GET {url} answered HTTP {status}")
     if len(body) > MAX_RESPONSE_BYTES:
-        raise MacroProblem(f"GET {url} answered more than {MAX_RESPONSE_BYTES} bytes")
+        raise MacroProblem(
+            f"GET {url} answered more than {MAX_RESPONSE_BYTES:,} bytes (the size budget for "
+            "a web page)"
+        )
     return body.decode(charset, errors="replace")

@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field
 
 from accord.engine.catalog import ModelCatalog
 from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
-from accord.engine.yamlmarks import read_text
+from accord.engine.yamlmarks import parse_yaml, read_text
 from accord.tasks.suites.core.cases import Case, Output, Suite
 from accord.tasks.suites.core.targets import Target, TargetFailure, target_from
 from accord.tasks.suites.scenarios.agents import AgentClassTarget
@@ -142,7 +141,7 @@ class _Builder:
         at = where if scenario.agent_config is not None else ()
         problem = f"agent_config file '{given}' not found under {self.root}"
         if path.is_file():
-            data = yaml.safe_load(read_text(path))
+            data, _marks = parse_yaml(read_text(path), path)
             if data is None:
                 return None
             if isinstance(data, dict):
