@@ -176,7 +176,9 @@ def loads(text: str) -> Any:
         return decode(json.loads(text), 0)
     except CodecError:
         raise
-    except (ValueError, TypeError, KeyError, RecursionError, decimal.InvalidOperation) as exc:
+    # ArithmeticError: an overflowing value (a timedelta of 1e300 seconds) or a decimal
+    # that is not one; IndexError: a registered type's data of the wrong length
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, ArithmeticError) as exc:
         raise CodecError(f"stored output is not valid: {type(exc).__name__}: {exc}") from None
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.engine import render as rendering
-from accord.engine.cache import CallCache
+from accord.engine.cache import CallCache, cache_db
 from accord.engine.catalog import ModelCatalog
 from accord.engine.databases import Database, Databases
 from accord.engine.errors import AccordError, TaskError
@@ -80,7 +80,7 @@ class RunContext:
         if self._models is None:
             cache = None
             if self.cache_mode != "off":
-                cache = CallCache(self.root / ".accord" / "cache.db")
+                cache = CallCache(cache_db(self.root))
             workers: Any = self.executor.model_transport()
             if workers is None and self.project.config.model_workers:
                 from accord.engine.model_workers import ModelWorkers

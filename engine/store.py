@@ -16,6 +16,7 @@ refused with what to do.
 from __future__ import annotations
 
 import json
+import math
 import queue
 import sqlite3
 import threading
@@ -92,8 +93,16 @@ def connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"cannot open the run store {path}: {exc}") from None
+    conn.text_factory = sqlite.text_or_bytes
     try:
         sqlite.set_up(conn, lambda c: _set_up(c, path))
+    except sqlite.NewerFormat as exc:
+        conn.close()
+        raise ConfigError(
+            f"the run store {path} was written by a newer accord (format {exc.found}; this "
+            f"one reads up to {FORMAT}): upgrade accord, or move the store away and this one "
+            "starts a new one"
+        ) from None
     except sqlite3.Error as exc:
         conn.close()
         if sqlite.is_locked(exc):
@@ -113,10 +122,12 @@ def _set_up(conn: sqlite3.Connection, path: Path) -> None:
         if check is None or check[0] != "ok":
             raise sqlite3.DatabaseError(str(check[0] if check else "no answer"))
         _CHECKED.add(path)
+    # before anything is written: a newer accord's store is neither migrated nor appended to
+    version = sqlite.format_of(conn, FORMAT)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.executescript(SCHEMA)
-    if conn.execute("PRAGMA user_version").fetchone()[0] < FORMAT:
+    if version < FORMAT:
         _migrate(conn)
     conn.commit()
 
@@ -304,45 +315,148 @@ def interrupt_runs(stores: list[RunStore], reason: str) -> list[RunStore]:
 
 @dataclass(frozen=True)
 class StoredRun:
-    """A run as the store has it."""
+    """A run as the store has it, every field checked: a value of the wrong type or shape
+    (a tampered store) reads as None, or the row is skipped when its id is not text."""
 
     run_id: str
     workflow: str
     path: str
-    started: float
+    started: float | None
     finished: float | None
     status: str
     error: str | None
     summary: dict[str, Any] | None
 
 
-def _run_from_row(row: tuple[Any, ...]) -> StoredRun:
+# --- reading back -----------------------------------------------------------------------
+# Nothing read from the store is trusted: it may have been edited. Each column is checked
+# for its type and range here, once, so that no reader crashes on a wrong value.
+
+SUMMARY_DEPTH = 20  # a run's summary is a few levels deep; a deeper one is not shown
+
+
+def _text(value: Any) -> str | None:
+    """A TEXT column's value; None for any other type (a number, a blob, bad UTF-8)."""
+    return value if isinstance(value, str) else None
+
+
+def _shown(value: Any) -> str:
+    """A column shown as text whatever it holds: bytes decoded with replacement."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+def _number(value: Any) -> float | None:
+    """A finite number; None for anything else (text, a blob, NaN, an overflowing one)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits, from JSON
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _time(value: Any) -> float | None:
+    """A timestamp that `datetime` can show (years 1-9999)."""
+    number = _number(value)
+    if number is not None and -62_135_596_800 < number < 253_402_300_799:
+        return number
+    return None
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError("a number out of range")
+    return number
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _json(value: Any) -> tuple[bool, Any]:
+    """(True, value) for stored JSON text that parses and prints back as JSON (finite
+    numbers only); (False, None) for anything else."""
+    if not isinstance(value, str):
+        return False, None
+    try:
+        data = json.loads(value, parse_float=_finite_float, parse_constant=_no_constant)
+        json.dumps(data, allow_nan=False)  # deep enough to recurse out is refused here
+    except (ValueError, TypeError, RecursionError):
+        return False, None
+    return True, data
+
+
+def _depth(data: Any, limit: int) -> bool:
+    """Whether `data` nests at most `limit` levels."""
+    if limit < 0:
+        return False
+    if isinstance(data, dict):
+        return all(_depth(v, limit - 1) for v in data.values())
+    if isinstance(data, list):
+        return all(_depth(v, limit - 1) for v in data)
+    return True
+
+
+def _summary(value: Any) -> dict[str, Any] | None:
+    """A run's summary: a JSON object with `seconds` a number and `tasks` counts, or None."""
+    ok, data = _json(value)
+    if not ok or not isinstance(data, dict) or not _depth(data, SUMMARY_DEPTH):
+        return None
+    if "seconds" in data and _number(data["seconds"]) is None:
+        data["seconds"] = None
+    tasks = data.get("tasks")
+    if tasks is not None and not (
+        isinstance(tasks, dict)
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in tasks.values())
+    ):
+        data["tasks"] = None
+    return data
+
+
+def _run_from_row(row: tuple[Any, ...]) -> StoredRun | None:
+    run_id = _text(row[0])
+    if not run_id:
+        return None  # without its id a run can be neither shown by id nor resumed
     return StoredRun(
-        row[0],
-        row[1],
-        row[2],
-        row[3],
-        row[4],
-        row[5],
-        row[6],
-        json.loads(row[7]) if row[7] else None,
+        run_id,
+        _shown(row[1]),
+        _shown(row[2]),
+        _time(row[3]),
+        _time(row[4]),
+        _shown(row[5]),
+        None if row[6] is None else _shown(row[6]),
+        _summary(row[7]),
     )
 
 
+def _skipped(path: Path, what: str, count: int) -> None:
+    if count:
+        from accord.engine import log
+
+        log.get().warning("stored_rows_skipped", store=str(path), rows=what, count=count)
+
+
 def list_runs(path: Path, limit: int = 50) -> list[StoredRun]:
-    """The newest runs first."""
+    """The newest runs first; a row whose id is not text is skipped (and logged)."""
     if not path.is_file():
         return []
     conn = connect(path)
     try:
         rows = conn.execute(
             "SELECT run_id, workflow, path, started, finished, status, error, summary FROM runs"
-            " ORDER BY started DESC LIMIT ?",
+            # a start time that is not a number (a tampered row) sorts last, never as `last`
+            " ORDER BY typeof(started) IN ('integer', 'real') DESC, started DESC LIMIT ?",
             (limit,),
         ).fetchall()
     finally:
         conn.close()
-    return [_run_from_row(r) for r in rows]
+    runs = [run for run in map(_run_from_row, rows) if run is not None]
+    _skipped(path, "runs with an id that is not text", len(rows) - len(runs))
+    return runs
 
 
 def find_run(path: Path, run: str) -> StoredRun:
@@ -362,6 +476,8 @@ def find_run(path: Path, run: str) -> StoredRun:
 
 def is_run_of(stored: StoredRun, file: Path, root: Path) -> bool:
     """Whether a stored run ran `file` (an absolute, resolved path)."""
+    if not stored.path or "\x00" in stored.path:  # not a path (a tampered store)
+        return False
     candidate = Path(stored.path)
     if candidate.is_absolute():
         return resolved(candidate) == file
@@ -418,7 +534,8 @@ def find_run_of(path: Path, run: str, workflow: str, file: Path) -> StoredRun:
 
 
 def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
-    """Every stored task result of a run, in the order they were written."""
+    """Every stored task result of a run, in the order they were written; a row whose task
+    key is not text is skipped (and logged), a value of the wrong type reads as None."""
     conn = connect(path)
     try:
         rows = conn.execute(
@@ -428,19 +545,28 @@ def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
         ).fetchall()
     finally:
         conn.close()
-    return [
-        {
-            "task": r[0],
-            "type": r[1],
-            "status": r[2],
-            "error": r[3],
-            "seconds": r[4],
-            "attempts": r[5],
-            "reused": r[2] == Status.SUCCEEDED.value and r[5] == 0,
-            "output": json.loads(r[6]) if r[6] else None,
-        }
-        for r in rows
-    ]
+    results = []
+    for key, kind, status, error, seconds, attempts, shown in rows:
+        if not isinstance(key, str):
+            continue
+        attempts = attempts if isinstance(attempts, int) and attempts >= 0 else None
+        ok, output = _json(shown)
+        results.append(
+            {
+                "task": key,
+                "type": _shown(kind),
+                "status": _shown(status),
+                "error": None if error is None else _shown(error),
+                "seconds": _number(seconds),
+                "attempts": attempts,
+                "reused": status == Status.SUCCEEDED.value and attempts == 0,
+                "output": output if ok or shown is None else "(the stored output is unreadable)",
+            }
+        )
+    _skipped(
+        path, f"results of run {run_id} with a task key that is not text", len(rows) - len(results)
+    )
+    return results
 
 
 class ResumeIndex:
@@ -472,8 +598,10 @@ class ResumeIndex:
                 "with pickle; accord no longer reads those (a tampered store could run code) "
                 "and removed them, so this run cannot be resumed: run without --resume"
             )
-        self.hashes: dict[str, str] = {str(k): str(h) for k, h, _ in rows}
-        self._texts: dict[str, str] = {str(k): t for k, _, t in rows if isinstance(t, str)}
+        # a row with a key or hash that is not text cannot match a task: that task runs again
+        rows = [r for r in rows if isinstance(r[0], str) and isinstance(r[1], str)]
+        self.hashes: dict[str, str] = {k: h for k, h, _ in rows}
+        self._texts: dict[str, str] = {k: t for k, _, t in rows if isinstance(t, str)}
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self.reused = 0
@@ -524,7 +652,7 @@ def get_baseline(path: Path, suite: str, case_id: str, evaluator: str) -> str | 
         ).fetchone()
     finally:
         conn.close()
-    return None if row is None else str(row[0])
+    return None if row is None else _text(row[0])
 
 
 def save_baseline(
@@ -554,8 +682,17 @@ def list_baselines(path: Path, suite: str | None = None) -> list[dict[str, Any]]
         rows = conn.execute(query + " ORDER BY suite, case_id, evaluator", args).fetchall()
     finally:
         conn.close()
-    names = ("suite", "case", "evaluator", "output", "run_id", "updated")
-    return [dict(zip(names, row, strict=True)) for row in rows]
+    return [
+        {
+            "suite": _shown(suite),
+            "case": _shown(case),
+            "evaluator": _shown(evaluator),
+            "output": _shown(output),
+            "run_id": None if run is None else _shown(run),
+            "updated": _time(updated),
+        }
+        for suite, case, evaluator, output, run, updated in rows
+    ]
 
 
 def reset_baselines(path: Path, suite: str | None = None, case_id: str | None = None) -> int:

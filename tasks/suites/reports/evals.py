@@ -12,9 +12,9 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from accord.engine.report.terminal import shown as escape
 from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.verdicts import SuiteRun
