@@ -294,7 +294,8 @@ class TaskContext:
     async def execute(self) -> Any:
         """Run the task type's coroutine (or reuse a resumed run's output), then its export;
         errors name the task."""
-        runner = task_type(self.task.type).run
+        kind = task_type(self.task.type)
+        runner = kind.run
         run = self.run
         try:
             reused, output = False, None
@@ -303,7 +304,7 @@ class TaskContext:
                 if run.store is not None:
                     run.store.input_hashes[self.key] = digest
                 if run.resume is not None:
-                    reused, output = run.resume.lookup(self.key, digest)
+                    reused, output = run.resume.lookup(self.key, digest, kind.accepts)
                     if reused and run.store is not None:
                         run.store.reused.add(self.key)
             pinned = self.task.spec.cache

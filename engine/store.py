@@ -21,6 +21,7 @@ import queue
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -606,8 +607,11 @@ class ResumeIndex:
         self._lock = threading.Lock()
         self.reused = 0
 
-    def lookup(self, key: str, input_hash: str) -> tuple[bool, Any]:
-        """(True, output) when the earlier run finished this task with the same inputs."""
+    def lookup(
+        self, key: str, input_hash: str, accepts: Callable[[Any], bool] = lambda _: True
+    ) -> tuple[bool, Any]:
+        """(True, output) when the earlier run finished this task with the same inputs and
+        its stored output reads back as one `accepts` takes."""
         if self.hashes.get(key) != input_hash:
             return False, None
         text = self._texts.pop(key, None)
@@ -627,6 +631,12 @@ class ResumeIndex:
             from accord.engine import log
 
             log.get().warning("stored_output_unreadable", task=key, error=exc.message)
+            return False, None
+        if not accepts(output):
+            from accord.engine import log
+
+            what = f"a stored {type(output).__name__} is not an output of this task"
+            log.get().warning("stored_output_unreadable", task=key, error=what)
             return False, None
         self.reused += 1
         return True, output
