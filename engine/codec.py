@@ -185,6 +185,9 @@ def loads(text: str) -> Any:
 def decode(data: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         raise CodecError(f"stored output nested deeper than {MAX_DEPTH} levels")
+    if type(data) is float and not math.isfinite(data):
+        # JSON's 1e999 reads as inf; encode() writes non-finite floats tagged, never so
+        raise CodecError("stored output holds a number out of range")
     if data is None or type(data) in (bool, int, float, str):
         return data
     if type(data) is list:
