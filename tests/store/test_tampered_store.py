@@ -19,6 +19,8 @@ import os
 import pickle
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -407,3 +409,20 @@ def test_a_model_answer_s_escape_sequences_print_as_text(
         assert control not in ran.output
     data = _invoke("run", path, "--format", "json")  # data formats keep the answer as it is
     assert json.loads(data.stdout)["outputs"]["ask"] == "\x1b]52;c;cGF3bmVk\x07fine \x9b31mred"
+
+
+def test_a_warning_about_a_tampered_value_prints_it_as_text(
+    pristine: Pristine, tmp_path: Path
+) -> None:
+    # the warning names the stored type; its own process, as the log goes to the real stderr
+    project = _copy(pristine, tmp_path)
+    tag = json.dumps({"$": "\x1b]0;owned\x07", "v": 1})
+    _tamper(runs_db(project), "results", "output", tag, " WHERE key = 'first'")
+    command = [sys.executable, "-m", "accord.cli", "run", str(project / "w.workflow.yml"),
+               "--resume", "last", "--quiet"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "stored_output_unreadable" in done.stderr
+    assert "x1b]0;owned" in done.stderr  # shown, as \x1b (quoted by the log line)
+    for control in TERMINAL_CONTROLS:
+        assert control not in done.stdout + done.stderr
