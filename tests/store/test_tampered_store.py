@@ -426,3 +426,21 @@ def test_a_warning_about_a_tampered_value_prints_it_as_text(
     assert "x1b]0;owned" in done.stderr  # shown, as \x1b (quoted by the log line)
     for control in TERMINAL_CONTROLS:
         assert control not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "field", ["input_tokens", "output_tokens", "latency", "cost"], ids=lambda f: f"{f}=1e999"
+)
+def test_a_cached_answer_with_an_overflowing_count_is_a_miss(
+    pristine: Pristine, tmp_path: Path, field: str
+) -> None:
+    project = _copy(pristine, tmp_path)
+    entry = {"text": "planted", "tool_calls": [], "input_tokens": 1, "output_tokens": 1,
+             "cost": 0.0, "latency": 0.1}  # fmt: skip
+    value = json.dumps(entry).replace(f'"{field}": {json.dumps(entry[field])}', f'"{field}": 1e999')
+    _tamper(project / ".accord" / "cache.db", "calls", "value", value)
+    calls = len(pristine.server.requests)
+    ran = _invoke("run", project / "w.workflow.yml", "--format", "json")
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.stdout)["outputs"]["ask"] == ANSWER  # asked again, not "planted"
+    assert len(pristine.server.requests) == calls + 1
