@@ -10,13 +10,14 @@ Outputs are stored as data (`engine.codec`: JSON read back into accord's own typ
 never pickled: a tampered store can hold wrong values, not code. Stores written by earlier
 versions, which pickled outputs, are migrated when opened: the pickles are deleted unread and
 their runs can no longer be resumed (saying so). A store that fails SQLite's quick check is
-refused with what to do.
+refused with what to do, and so is one a newer accord wrote (its `user_version` above
+`FORMAT`): it is neither migrated nor appended to. Every value read back is checked
+(`engine.stored`); a row that cannot be used is skipped with a warning, never a crash.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import queue
 import sqlite3
 import threading
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accord.engine import codec, sqlite
+from accord.engine import codec, sqlite, stored
 from accord.engine.errors import ConfigError
 from accord.engine.paths import resolved
 from accord.engine.render import jsonable
@@ -329,108 +330,19 @@ class StoredRun:
     summary: dict[str, Any] | None
 
 
-# --- reading back -----------------------------------------------------------------------
-# Nothing read from the store is trusted: it may have been edited. Each column is checked
-# for its type and range here, once, so that no reader crashes on a wrong value.
-
-SUMMARY_DEPTH = 20  # a run's summary is a few levels deep; a deeper one is not shown
-
-
-def _text(value: Any) -> str | None:
-    """A TEXT column's value; None for any other type (a number, a blob, bad UTF-8)."""
-    return value if isinstance(value, str) else None
-
-
-def _shown(value: Any) -> str:
-    """A column shown as text whatever it holds: bytes decoded with replacement."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return "" if value is None else str(value)
-
-
-def _number(value: Any) -> float | None:
-    """A finite number; None for anything else (text, a blob, NaN, an overflowing one)."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:  # an integer of hundreds of digits, from JSON
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _time(value: Any) -> float | None:
-    """A timestamp that `datetime` can show (years 1-9999)."""
-    number = _number(value)
-    if number is not None and -62_135_596_800 < number < 253_402_300_799:
-        return number
-    return None
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError("a number out of range")
-    return number
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def _json(value: Any) -> tuple[bool, Any]:
-    """(True, value) for stored JSON text that parses and prints back as JSON (finite
-    numbers only); (False, None) for anything else."""
-    if not isinstance(value, str):
-        return False, None
-    try:
-        data = json.loads(value, parse_float=_finite_float, parse_constant=_no_constant)
-        json.dumps(data, allow_nan=False)  # deep enough to recurse out is refused here
-    except (ValueError, TypeError, RecursionError):
-        return False, None
-    return True, data
-
-
-def _depth(data: Any, limit: int) -> bool:
-    """Whether `data` nests at most `limit` levels."""
-    if limit < 0:
-        return False
-    if isinstance(data, dict):
-        return all(_depth(v, limit - 1) for v in data.values())
-    if isinstance(data, list):
-        return all(_depth(v, limit - 1) for v in data)
-    return True
-
-
-def _summary(value: Any) -> dict[str, Any] | None:
-    """A run's summary: a JSON object with `seconds` a number and `tasks` counts, or None."""
-    ok, data = _json(value)
-    if not ok or not isinstance(data, dict) or not _depth(data, SUMMARY_DEPTH):
-        return None
-    if "seconds" in data and _number(data["seconds"]) is None:
-        data["seconds"] = None
-    tasks = data.get("tasks")
-    if tasks is not None and not (
-        isinstance(tasks, dict)
-        and all(isinstance(n, int) and not isinstance(n, bool) for n in tasks.values())
-    ):
-        data["tasks"] = None
-    return data
-
-
 def _run_from_row(row: tuple[Any, ...]) -> StoredRun | None:
-    run_id = _text(row[0])
+    run_id = stored.text(row[0])
     if not run_id:
         return None  # without its id a run can be neither shown by id nor resumed
     return StoredRun(
         run_id,
-        _shown(row[1]),
-        _shown(row[2]),
-        _time(row[3]),
-        _time(row[4]),
-        _shown(row[5]),
-        None if row[6] is None else _shown(row[6]),
-        _summary(row[7]),
+        stored.shown(row[1]),
+        stored.shown(row[2]),
+        stored.timestamp(row[3]),
+        stored.timestamp(row[4]),
+        stored.shown(row[5]),
+        None if row[6] is None else stored.shown(row[6]),
+        stored.summary(row[7]),
     )
 
 
@@ -475,11 +387,11 @@ def find_run(path: Path, run: str) -> StoredRun:
     return matches[0]
 
 
-def is_run_of(stored: StoredRun, file: Path, root: Path) -> bool:
+def is_run_of(run: StoredRun, file: Path, root: Path) -> bool:
     """Whether a stored run ran `file` (an absolute, resolved path)."""
-    if not stored.path or "\x00" in stored.path:  # not a path (a tampered store)
+    if not run.path or "\x00" in run.path:  # not a path (a tampered store)
         return False
-    candidate = Path(stored.path)
+    candidate = Path(run.path)
     if candidate.is_absolute():
         return resolved(candidate) == file
     # runs recorded before paths were stored absolute: relative to the folder accord ran
@@ -551,14 +463,14 @@ def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
         if not isinstance(key, str):
             continue
         attempts = attempts if isinstance(attempts, int) and attempts >= 0 else None
-        ok, output = _json(shown)
+        ok, output = stored.json_value(shown)
         results.append(
             {
                 "task": key,
-                "type": _shown(kind),
-                "status": _shown(status),
-                "error": None if error is None else _shown(error),
-                "seconds": _number(seconds),
+                "type": stored.shown(kind),
+                "status": stored.shown(status),
+                "error": None if error is None else stored.shown(error),
+                "seconds": stored.number(seconds),
                 "attempts": attempts,
                 "reused": status == Status.SUCCEEDED.value and attempts == 0,
                 "output": output if ok or shown is None else "(the stored output is unreadable)",
@@ -662,7 +574,7 @@ def get_baseline(path: Path, suite: str, case_id: str, evaluator: str) -> str | 
         ).fetchone()
     finally:
         conn.close()
-    return None if row is None else _text(row[0])
+    return None if row is None else stored.text(row[0])
 
 
 def save_baseline(
@@ -694,12 +606,12 @@ def list_baselines(path: Path, suite: str | None = None) -> list[dict[str, Any]]
         conn.close()
     return [
         {
-            "suite": _shown(suite),
-            "case": _shown(case),
-            "evaluator": _shown(evaluator),
-            "output": _shown(output),
-            "run_id": None if run is None else _shown(run),
-            "updated": _time(updated),
+            "suite": stored.shown(suite),
+            "case": stored.shown(case),
+            "evaluator": stored.shown(evaluator),
+            "output": stored.shown(output),
+            "run_id": None if run is None else stored.shown(run),
+            "updated": stored.timestamp(updated),
         }
         for suite, case, evaluator, output, run, updated in rows
     ]
