@@ -18,6 +18,21 @@ from accord.engine import sqlite
 from accord.engine.errors import ConfigError
 
 
+def cache_db(root: Path) -> Path:
+    """A project's call cache: `.accord/cache.db` under its root."""
+    return root / ".accord" / "cache.db"
+
+
+def check_cache(root: Path) -> None:
+    """Refuse a project's damaged or newer call cache (a `ConfigError`, exit 2) before a run
+    starts: found at the first model call, it failed that task instead, after others ran."""
+    cache = CallCache(cache_db(root))
+    try:
+        cache.check()
+    finally:
+        cache.close()
+
+
 def call_key(
     model: str,
     api_base: str | None,
@@ -37,7 +52,19 @@ def call_key(
     return hashlib.sha256(document.encode("utf-8")).hexdigest()
 
 
-def _set_up(conn: sqlite3.Connection) -> None:
+FORMAT = 1  # PRAGMA user_version: 1 = the calls table below (0: written before it was set)
+_CHECKED: set[Path] = set()  # caches that passed SQLite's quick check in this process
+
+
+def _set_up(conn: sqlite3.Connection, path: Path) -> None:
+    if path not in _CHECKED:  # once a process: it reads the whole file
+        check = conn.execute("PRAGMA quick_check").fetchone()
+        if check is None or check[0] != "ok":
+            raise sqlite3.DatabaseError(str(check[0] if check else "no answer"))
+        _CHECKED.add(path)
+    # before anything is written: a newer accord's cache is not appended to
+    if sqlite.format_of(conn, FORMAT) < FORMAT:
+        conn.execute(f"PRAGMA user_version = {FORMAT}")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(
@@ -60,9 +87,17 @@ class CallCache:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-                sqlite.set_up(conn, _set_up)
+                conn.text_factory = sqlite.text_or_bytes
+                sqlite.set_up(conn, lambda c: _set_up(c, self.path))
             except OSError as exc:
                 raise ConfigError(f"cannot open the call cache {self.path}: {exc}") from None
+            except sqlite.NewerFormat as exc:
+                conn.close()
+                raise ConfigError(
+                    f"the call cache {self.path} was written by a newer accord (format "
+                    f"{exc.found}; this one reads up to {FORMAT}): upgrade accord, or move it "
+                    "away and this one starts a new one"
+                ) from None
             except sqlite3.Error as exc:
                 if sqlite.is_locked(exc):
                     raise ConfigError(
@@ -72,6 +107,12 @@ class CallCache:
                 raise self._damaged(exc) from None
             self._conn = conn
         return self._conn
+
+    def check(self) -> None:
+        """Open an existing cache now, so that a damaged or newer one is refused (a
+        `ConfigError`) before a run starts rather than at its first model call."""
+        if self.path.exists():
+            self._db()
 
     def get(self, key: str) -> str | None:
         with self._lock:

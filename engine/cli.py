@@ -46,7 +46,9 @@ def handle_errors(func: F) -> F:
                 import traceback
 
                 traceback.print_exc()
-            click.echo(f"error: {exc.text}", err=True)
+            from accord.engine.report.terminal import printable  # may quote stored text
+
+            click.echo(f"error: {printable(exc.text)}", err=True)
             if _json_requested():
                 click.echo(_error_document(exc))
             sys.exit(exc.exit_code)
@@ -639,7 +641,9 @@ def runs_baselines(
         return
     if not rows:
         click.echo("no baselines (an automatic battle saves one on its first run)")
+    from accord.engine.report.terminal import printable
+
     for row in rows:
         text = " ".join(str(row["output"]).split())
         shown = text if len(text) <= 70 else text[:69] + "…"
-        click.echo(f"{row['suite']}  {row['case']}  {row['evaluator']}  {shown}")
+        click.echo(printable(f"{row['suite']}  {row['case']}  {row['evaluator']}  {shown}"))

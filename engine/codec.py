@@ -176,13 +176,18 @@ def loads(text: str) -> Any:
         return decode(json.loads(text), 0)
     except CodecError:
         raise
-    except (ValueError, TypeError, KeyError, RecursionError, decimal.InvalidOperation) as exc:
+    # ArithmeticError: an overflowing value (a timedelta of 1e300 seconds) or a decimal
+    # that is not one; IndexError: a registered type's data of the wrong length
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, ArithmeticError) as exc:
         raise CodecError(f"stored output is not valid: {type(exc).__name__}: {exc}") from None
 
 
 def decode(data: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         raise CodecError(f"stored output nested deeper than {MAX_DEPTH} levels")
+    if type(data) is float and not math.isfinite(data):
+        # JSON's 1e999 reads as inf; encode() writes non-finite floats tagged, never so
+        raise CodecError("stored output holds a number out of range")
     if data is None or type(data) in (bool, int, float, str):
         return data
     if type(data) is list:

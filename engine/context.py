@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.engine import render as rendering
-from accord.engine.cache import CallCache
+from accord.engine.cache import CallCache, cache_db
 from accord.engine.catalog import ModelCatalog
 from accord.engine.databases import Database, Databases
 from accord.engine.errors import AccordError, TaskError
@@ -80,7 +80,7 @@ class RunContext:
         if self._models is None:
             cache = None
             if self.cache_mode != "off":
-                cache = CallCache(self.root / ".accord" / "cache.db")
+                cache = CallCache(cache_db(self.root))
             workers: Any = self.executor.model_transport()
             if workers is None and self.project.config.model_workers:
                 from accord.engine.model_workers import ModelWorkers
@@ -294,7 +294,8 @@ class TaskContext:
     async def execute(self) -> Any:
         """Run the task type's coroutine (or reuse a resumed run's output), then its export;
         errors name the task."""
-        runner = task_type(self.task.type).run
+        kind = task_type(self.task.type)
+        runner = kind.run
         run = self.run
         try:
             reused, output = False, None
@@ -303,7 +304,7 @@ class TaskContext:
                 if run.store is not None:
                     run.store.input_hashes[self.key] = digest
                 if run.resume is not None:
-                    reused, output = run.resume.lookup(self.key, digest)
+                    reused, output = run.resume.lookup(self.key, digest, kind.accepts)
                     if reused and run.store is not None:
                         run.store.reused.add(self.key)
             pinned = self.task.spec.cache

@@ -364,8 +364,11 @@ class ModelClient:
             key = call_key(model.litellm_model, model.api_base, {"embedding": 1}, inputs, None, 0)
         if self.cache is not None and self.mode in ("on", "readonly", "replay"):
             hit = self.cache.get(key)
-            if hit is not None:
-                return [list(map(float, v)) for v in json.loads(hit)]
+            vectors = _cached_vectors(hit, len(texts)) if hit is not None else None
+            if vectors is not None:
+                return vectors
+            if hit is not None:  # a damaged entry is a miss, recorded anew below
+                self._log.warning("cache_entry_unreadable", task=task, error="not embeddings")
         if self.mode == "replay":
             raise _unrecorded(f"embeddings from model '{model.name}'", task)
         litellm = await litellm_ready()
@@ -488,6 +491,33 @@ class ModelClient:
         return Completion(
             text, calls, fields["input_tokens"], fields["output_tokens"], cost, latency
         )
+
+
+def _cached_vectors(text: str, count: int) -> list[list[float]] | None:
+    """`count` embedding vectors of finite numbers from a cache entry; None for any other."""
+    import json
+    import math
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, list) or len(data) != count:
+        return None
+    vectors = []
+    for vector in data:
+        if not isinstance(vector, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in vector
+        ):
+            return None
+        try:  # an integer of 400 digits overflows a float
+            numbers = [float(x) for x in vector]
+        except OverflowError:
+            return None
+        if not all(math.isfinite(x) for x in numbers):
+            return None
+        vectors.append(numbers)
+    return vectors
 
 
 def _env_seconds(name: str, default: float) -> float:

@@ -141,6 +141,11 @@ class TaskType:
     container: bool = False
     internal: bool = False
     on_failure: Callable[[PlannedTask, str, str], Any] | None = None
+    outputs: tuple[type, ...] | None = None
+
+    def accepts(self, output: Any) -> bool:
+        """Whether `output` may be this type's output (one read back from a run store)."""
+        return self.outputs is None or isinstance(output, self.outputs)
 
 
 TASK_TYPES: Registry[TaskType] = Registry("task type")
@@ -155,17 +160,20 @@ def register_task(
     container: bool = False,
     internal: bool = False,
     on_failure: Callable[[PlannedTask, str, str], Any] | None = None,
+    outputs: tuple[type, ...] | None = None,
 ) -> Callable[[TaskRunner], TaskRunner]:
     """Decorator: `@register_task("formatter", FormatterSpec)` on the runner coroutine.
 
     `internal` types are compiled from other tasks (consistency runs, their selection) and
     cannot be written in a file. `on_failure` turns a failure that outlived the task's
     retries into an output (a consistency sample's failure is dropped by the selection,
-    not a failure of the run).
+    not a failure of the run). `outputs`: the classes its output may have; `--resume` runs
+    the task again rather than reuse a stored output of another class (a tampered store).
     """
 
     def decorate(run: TaskRunner) -> TaskRunner:
-        TASK_TYPES.add(name, TaskType(name, spec, run, container, internal, on_failure))
+        kind = TaskType(name, spec, run, container, internal, on_failure, outputs)
+        TASK_TYPES.add(name, kind)
         return run
 
     return decorate

@@ -13,6 +13,7 @@ from typing import Any
 
 from accord.engine import executor, log
 from accord.engine import variables as workflow_variables
+from accord.engine.cache import check_cache
 from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
 from accord.engine.context import RunContext, Scope
 from accord.engine.paths import shown_path
@@ -162,6 +163,8 @@ async def execute(
     )
     run_id = options.run_id or new_run_id()
     store_path = runs_db(project.root)
+    if options.cache_mode != "off":
+        check_cache(project.root)
     resume = None
     if options.resume:
         resume = ResumeIndex(store_path, find_run(store_path, options.resume).run_id)

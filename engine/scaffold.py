@@ -2,11 +2,14 @@
 
 A DuckDB database over one CSV, the embedded `local` model, a workflow (SQL, a template, an
 agent) with a consistency test that needs no judge, and an evaluation suite of deterministic
-checks. Nothing is overwritten: a folder that already holds any of these files is refused.
+checks. Nothing is overwritten and no link is followed: a folder that already holds any of
+these paths is refused before anything is written.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 from accord.engine.errors import LoadError
@@ -79,19 +82,90 @@ cases:
 
 
 def scaffold(folder: Path) -> list[Path]:
-    """Write the project's files into `folder` (created if missing); their paths."""
-    if folder.exists() and not folder.is_dir():
-        raise LoadError(f"{folder} is a file: give a folder to create the project in")
-    taken = [name for name in FILES if (folder / name).exists()]
-    if taken:
+    """Write the project's files into `folder` (created if missing); their paths.
+
+    Everything is checked before anything is written: a refusal leaves the folder as it
+    was. The folder named on the command line is the user's and may be a link; inside it no
+    link is followed (a `config.yml` or `data` that is a link, even a broken one, is
+    refused), so nothing lands outside it. A write that fails halfway (a full disk) removes
+    what was written.
+    """
+    _check(folder)
+    written: list[Path] = []
+    made: list[Path] = []
+    try:
+        for folder_made in _missing_folders(folder):
+            folder_made.mkdir()
+            made.append(folder_made)
+        for name, text in FILES.items():
+            path = folder / name
+            if not path.parent.is_dir():
+                path.parent.mkdir()
+                made.append(path.parent)
+            # "x": O_CREAT | O_EXCL, which never follows a link nor replaces a file that
+            # appeared since the check
+            with path.open("x", encoding="utf-8") as handle:
+                written.append(path)
+                handle.write(text)
+    except OSError as exc:
+        for path in reversed(written):
+            path.unlink(missing_ok=True)
+        for created in reversed(made):
+            with contextlib.suppress(OSError):
+                created.rmdir()
         raise LoadError(
-            f"{folder} already holds {', '.join(taken)}: accord init writes a new project and "
-            "overwrites nothing; give an empty or new folder"
-        )
-    written = []
-    for name, text in FILES.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
+            f"cannot write the project into {folder}: {exc.strerror or exc} "
+            f"({exc.filename or folder}); nothing was written"
+        ) from None
     return written
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """The folders to create, outermost first, for `folder` to exist."""
+    missing = []
+    for candidate in (folder, *folder.parents):
+        if candidate.is_dir():
+            break
+        missing.append(candidate)
+    return list(reversed(missing))
+
+
+def _check(folder: Path) -> None:
+    """Refuse, before anything is written, a project that could not be written whole."""
+    for candidate in (folder, *folder.parents):
+        if candidate.is_dir():
+            if not os.access(candidate, os.W_OK | os.X_OK):
+                raise LoadError(
+                    f"{candidate} is not writable: accord init cannot create the project "
+                    f"there; give a folder you can write"
+                )
+            break
+        if candidate.is_symlink():
+            raise LoadError(
+                f"{candidate} is a broken symbolic link: accord init writes no file through "
+                "a link; remove the link or give another folder"
+            )
+        if candidate.exists():
+            what = "the folder to create the project in" if candidate == folder else "a folder"
+            raise LoadError(f"{candidate} is a file, not a folder: give {what} that is one")
+    problems = []
+    for name in sorted({part for file in FILES for part in _with_folders(file)}):
+        path = folder / name
+        is_folder = name not in FILES
+        if path.is_symlink():
+            problems.append(f"{name} is a symbolic link")
+        elif is_folder and path.exists() and not path.is_dir():
+            problems.append(f"{name} is a file where accord init puts a folder")
+        elif not is_folder and path.exists():
+            problems.append(f"{name} exists")
+    if problems:
+        raise LoadError(
+            f"{folder} cannot take a new project: {'; '.join(problems)}. accord init writes a "
+            "new project, overwrites nothing and follows no link: give an empty or new folder"
+        )
+
+
+def _with_folders(name: str) -> list[str]:
+    """`data/orders.csv` -> `data`, `data/orders.csv`: every path the file needs."""
+    parts = Path(name).parts
+    return [str(Path(*parts[: i + 1])) for i in range(len(parts))]

@@ -31,3 +31,29 @@ def set_up(conn: sqlite3.Connection, steps: Callable[[sqlite3.Connection], None]
                 raise
             conn.rollback()
             time.sleep(PAUSE)
+
+
+class NewerFormat(sqlite3.DatabaseError):
+    """The file's `user_version` is newer than this accord knows: refused, never written."""
+
+    def __init__(self, found: int) -> None:
+        super().__init__(f"format {found}")
+        self.found = found
+
+
+def format_of(conn: sqlite3.Connection, known: int) -> int:
+    """The file's format (`PRAGMA user_version`); `NewerFormat` when it is above `known`."""
+    found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if found > known:
+        raise NewerFormat(found)
+    return found
+
+
+def text_or_bytes(data: bytes) -> str | bytes:
+    """A TEXT value as str, or left as bytes when it is not valid UTF-8: a tampered file's
+    bad text then reads as a value of the wrong type (which readers refuse) instead of
+    failing the whole query."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data

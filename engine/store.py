@@ -10,7 +10,9 @@ Outputs are stored as data (`engine.codec`: JSON read back into accord's own typ
 never pickled: a tampered store can hold wrong values, not code. Stores written by earlier
 versions, which pickled outputs, are migrated when opened: the pickles are deleted unread and
 their runs can no longer be resumed (saying so). A store that fails SQLite's quick check is
-refused with what to do.
+refused with what to do, and so is one a newer accord wrote (its `user_version` above
+`FORMAT`): it is neither migrated nor appended to. Every value read back is checked
+(`engine.stored`); a row that cannot be used is skipped with a warning, never a crash.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ import queue
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accord.engine import codec, sqlite
+from accord.engine import codec, sqlite, stored
 from accord.engine.errors import ConfigError
 from accord.engine.paths import resolved
 from accord.engine.render import jsonable
@@ -92,8 +95,16 @@ def connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"cannot open the run store {path}: {exc}") from None
+    conn.text_factory = sqlite.text_or_bytes
     try:
         sqlite.set_up(conn, lambda c: _set_up(c, path))
+    except sqlite.NewerFormat as exc:
+        conn.close()
+        raise ConfigError(
+            f"the run store {path} was written by a newer accord (format {exc.found}; this "
+            f"one reads up to {FORMAT}): upgrade accord, or move the store away and this one "
+            "starts a new one"
+        ) from None
     except sqlite3.Error as exc:
         conn.close()
         if sqlite.is_locked(exc):
@@ -113,10 +124,12 @@ def _set_up(conn: sqlite3.Connection, path: Path) -> None:
         if check is None or check[0] != "ok":
             raise sqlite3.DatabaseError(str(check[0] if check else "no answer"))
         _CHECKED.add(path)
+    # before anything is written: a newer accord's store is neither migrated nor appended to
+    version = sqlite.format_of(conn, FORMAT)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.executescript(SCHEMA)
-    if conn.execute("PRAGMA user_version").fetchone()[0] < FORMAT:
+    if version < FORMAT:
         _migrate(conn)
     conn.commit()
 
@@ -304,45 +317,59 @@ def interrupt_runs(stores: list[RunStore], reason: str) -> list[RunStore]:
 
 @dataclass(frozen=True)
 class StoredRun:
-    """A run as the store has it."""
+    """A run as the store has it, every field checked: a value of the wrong type or shape
+    (a tampered store) reads as None, or the row is skipped when its id is not text."""
 
     run_id: str
     workflow: str
     path: str
-    started: float
+    started: float | None
     finished: float | None
     status: str
     error: str | None
     summary: dict[str, Any] | None
 
 
-def _run_from_row(row: tuple[Any, ...]) -> StoredRun:
+def _run_from_row(row: tuple[Any, ...]) -> StoredRun | None:
+    run_id = stored.text(row[0])
+    if not run_id:
+        return None  # without its id a run can be neither shown by id nor resumed
     return StoredRun(
-        row[0],
-        row[1],
-        row[2],
-        row[3],
-        row[4],
-        row[5],
-        row[6],
-        json.loads(row[7]) if row[7] else None,
+        run_id,
+        stored.shown(row[1]),
+        stored.shown(row[2]),
+        stored.timestamp(row[3]),
+        stored.timestamp(row[4]),
+        stored.shown(row[5]),
+        None if row[6] is None else stored.shown(row[6]),
+        stored.summary(row[7]),
     )
 
 
+def _skipped(path: Path, what: str, count: int) -> None:
+    if count:
+        from accord.engine import log
+
+        log.get().warning("stored_rows_skipped", store=str(path), rows=what, count=count)
+
+
 def list_runs(path: Path, limit: int = 50) -> list[StoredRun]:
-    """The newest runs first."""
+    """The newest runs first; a row whose id is not text is skipped (and logged)."""
     if not path.is_file():
         return []
     conn = connect(path)
     try:
         rows = conn.execute(
             "SELECT run_id, workflow, path, started, finished, status, error, summary FROM runs"
-            " ORDER BY started DESC LIMIT ?",
+            # a start time that is not a number (a tampered row) sorts last, never as `last`
+            " ORDER BY typeof(started) IN ('integer', 'real') DESC, started DESC LIMIT ?",
             (limit,),
         ).fetchall()
     finally:
         conn.close()
-    return [_run_from_row(r) for r in rows]
+    runs = [run for run in map(_run_from_row, rows) if run is not None]
+    _skipped(path, "runs with an id that is not text", len(rows) - len(runs))
+    return runs
 
 
 def find_run(path: Path, run: str) -> StoredRun:
@@ -360,9 +387,11 @@ def find_run(path: Path, run: str) -> StoredRun:
     return matches[0]
 
 
-def is_run_of(stored: StoredRun, file: Path, root: Path) -> bool:
+def is_run_of(run: StoredRun, file: Path, root: Path) -> bool:
     """Whether a stored run ran `file` (an absolute, resolved path)."""
-    candidate = Path(stored.path)
+    if not run.path or "\x00" in run.path:  # not a path (a tampered store)
+        return False
+    candidate = Path(run.path)
     if candidate.is_absolute():
         return resolved(candidate) == file
     # runs recorded before paths were stored absolute: relative to the folder accord ran
@@ -418,7 +447,8 @@ def find_run_of(path: Path, run: str, workflow: str, file: Path) -> StoredRun:
 
 
 def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
-    """Every stored task result of a run, in the order they were written."""
+    """Every stored task result of a run, in the order they were written; a row whose task
+    key is not text is skipped (and logged), a value of the wrong type reads as None."""
     conn = connect(path)
     try:
         rows = conn.execute(
@@ -428,19 +458,28 @@ def run_results(path: Path, run_id: str) -> list[dict[str, Any]]:
         ).fetchall()
     finally:
         conn.close()
-    return [
-        {
-            "task": r[0],
-            "type": r[1],
-            "status": r[2],
-            "error": r[3],
-            "seconds": r[4],
-            "attempts": r[5],
-            "reused": r[2] == Status.SUCCEEDED.value and r[5] == 0,
-            "output": json.loads(r[6]) if r[6] else None,
-        }
-        for r in rows
-    ]
+    results = []
+    for key, kind, status, error, seconds, attempts, shown in rows:
+        if not isinstance(key, str):
+            continue
+        attempts = attempts if isinstance(attempts, int) and attempts >= 0 else None
+        ok, output = stored.json_value(shown)
+        results.append(
+            {
+                "task": key,
+                "type": stored.shown(kind),
+                "status": stored.shown(status),
+                "error": None if error is None else stored.shown(error),
+                "seconds": stored.number(seconds),
+                "attempts": attempts,
+                "reused": status == Status.SUCCEEDED.value and attempts == 0,
+                "output": output if ok or shown is None else "(the stored output is unreadable)",
+            }
+        )
+    _skipped(
+        path, f"results of run {run_id} with a task key that is not text", len(rows) - len(results)
+    )
+    return results
 
 
 class ResumeIndex:
@@ -472,14 +511,19 @@ class ResumeIndex:
                 "with pickle; accord no longer reads those (a tampered store could run code) "
                 "and removed them, so this run cannot be resumed: run without --resume"
             )
-        self.hashes: dict[str, str] = {str(k): str(h) for k, h, _ in rows}
-        self._texts: dict[str, str] = {str(k): t for k, _, t in rows if isinstance(t, str)}
+        # a row with a key or hash that is not text cannot match a task: that task runs again
+        rows = [r for r in rows if isinstance(r[0], str) and isinstance(r[1], str)]
+        self.hashes: dict[str, str] = {k: h for k, h, _ in rows}
+        self._texts: dict[str, str] = {k: t for k, _, t in rows if isinstance(t, str)}
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self.reused = 0
 
-    def lookup(self, key: str, input_hash: str) -> tuple[bool, Any]:
-        """(True, output) when the earlier run finished this task with the same inputs."""
+    def lookup(
+        self, key: str, input_hash: str, accepts: Callable[[Any], bool] = lambda _: True
+    ) -> tuple[bool, Any]:
+        """(True, output) when the earlier run finished this task with the same inputs and
+        its stored output reads back as one `accepts` takes."""
         if self.hashes.get(key) != input_hash:
             return False, None
         text = self._texts.pop(key, None)
@@ -499,6 +543,12 @@ class ResumeIndex:
             from accord.engine import log
 
             log.get().warning("stored_output_unreadable", task=key, error=exc.message)
+            return False, None
+        if not accepts(output):
+            from accord.engine import log
+
+            what = f"a stored {type(output).__name__} is not an output of this task"
+            log.get().warning("stored_output_unreadable", task=key, error=what)
             return False, None
         self.reused += 1
         return True, output
@@ -524,7 +574,7 @@ def get_baseline(path: Path, suite: str, case_id: str, evaluator: str) -> str | 
         ).fetchone()
     finally:
         conn.close()
-    return None if row is None else str(row[0])
+    return None if row is None else stored.text(row[0])
 
 
 def save_baseline(
@@ -554,8 +604,17 @@ def list_baselines(path: Path, suite: str | None = None) -> list[dict[str, Any]]
         rows = conn.execute(query + " ORDER BY suite, case_id, evaluator", args).fetchall()
     finally:
         conn.close()
-    names = ("suite", "case", "evaluator", "output", "run_id", "updated")
-    return [dict(zip(names, row, strict=True)) for row in rows]
+    return [
+        {
+            "suite": stored.shown(suite),
+            "case": stored.shown(case),
+            "evaluator": stored.shown(evaluator),
+            "output": stored.shown(output),
+            "run_id": None if run is None else stored.shown(run),
+            "updated": stored.timestamp(updated),
+        }
+        for suite, case, evaluator, output, run, updated in rows
+    ]
 
 
 def reset_baselines(path: Path, suite: str | None = None, case_id: str | None = None) -> int:

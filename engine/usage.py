@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,28 +57,57 @@ class Completion:
 
     @classmethod
     def from_cache(cls, text: str) -> Completion:
-        """A cached answer; `ValueError` when the entry is not one (damaged or tampered)."""
+        """A cached answer; `ValueError` when the entry is not one (damaged or tampered):
+        every field is checked before anything is built from it."""
         try:
             data = json.loads(text)
-            calls = tuple(ToolCall(str(i), str(n), str(a)) for i, n, a in data["tool_calls"])
-            numbers = [data[k] for k in ("input_tokens", "output_tokens", "latency")]
-            cost = data["cost"]  # None: the provider's price is not known
-            if not isinstance(data["text"], str) or not all(
-                isinstance(n, int | float) and not isinstance(n, bool)
-                for n in (*numbers, *([] if cost is None else [cost]))
-            ):
-                raise TypeError("wrong types")
-        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+                raise TypeError("no text")
+            calls = tuple(
+                ToolCall(*_texts(call, 3)) for call in _items(data.get("tool_calls"), "tool calls")
+            )
+            cost = data.get("cost")  # None: the provider's price is not known
+            return cls(
+                text=data["text"],
+                tool_calls=calls,
+                input_tokens=_count(data.get("input_tokens")),
+                output_tokens=_count(data.get("output_tokens")),
+                cost=None if cost is None else _amount(cost),
+                latency=_amount(data.get("latency")),
+                cached=True,
+            )
+        except (ValueError, TypeError, OverflowError, RecursionError) as exc:
             raise ValueError(f"not a cached answer: {type(exc).__name__}: {exc}") from None
-        return cls(
-            text=data["text"],
-            tool_calls=calls,
-            input_tokens=int(numbers[0]),
-            output_tokens=int(numbers[1]),
-            cost=None if cost is None else float(cost),
-            latency=float(numbers[2]),
-            cached=True,
-        )
+
+
+def _items(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"{what} are not a list")
+    return value
+
+
+def _texts(value: Any, length: int) -> list[str]:
+    items = _items(value, "a tool call's fields")
+    if len(items) != length or not all(isinstance(item, str) for item in items):
+        raise TypeError(f"a tool call is not {length} texts")
+    return items
+
+
+def _count(value: Any) -> int:
+    """A token count: a whole number, not negative (JSON's 1e999 is a float, and refused)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TypeError(f"{value!r} is not a token count")
+    return value
+
+
+def _amount(value: Any) -> float:
+    """A cost or a latency: a finite number, not negative."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{value!r} is not a number")
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{value!r} is out of range")
+    return number
 
 
 @dataclass

@@ -26,7 +26,7 @@ class FormatterSpec(TaskSpec):
         yield from super().templates()
 
 
-@register_task("formatter", FormatterSpec)
+@register_task("formatter", FormatterSpec, outputs=(str,))
 async def run_formatter(task: PlannedTask, ctx: TaskContext) -> str:
     spec = task.spec
     assert isinstance(spec, FormatterSpec)

@@ -206,13 +206,47 @@ def _lock_down(conn: Any, datasets: tuple[Path, ...], search: Path) -> None:
 _EXPLAIN = re.compile(r"\s*EXPLAIN\s+(?:ANALYZE\s+|ANALYSE\s+)?(.*)", re.IGNORECASE | re.DOTALL)
 
 
+# PRAGMAs that only describe the database or DuckDB itself. Every other one is refused on a
+# read-only database: import_database runs a folder's schema.sql and load.sql,
+# json_execute_serialized_sql runs any statement, copy_database and force_checkpoint write,
+# and the profiling ones write a file.
+_READ_PRAGMAS = frozenset({
+    "collations", "database_list", "database_size", "extension_versions", "functions",
+    "metadata_info", "platform", "show", "show_databases", "show_tables",
+    "show_tables_expanded", "storage_info", "table_info", "user_agent", "version",
+})  # fmt: skip
+_GAP = r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*"
+_PRAGMA_NAME = re.compile(
+    rf"{_GAP}PRAGMA{_GAP}(\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_$]*)", re.IGNORECASE | re.DOTALL
+)
+
+
+def _pragma_name(query: str) -> str | None:
+    """The PRAGMA a statement calls, lower case; None when it cannot be told."""
+    match = _PRAGMA_NAME.match(query)
+    if match is None:
+        return None
+    name = match.group(1)
+    if name.startswith('"'):
+        name = name[1:-1].replace('""', '"')
+    return name.lower()
+
+
 def _check_reads(cursor: Any, sql: str) -> None:
     """Refuse any statement of `sql` that is not a read; EXPLAIN ANALYZE runs the statement
-    it explains, so that one is checked too."""
+    it explains, so that one is checked too, and a PRAGMA must be one that only reads."""
     for statement in cursor.extract_statements(sql):
         kind = str(statement.type).rsplit(".", 1)[-1]
         if kind not in _READ_STATEMENTS:
             raise QueryError(read_only_message(kind))
+        if kind == "PRAGMA":
+            name = _pragma_name(statement.query)
+            if name not in _READ_PRAGMAS:
+                raise QueryError(
+                    f"the database is read-only: PRAGMA {name or '(unrecognised)'} is not "
+                    f"allowed (only PRAGMAs that read: {', '.join(sorted(_READ_PRAGMAS))}); "
+                    f"{read_only_advice()}"
+                )
         explained = _EXPLAIN.match(statement.query) if kind == "EXPLAIN" else None
         if explained is not None:
             _check_reads(cursor, explained.group(1))

@@ -124,7 +124,9 @@ _DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_to
 _FIRST_WORD = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*([A-Za-z]+)", re.DOTALL)
 
 
-def _reads_only(action: int, first: str | None, second: str | None, *_: object) -> int:
+def _reads_only(
+    action: int, first: str | None, second: str | None, database: str | None, *_: object
+) -> int:
     """SQLite authorizer of a read-only database: reads, functions and schema pragmas."""
     if action in _READ_ACTIONS:
         return sqlite3.SQLITE_OK
@@ -132,6 +134,12 @@ def _reads_only(action: int, first: str | None, second: str | None, *_: object) 
         denied = (second or "").lower() in _DENIED_FUNCTIONS
         return sqlite3.SQLITE_DENY if denied else sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_PRAGMA and (first or "").lower() in _READ_PRAGMAS:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_UPDATE and first == "sqlite_master" and database == "main":
+        # A table-valued pragma (`pragma_table_info(name)`, accord's own schema query) is
+        # set up on first use with an authorization to update the main schema table (SQLite
+        # 3.40). Nothing can actually write it: the file is opened `mode=ro` and
+        # `writable_schema` is not a pragma allowed here.
         return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
 

@@ -8,12 +8,13 @@ from types import TracebackType
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
 from accord.engine.plan import Plan
 from accord.engine.render import TableView, format_cell
+from accord.engine.report.terminal import printable
+from accord.engine.report.terminal import shown as escape
 from accord.engine.results import RunResult, Status, TaskResult
 from accord.engine.scheduler import Node
 from accord.engine.usage import Usage
@@ -83,7 +84,7 @@ def table_widget(table: TableView, title: str) -> Table:
     # one-column table of short values put 5 letters a line): it is printed on its own
     widget = Table(show_lines=False)
     for column in table.columns:
-        widget.add_column(column, overflow="fold")
+        widget.add_column(escape(column), overflow="fold")
     for row in table.rows[:MAX_ROWS]:
         widget.add_row(*(escape(format_cell(v)) for v in row))
     if len(table.rows) > MAX_ROWS:
@@ -125,7 +126,7 @@ def _show_output(console: Console, name: str, output: Any) -> None:
                 "stdout to a file has all of it[/]"
             )
         elif not console.is_terminal:
-            console.file.write(text + "\n")  # in full, and without rich's layout: it is slow
+            console.file.write(printable(text) + "\n")  # in full, without rich's slow layout
         else:
             console.print(escape(text), highlight=False)
 

@@ -8,16 +8,19 @@ import json
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from accord.engine.report.terminal import printable, shown
 from accord.engine.store import INTERRUPTED, StoredRun
 
 
 def _when(timestamp: float | None) -> str:
     if timestamp is None:
         return ""
-    return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, ValueError, OSError):  # at the ends of what the local clock shows
+        return ""
 
 
 def _run_json(run: StoredRun) -> dict[str, Any]:
@@ -51,12 +54,12 @@ def render_runs(runs: list[StoredRun], fmt: str) -> str:
         counts = ", ".join(f"{v} {k}" for k, v in tasks.items() if v)
         seconds = summary.get("seconds")
         table.add_row(
-            run.run_id,
-            escape(run.workflow),
-            run.status,
+            shown(run.run_id),
+            shown(run.workflow),
+            shown(run.status),
             _when(run.started),
             f"{seconds:.2f}" if seconds is not None else "",
-            counts,
+            shown(counts),
         )
     return _render(table)
 
@@ -70,22 +73,23 @@ def render_run(run: StoredRun, results: list[dict[str, Any]], fmt: str) -> str:
         "status",
         "seconds",
         "error",
-        title=f"run {run.run_id}",
+        title=f"run {shown(run.run_id)}",
         title_justify="left",
     )
     for item in results:
         seconds = item["seconds"]
         table.add_row(
-            escape(item["task"]),
-            item["type"],
-            "reused" if item.get("reused") else item["status"],
+            shown(item["task"]),
+            shown(item["type"]),
+            "reused" if item.get("reused") else shown(item["status"]),
             f"{seconds:.3f}" if seconds is not None else "",
-            escape(item["error"] or ""),
+            shown(item["error"] or ""),
         )
+    # printed as it is, not through rich: only control characters need neutralising
     head = f"{run.workflow} ({run.path}): {run.status}, started {_when(run.started)}"
     if run.status == INTERRUPTED:
         head += (
             f"\n{run.error or 'interrupted'}: `accord run {run.path} --resume "
             f"{run.run_id}` reuses its finished tasks"
         )
-    return head + "\n" + _render(table)
+    return printable(head) + "\n" + _render(table)

@@ -210,7 +210,7 @@ def _spec(ctx: TaskContext) -> EvalNodeSpec:
     return spec
 
 
-@register_task("eval_target", EvalNodeSpec, internal=True)
+@register_task("eval_target", EvalNodeSpec, internal=True, outputs=(Output, type(None)))
 async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
     """The target answers the case; a failure or timeout fails this node (and the case).
     None: a pass_at_k trial not needed (an earlier trial passed)."""
@@ -245,7 +245,7 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
     return output
 
 
-@register_task("eval_check", EvalNodeSpec, internal=True)
+@register_task("eval_check", EvalNodeSpec, internal=True, outputs=(Finding, type(None)))
 async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding | None:
     """One evaluator on the case's output; its errors are recorded on the finding."""
     spec = _spec(ctx)
@@ -322,7 +322,7 @@ def _finalise(spec: EvaluatorSpec, finding: Finding) -> Finding:
     return finding
 
 
-@register_task("eval_verdict", EvalNodeSpec, internal=True)
+@register_task("eval_verdict", EvalNodeSpec, internal=True, outputs=(CaseResult, type(None)))
 async def run_verdict(task: PlannedTask, ctx: TaskContext) -> CaseResult | None:
     """The case's score and verdict from its findings (None: a trial not needed)."""
     spec = _spec(ctx)

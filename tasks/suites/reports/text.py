@@ -12,9 +12,9 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from accord.engine.clip import SHOWN_IN_FILES, clip, kept_in
+from accord.engine.report.terminal import shown as escape
 from accord.tasks.suites.core.gate import GateResult
 from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.outcomes import PairRecord, SuiteResult, TestOutcome
