@@ -14,11 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-<<<<<<< HEAD
 from accord.engine.clip import SHOWN_IN_FILES, clip, clip_lines, kept_in
-=======
 from accord.engine.report.terminal import shown as escape
->>>>>>> h3
 from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.verdicts import SuiteRun
