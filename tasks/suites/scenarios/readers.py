@@ -13,11 +13,12 @@ import json
 import re
 import shutil
 import sqlite3
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 from typing import Any
 
@@ -265,10 +266,40 @@ def _deny_attach(action: int, *rest: object) -> int:
 def sql_query(root: Path, raw: str, query: str) -> list[dict[str, Any]]:
     """The rows of `query` on a sqlite file inside `root`, opened read-only (no ATTACH)."""
     uri = f"{existing_file(root, raw).as_uri()}?mode=ro"
-    with closing(sqlite3.connect(uri, uri=True)) as connection:
-        connection.set_authorizer(_deny_attach)
-        connection.row_factory = sqlite3.Row
-        return [dict(row) for row in connection.execute(query).fetchall()]
+    opened: list[sqlite3.Connection] = []
+
+    def fetch() -> list[dict[str, Any]]:
+        with closing(sqlite3.connect(uri, uri=True)) as connection:
+            opened.append(connection)
+            connection.set_authorizer(_deny_attach)
+            connection.row_factory = sqlite3.Row
+            return [dict(row) for row in connection.execute(query).fetchall()]
+
+    return _interruptible(fetch, opened)
+
+
+def _interruptible(
+    fetch: Callable[[], list[dict[str, Any]]], opened: list[sqlite3.Connection]
+) -> list[dict[str, Any]]:
+    """`fetch()` in a thread of its own (which opens and closes the connection): the calling
+    thread waits on a future, where Ctrl-C reaches it. Blocked inside SQLite it would not see
+    Ctrl-C until the query ended, and a recursive CTE may never end. On Ctrl-C the query is
+    interrupted, again until it stops (an interrupt sent before it began does nothing), for
+    at most a few seconds; a query that does not stop is left to the process's exit."""
+    from accord.engine.blocking import start_blocking
+
+    rows = start_blocking(fetch)
+    try:
+        return rows.result()
+    except KeyboardInterrupt:
+        deadline = time.monotonic() + 5
+        while not rows.done() and time.monotonic() < deadline:
+            for connection in opened:
+                with suppress(sqlite3.ProgrammingError):  # closed: the query is over
+                    connection.interrupt()
+            with suppress(TimeoutError):
+                rows.exception(timeout=0.05)
+        raise
 
 
 def host_allowed(host: str, allow_hosts: frozenset[str]) -> bool:
