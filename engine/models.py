@@ -138,6 +138,19 @@ def _is_retryable(exc: Exception) -> bool:
     return isinstance(status, int) and (status == 429 or 500 <= status <= 599)
 
 
+def _refused(exc: BaseException) -> ConnectionRefusedError | None:
+    """A refused connection (ECONNREFUSED) anywhere in the error's chain: litellm reports it
+    as a connection error, or as an InternalServerError, several wrappers above the cause."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def redact(text: str, secrets: list[str]) -> str:
     """`text` with every secret (API key, password) replaced by `[redacted]`.
 
@@ -464,7 +477,15 @@ class ModelClient:
         elif _JSON_PROBLEM.search(message):
             message = f"the provider's answer is not valid JSON ({message})"
         hint = ""
-        if kind == "AuthenticationError":
+        refused = _refused(exc)
+        if refused is not None:
+            # nothing listens at the address: a retry a second later meets the same closed
+            # port, and the retries only delayed saying so (44 s)
+            where = _shown_base(model.api_base) if model.api_base else f"the endpoint ({refused})"
+            message = f"connection refused by {where}"
+            hint = " (nothing listens there: start the server, or fix api_base in config.yml)"
+            kind = "ConnectionRefused"
+        elif kind == "AuthenticationError":
             hint = f" (check the key in {model.key_var or 'the model entry'})"
         elif model.api_base and (kind == "APIConnectionError" or "Connection error" in message):
             hint = f" (is {_shown_base(model.api_base)} reachable?)"
@@ -473,7 +494,7 @@ class ModelClient:
             task=task,
             model=model.name,
             kind=kind,
-            permanent=not _is_retryable(exc),
+            permanent=refused is not None or not _is_retryable(exc),
             attempts=attempt,
         )
 
