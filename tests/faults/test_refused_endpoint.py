@@ -7,6 +7,8 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
+
 from tests.faults.helpers import accord, assert_no_traceback
 
 
@@ -17,11 +19,15 @@ def closed_port() -> int:
     return port  # closed again: a connection to it is refused
 
 
-def test_a_refused_connection_fails_at_once_naming_the_endpoint(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [0, 1])  # also from a model worker process
+def test_a_refused_connection_fails_at_once_naming_the_endpoint(
+    tmp_path: Path, workers: int
+) -> None:
     base = f"http://127.0.0.1:{closed_port()}/v1"
     (tmp_path / "config.yml").write_text(
         f"models:\n  - name: local\n    model: openai/gpt-test\n    api_base: {base}\n"
         "    api_key: k\n    max_retries: 6\ndefaults:\n  model: local\n"
+        + (f"model_workers: {workers}\n" if workers else "")
     )
     path = tmp_path / "ask.workflow.yml"
     path.write_text("tasks:\n  - name: ask\n    type: agent\n    prompt: hi\n")
