@@ -60,7 +60,7 @@ def test_a_code_judge_printing_past_its_timeout_is_killed_and_the_run_ends(
     assert "gave no answer within 1 s (killed)" in record["error"]
 
 
-def test_a_command_target_printing_too_much_is_capped_and_says_so(tmp_path: Path) -> None:
+def test_what_is_kept_of_a_programs_output_is_capped_and_says_so(tmp_path: Path) -> None:
     # what is kept of a program's output has a cap; the rest is read and dropped, and the
     # result says where it was cut
     flood = "yes | head -c 3000000"
