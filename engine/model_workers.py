@@ -58,6 +58,22 @@ def answer_fields(litellm: Any, response: Any) -> dict[str, Any]:
     }
 
 
+REFUSED = "ConnectionRefused"  # the kind of an error whose cause is a refused connection
+
+
+def refused_connection(exc: BaseException) -> bool:
+    """A refused connection (ECONNREFUSED) anywhere in the error's chain: litellm reports it
+    as a connection error, or as an InternalServerError, several wrappers above the cause."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def _error_fields(exc: BaseException) -> tuple[str, str, int | None, str | None]:
     headers: Any = getattr(exc, "litellm_response_headers", None)
     response = getattr(exc, "response", None)
@@ -69,7 +85,8 @@ def _error_fields(exc: BaseException) -> tuple[str, str, int | None, str | None]
         retry_after = str(value) if value is not None else None
     status = getattr(exc, "status_code", None)
     message = str(getattr(exc, "message", "") or exc)
-    return type(exc).__name__, message, status if isinstance(status, int) else None, retry_after
+    kind = REFUSED if refused_connection(exc) else type(exc).__name__  # its chain stays here
+    return kind, message, status if isinstance(status, int) else None, retry_after
 
 
 def _worker_main(conn: Any) -> None:

@@ -24,7 +24,7 @@ from accord.engine.catalog import ModelCatalog as ModelCatalog
 from accord.engine.catalog import ModelConfig
 from accord.engine.errors import ConfigError, ModelError
 from accord.engine.local_model import local_model_problem
-from accord.engine.model_workers import ModelWorkers, answer_fields
+from accord.engine.model_workers import REFUSED, ModelWorkers, answer_fields, refused_connection
 from accord.engine.ratelimit import RequestPacer as RequestPacer
 from accord.engine.ratelimit import _Limiters
 from accord.engine.retry import RetryPolicy, wait_out
@@ -467,7 +467,15 @@ class ModelClient:
         elif _JSON_PROBLEM.search(message):
             message = f"the provider's answer is not valid JSON ({message})"
         hint = ""
-        if kind == "AuthenticationError":
+        refused = refused_connection(exc) or kind == REFUSED
+        if refused:
+            # nothing listens at the address: a retry a second later meets the same closed
+            # port, and the retries only delayed saying so (44 s)
+            where = _shown_base(model.api_base) if model.api_base else f"the provider ({message})"
+            message = f"connection refused by {where}"
+            hint = " (nothing listens there: start the server, or fix api_base in config.yml)"
+            kind = REFUSED
+        elif kind == "AuthenticationError":
             hint = f" (check the key in {model.key_var or 'the model entry'})"
         elif model.api_base and (kind == "APIConnectionError" or "Connection error" in message):
             hint = f" (is {_shown_base(model.api_base)} reachable?)"
@@ -476,7 +484,7 @@ class ModelClient:
             task=task,
             model=model.name,
             kind=kind,
-            permanent=not _is_retryable(exc),
+            permanent=refused or not _is_retryable(exc),
             attempts=attempt,
         )
 

@@ -169,18 +169,18 @@ def _tasks() -> dict[str, Any]:
     def run_program(
         argv: list[str], stdin: bytes, cwd: str, timeout: float, env: dict[str, str] | None
     ) -> tuple[str, Any]:
-        import subprocess
+        import asyncio
 
+        from accord.engine import programs
+
+        # the same run as on this machine: pipes drained, the group killed, output capped
         try:
-            done = subprocess.run(
-                argv, input=stdin, capture_output=True, cwd=cwd, timeout=timeout,
-                env={**os.environ, **env} if env else None, start_new_session=True, check=False,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            return "timeout", None
+            done = asyncio.run(programs.run_program(argv, stdin, Path(cwd), timeout, env))
         except OSError as exc:
             return "oserror", exc.strerror or str(exc)
-        return "done", (done.stdout, done.stderr, done.returncode)
+        if done.timed_out:
+            return "timeout", None
+        return "done", (done.stdout, done.stderr, done.code)
 
     @ray.remote(max_retries=RETRIES)
     def evaluate(evaluator: Any, case: Any, output: Any) -> tuple[str, Any]:

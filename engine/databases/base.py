@@ -101,11 +101,21 @@ def register_database(kind: DatabaseKind) -> DatabaseKind:
 
 class Interrupter:
     """The way to stop one query running in a worker thread, set by the thread once the
-    query has a connection; fired from the event loop when the awaiting task is cancelled."""
+    query has a connection; fired from the event loop when the awaiting task is cancelled.
+
+    A database's interrupt only stops a statement already running: one sent while the query
+    is still starting (a cursor made, `execute` not yet begun) does nothing, and the query
+    then ran to its end, with Ctrl-C lost. So a fired interrupter keeps interrupting, at
+    growing intervals, until the worker disarms it (the query is over, however it ended).
+    """
+
+    FIRST_GAP = 0.02  # seconds between interrupts, doubling up to LAST_GAP
+    LAST_GAP = 0.5
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._stop: Callable[[], None] | None = None
+        self._over = threading.Event()
         self.fired = False
 
     def arm(self, stop: Callable[[], None]) -> None:
@@ -119,12 +129,28 @@ class Interrupter:
         """The query is over: waits for a stop in progress, so none reaches a closed handle."""
         with self._lock:
             self._stop = None
+            self._over.set()
 
     def fire(self) -> None:
         with self._lock:
+            if self.fired or self._over.is_set():
+                return
             self.fired = True
+        self._interrupt()
+        threading.Thread(
+            target=self._keep_interrupting, name="accord-interrupt", daemon=True
+        ).start()
+
+    def _interrupt(self) -> None:
+        with self._lock:
             if self._stop is not None:
                 self._stop()
+
+    def _keep_interrupting(self) -> None:
+        gap = self.FIRST_GAP
+        while not self._over.wait(gap):
+            self._interrupt()
+            gap = min(gap * 2, self.LAST_GAP)
 
 
 async def in_thread(
@@ -134,8 +160,15 @@ async def in_thread(
     import asyncio  # not at import: `accord validate` never runs a query
 
     interrupter = Interrupter()
+
+    def run_to_its_end() -> QueryResult:
+        try:
+            return run(sql, limit, interrupter)
+        finally:
+            interrupter.disarm()  # also when it failed before arming: the stop is over
+
     try:
-        return await asyncio.to_thread(run, sql, limit, interrupter)
+        return await asyncio.to_thread(run_to_its_end)
     except asyncio.CancelledError:
         interrupter.fire()
         raise

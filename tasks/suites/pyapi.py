@@ -598,6 +598,10 @@ def _run_in_loop(make: Callable[[], Coroutine[Any, Any, RunT]]) -> RunT:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # outside the `except`: a failure would show "no running event loop" first
         return asyncio.run(make())
     box: dict[str, Any] = {}
 

@@ -283,7 +283,8 @@ def test_unreachable_api_base_is_a_clear_error(tmp_path: Path, fake_llm: FakeOpe
     (tmp_path / "config.yml").write_text(config.replace("max_retries: 2", "max_retries: 0"))
     result = run_cli("run", str(path))
     assert result.exit_code != 0
-    assert "Connection error" in result.stderr and "127.0.0.1:9/v1 reachable" in result.stderr
+    assert "connection refused by http://127.0.0.1:9/v1" in result.stderr
+    assert "nothing listens there" in result.stderr
 
 
 def test_every_model_call_failing_exits_3(tmp_path: Path, fake_llm: FakeOpenAI) -> None:

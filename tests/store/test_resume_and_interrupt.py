@@ -6,10 +6,12 @@ Also: `--resume ""` and a `--project` folder that does not exist are usage error
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -145,22 +147,42 @@ def test_an_interrupted_run_is_recorded_and_can_be_resumed(
         + "  - name: after\n    type: formatter\n    template: '{{ q1 }}'\n"
     )
     db = tmp_path / ".accord" / "runs.db"
+    # the debug log says when q1 starts; the signal is sent then, while its query may still
+    # be starting (a stop sent before DuckDB's execute began used to be lost, and the run
+    # went on for minutes)
     process = subprocess.Popen(
-        [sys.executable, "-m", "accord.cli", "run", str(a), "--quiet"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if db.is_file() and stored_results(db).get("q0") == "succeeded":
-            break
-        time.sleep(0.05)
-    assert process.poll() is None, process.communicate()
-    time.sleep(0.3)  # the slow query is under way
-    process.send_signal(signum)
-    _out, err = process.communicate(timeout=30)
+        [sys.executable, "-m", "accord.cli", "--log-level", "debug", "--log-format", "json",
+         "run", str(a), "--quiet"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    q1_started = threading.Event()
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            if '"task_started"' in line and '"q1"' in line:
+                q1_started.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        assert q1_started.wait(timeout=60), "".join(lines)
+        deadline = time.monotonic() + 60
+        while process.poll() is None and stored_results(db).get("q0") != "succeeded":
+            assert time.monotonic() < deadline, "q0 was never stored"
+            time.sleep(0.05)  # polls for the row, the event waited for
+        assert process.poll() is None, "".join(lines)
+        process.send_signal(signum)
+        process.wait(timeout=30)
+        reader.join(timeout=10)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    err = "".join(lines)
     assert process.returncode == exit_code, err
     assert "interrupted" in err and "--resume" in err and "Traceback" not in err
 

@@ -12,7 +12,6 @@ agent's next turn.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from accord.engine.blocking import call_blocking
 from accord.engine.errors import AccordError
 from accord.tasks.suites.conversations.turns import ToolCall, Turn
 
@@ -104,7 +104,7 @@ class PythonAgent(Agent):
         if _is_async(fn) or (not inspect.isroutine(fn) and _is_async(type(fn).__call__)):
             value = fn(given)
         else:  # a blocking agent runs in a thread: the turn's timeout still holds
-            value = await asyncio.to_thread(_drained, fn, given)
+            value = await call_blocking(_drained, fn, given)
         if inspect.isawaitable(value):
             value = await value
         if inspect.isasyncgen(value):
@@ -239,20 +239,37 @@ class ModelAgent(Agent):
                 return Reply(text=completion.text.strip(), tool_calls=made)
             messages.append(completion.message())
             for call in completion.tool_calls:
-                result = await self._run_tool(call.name, _parsed(call.arguments))
-                made.append(ToolCall(call.name, _parsed(call.arguments), result))
+                arguments, problem = _arguments(call.arguments)
+                result = problem or await self._run_tool(call.name, arguments)
+                made.append(ToolCall(call.name, arguments, result))
                 content = result if isinstance(result, str) else json.dumps(result, default=str)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
 
-    async def _run_tool(self, name: str, arguments: Any) -> Any:
+    async def _run_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         fn = self.tools.get(name)
         if fn is None:
             return {"error": f"no tool named '{name}'"}
         try:
-            value = fn(**arguments) if isinstance(arguments, dict) else fn(arguments)
+            if _is_async(fn):
+                value = fn(**arguments)
+            else:  # a blocking tool must not stop the event loop, and so the turn's timeout
+                value = await call_blocking(lambda: fn(**arguments))
             return await value if inspect.isawaitable(value) else value
         except Exception as exc:  # the model sees the error, as with accord's agent tools
             return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _arguments(raw: str) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """A tool call's arguments as the model sent them, and the error the model is sent
+    back instead of a call when they are not a JSON object (as `.agent.yml` agents do)."""
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        problem = f"the arguments are not valid JSON ({exc}); send a JSON object"
+        return {"value": raw}, {"error": problem}
+    if not isinstance(parsed, dict):
+        return {"value": parsed}, {"error": "the arguments must be a JSON object"}
+    return parsed, None
 
 
 def tool_schema(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -16,11 +16,9 @@ A target that fails or times out errors its case; the other cases go on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import inspect
 import json
-import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -29,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from accord.engine.blocking import call_blocking
 from accord.engine.errors import AccordError
 from accord.engine.registry import Registry
 from accord.engine.specbase import Spec
@@ -229,43 +228,21 @@ async def run_program(
     argv: list[str], stdin: bytes, cwd: Path, timeout: float, env: dict[str, str] | None = None
 ) -> tuple[bytes, bytes, int]:
     """Run a program with `stdin` (and `env` on top of this process's environment);
-    (stdout, stderr, exit code). A timeout kills it. The run's executor may run it elsewhere
-    (a Ray task)."""
+    (stdout, stderr, exit code), each stream capped (`engine.programs`). A timeout kills it
+    with its children. The run's executor may run it elsewhere (a Ray task)."""
+    from accord.engine import programs
     from accord.engine.executor import current
 
     elsewhere = await current().program(argv, stdin, cwd, timeout, env)
     if elsewhere is not None:
         return elsewhere
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=str(cwd),
-            start_new_session=True,
-            env={**os.environ, **env} if env else None,
-        )
+        done = await programs.run_program(argv, stdin, cwd, timeout, env)
     except OSError as exc:
         raise TargetFailure(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-    try:
-        async with asyncio.timeout(timeout):
-            stdout, stderr = await proc.communicate(stdin)
-    except TimeoutError:
-        _kill(proc)
-        await proc.wait()
-        raise TargetFailure(f"{argv[0]} gave no answer within {timeout:g} s (killed)") from None
-    except asyncio.CancelledError:
-        _kill(proc)
-        raise
-    return stdout, stderr, proc.returncode or 0
-
-
-def _kill(proc: asyncio.subprocess.Process) -> None:
-    import signal
-
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    if done.timed_out:
+        raise TargetFailure(f"{argv[0]} gave no answer within {timeout:g} s (killed)")
+    return done.stdout, done.stderr, done.code
 
 
 def parse_trace(stdout: str) -> Output:
@@ -380,12 +357,13 @@ class PythonTarget(Target):
 
 
 async def call_python(fn: Callable[..., Any], arg: Any) -> Output:
-    """Call a user's function (a coroutine awaited, a plain one in a thread)."""
+    """Call a user's function (a coroutine awaited, a plain one in a daemon thread of its
+    own, so that one that never returns cannot hold the process after its timeout)."""
     try:
         if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__):
             value = await fn(arg)
         else:
-            value = await asyncio.to_thread(fn, arg)
+            value = await call_blocking(fn, arg)
             if inspect.isawaitable(value):
                 value = await value
     except (TargetFailure, asyncio.CancelledError):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PrivateAttr
 
+from accord.engine.blocking import call_blocking
 from accord.tasks.suites.core.cases import Case, Output, text_of
 from accord.tasks.suites.core.targets import Target, TargetFailure
 
@@ -71,7 +72,7 @@ class AgentClassTarget(Target):
             if self._agent is None:
                 cls = import_class(self.agent_class, root)
                 try:
-                    self._agent = await asyncio.to_thread(cls, self.config)
+                    self._agent = await call_blocking(cls, self.config)
                 except Exception as exc:
                     raise TargetFailure(
                         f"cannot construct {self.agent_class}: {type(exc).__name__}: {exc}"
@@ -91,7 +92,7 @@ class AgentClassTarget(Target):
             ):
                 value = await call(case.input)
             else:
-                value = await asyncio.to_thread(call, case.input)
+                value = await call_blocking(call, case.input)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:

@@ -30,7 +30,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 from typing import Any
 
@@ -330,27 +330,57 @@ def sql_query(root: Path, raw: str, query: str, seconds: float) -> list[dict[str
     stopped after `seconds` (`OutOfTime`) or past `MAX_TEXT` characters of values."""
     uri = f"{existing_file(root, raw).as_uri()}?mode=ro"
     deadline = time.monotonic() + seconds
-    with closing(sqlite3.connect(uri, uri=True)) as connection:
-        connection.set_authorizer(_deny_attach)
-        # sqlite calls this every 10,000 steps of the query's program; true interrupts it
-        connection.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
-        connection.row_factory = sqlite3.Row
-        rows: list[dict[str, Any]] = []
-        size = 0
-        try:
-            for row in connection.execute(query):
-                rows.append(dict(row))
-                size += sum(len(str(value)) + len(key) + 6 for key, value in rows[-1].items())
-                if size > MAX_TEXT:
-                    raise MacroProblem(
-                        f"the query's rows make more than {MAX_TEXT:,} characters "
-                        "(the macro expansion budget); select fewer rows or columns"
-                    )
-        except sqlite3.OperationalError:
-            if time.monotonic() > deadline:
-                raise OutOfTime("the query") from None
-            raise
-        return rows
+    opened: list[sqlite3.Connection] = []
+
+    def fetch() -> list[dict[str, Any]]:
+        with closing(sqlite3.connect(uri, uri=True)) as connection:
+            opened.append(connection)
+            connection.set_authorizer(_deny_attach)
+            # sqlite calls this every 10,000 steps of the query's program; true interrupts it
+            connection.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+            connection.row_factory = sqlite3.Row
+            rows: list[dict[str, Any]] = []
+            size = 0
+            try:
+                for row in connection.execute(query):
+                    rows.append(dict(row))
+                    size += sum(len(str(value)) + len(key) + 6 for key, value in rows[-1].items())
+                    if size > MAX_TEXT:
+                        raise MacroProblem(
+                            f"the query's rows make more than {MAX_TEXT:,} characters "
+                            "(the macro expansion budget); select fewer rows or columns"
+                        )
+            except sqlite3.OperationalError:
+                if time.monotonic() > deadline:
+                    raise OutOfTime("the query") from None
+                raise
+            return rows
+
+    return _interruptible(fetch, opened)
+
+
+def _interruptible(
+    fetch: Callable[[], list[dict[str, Any]]], opened: list[sqlite3.Connection]
+) -> list[dict[str, Any]]:
+    """`fetch()` in a thread of its own (which opens and closes the connection): the calling
+    thread waits on a future, where Ctrl-C reaches it. Blocked inside SQLite it would not see
+    Ctrl-C until the query ended, and a recursive CTE may never end. On Ctrl-C the query is
+    interrupted, again until it stops (an interrupt sent before it began does nothing), for
+    at most a few seconds; a query that does not stop is left to the process's exit."""
+    from accord.engine.blocking import start_blocking
+
+    rows = start_blocking(fetch)
+    try:
+        return rows.result()
+    except KeyboardInterrupt:
+        deadline = time.monotonic() + 5
+        while not rows.done() and time.monotonic() < deadline:
+            for connection in opened:
+                with suppress(sqlite3.ProgrammingError):  # closed: the query is over
+                    connection.interrupt()
+            with suppress(TimeoutError):
+                rows.exception(timeout=0.05)
+        raise
 
 
 def host_allowed(host: str, allow_hosts: frozenset[str]) -> bool:
