@@ -10,7 +10,6 @@ Filters are plain GET forms, so every view is a URL (and works without JavaScrip
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from http import HTTPStatus
@@ -233,16 +232,12 @@ def serve(store: Path, port: int, alpha: float) -> None:
             "(0 picks a free one)"
         ) from None
     url = f"http://127.0.0.1:{server.server_address[1]}/"
-    sys.stdout.write(f"accord view: {url} (read-only; Ctrl-C ends it)\n")
-    sys.stdout.flush()
-    try:
+    try:  # from the URL on: Ctrl-C may come the moment it is printed
+        sys.stdout.write(f"accord view: {url} (read-only; Ctrl-C ends it)\n")
+        sys.stdout.flush()
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
     sys.stdout.write("accord view: stopped\n")
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2, default=str)

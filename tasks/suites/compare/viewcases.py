@@ -172,8 +172,8 @@ def case_page(row: RunRow, name: str, nodes: list[Node]) -> str:
         target = targets.get(base, (None, None, None))[2]
         parts.append(f"<h2>repeat {int(value.repeat) + 1}: "
                      f'<span class="{e(value.status)}">{e(value.status)}</span></h2>')  # fmt: skip
-        rows = [("input", _pre(value.input)), ("expected", _pre(value.expected)),
-                ("output", _pre(value.output)),
+        rows = [("case", e(value.id)), ("input", _pre(value.input)),
+                ("expected", _pre(value.expected)), ("output", _pre(value.output)),
                 ("score", e("-" if value.score is None else f"{value.score:.4f}"))]  # fmt: skip
         if value.error:
             rows.append(("error", _pre(value.error)))
