@@ -117,10 +117,11 @@ def mcnemar_critical(m: int, alpha: float) -> int | None:
     # p(b) = 2 * sum_{i <= m - b} C(m, i) / 2^m for b > m / 2: grow the lower tail while it
     # stays significant; its last index j gives the critical b = m - j
     limit = Fraction(alpha) * 2**m / 2
-    tail, j = 0, -1
-    while j + 1 < (m + 1) // 2 and tail + math.comb(m, j + 1) <= limit:
+    tail, j, term = 0, -1, 1  # term: C(m, j + 1), updated as j grows
+    while j + 1 < (m + 1) // 2 and tail + term <= limit:
         j += 1
-        tail += math.comb(m, j)
+        tail += term
+        term = term * (m - j) // (j + 1)
     return None if j < 0 else m - j
 
 
