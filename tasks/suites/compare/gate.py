@@ -93,9 +93,17 @@ def _check(request: BaselineRequest) -> None:
 
     if is_file_ref(request.ref):
         load_ref(request.ref, request.store)
-    elif not list_rows(request.store, limit=1):
-        from accord.engine.errors import ConfigError
+        return
+    from accord.engine.errors import ConfigError
 
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.command.name == "test":
+        # accord test keeps no runs in the store: its baseline is always a results file
+        raise ConfigError(
+            f"--baseline {request.ref}: `accord test` records no runs in the run store; "
+            "give a results file written by `accord test --output-json FILE`"
+        )
+    if not list_rows(request.store, limit=1):
         raise ConfigError(f"--baseline {request.ref}: no runs recorded yet in {request.store}")
 
 
