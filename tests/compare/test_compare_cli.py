@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -85,11 +86,14 @@ def test_a_results_file_is_a_baseline_and_a_side_of_compare(
     file = write(root, suite(set()))
     baseline = tmp_path / "main-results.json"
     accord("eval", file, "--format", "json", "--output", baseline)
-    write(root, suite({8}))
+    write(root, suite({8}, cases=9))
     accord("eval", file, "-q")
     doc = accord("runs", "compare", baseline, "last", "--format", "json", "--project", root).doc()
     assert doc["baseline"] == str(baseline)
     assert [f["case"] for f in doc["suites"][0]["flips"]] == ["c8"]
+    assert doc["suites"][0]["added"] == ["c9"] and doc["suites"][0]["paired_cases"] == 8
+    back = accord("runs", "compare", "last", baseline, "--project", root).stdout
+    assert "removed: c9" in back and "c8: failed -> passed" in back
     assert doc["suites"][0]["pass_rate"]["p_value"] == 1.0  # 1 of 1 discordant: 2 * 1/2
     # a stored run and its own results file compare as equal (4 decimals both ways)
     same = accord("runs", "compare", baseline, baseline, "--format", "json").doc()
@@ -161,3 +165,32 @@ def test_another_suite_or_no_common_case_is_refused(
     assert bad.exit_code == 2 and "not JSON" in bad.stderr
     unknown = accord("runs", "compare", "zzz", "last", "--project", root)
     assert unknown.exit_code == 2 and "'zzz' is not a recorded run" in unknown.stderr
+
+
+def test_a_case_whose_target_crashed_is_an_error_flip(project: Callable[..., Path]) -> None:
+    agent = (
+        "import json, sys\n"
+        "case = json.load(sys.stdin)\n"
+        "if 'crash' in case['input']:\n"
+        "    sys.exit('exploded')\n"
+        "print(json.dumps({'output': case['input']}))\n"
+    )
+    text = (
+        f"name: crashy\ntarget: {{type: command, command: [{sys.executable!r}, agent.py]}}\n"
+        "evaluators:\n  - {type: contains, value: ok}\ncases:\n"
+        "  - {id: a, input: ok a}\n  - {id: b, input: INPUT}\n"
+    )
+    root = project({"agent.py": agent})
+    file = root / "c.eval.yml"
+    file.write_text(text.replace("INPUT", "ok b"))
+    accord("eval", file, "-q")
+    file.write_text(text.replace("INPUT", "ok crash"))
+    gated = accord("eval", file, "-q", "--baseline", "last", "--fail-on-regression", "any")
+    assert gated.exit_code == 1
+    assert "b: passed -> error" in gated.stderr and "exploded" in gated.stderr
+    doc = accord("runs", "compare", "last~1", "last", "--format", "json", "--project", root).doc()
+    flips = doc["suites"][0]["flips"]
+    assert [(f["case"], f["before"], f["after"]) for f in flips] == [("b", "passed", "error")]
+    assert "exploded" in flips[0]["reasons"][0]
+    # an error counts as not passed: one regression of one discordant pair
+    assert doc["suites"][0]["pass_rate"]["regressed"] == 1

@@ -185,15 +185,3 @@ def load_run(path: Path, row: RunRow) -> RunRecord:
             suite.add(case_base(key)[0], Sample("error", None, error=errors[node]))
     suite.repeat = max((len(c.samples) for c in suite.cases.values()), default=1)
     return record
-
-
-def case_nodes(
-    path: Path, run_id: str, case_id: str
-) -> list[tuple[str, str, str, str | None, Any]]:
-    """Every stored node of one case (target, evaluators, verdict; every repeat)."""
-    return [r for r in stored_results(path, run_id) if _belongs(r[0], case_id)]
-
-
-def _belongs(key: str, case_id: str) -> bool:
-    base = key.rsplit(".", 1)[0] if "." in key else key
-    return base == case_id or (_REPEAT.match(base) is not None and case_base(key)[0] == case_id)
