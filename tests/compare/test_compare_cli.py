@@ -194,3 +194,20 @@ def test_a_case_whose_target_crashed_is_an_error_flip(project: Callable[..., Pat
     assert "exploded" in flips[0]["reasons"][0]
     # an error counts as not passed: one regression of one discordant pair
     assert doc["suites"][0]["pass_rate"]["regressed"] == 1
+
+
+def test_last_as_a_baseline_of_several_suites_is_each_suites_last_run(
+    project: Callable[..., Path],
+) -> None:
+    root = project({})
+    first = write(root, suite(set(), cases=2))
+    second = root / "t.eval.yml"
+    second.write_text(suite(set(), cases=2, name="second"))
+    accord("eval", first, second, "-q")
+    second.write_text(suite({2}, cases=2, name="second"))
+    run = accord("eval", first, second, "-q", "--min-pass-rate", "0", "--baseline", "last",
+                 "--fail-on-regression", "any")  # fmt: skip
+    assert run.exit_code == 1
+    assert "suite stable: 2 paired case(s)" in run.stderr
+    assert "suite second: 2 paired case(s)" in run.stderr
+    assert "suite second: c2: passed -> failed" in run.stderr

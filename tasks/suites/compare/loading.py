@@ -42,5 +42,27 @@ def load_ref(
                 "json` (or `accord test --output-json`), or a run id, 'last' or 'last~1'"
             )
         return from_document(path)
+    if len(workflows) > 1 and ref.startswith("last"):
+        return _each_suite(ref, store, before, workflows)
     row = find_row(store, ref, before, workflows)
     return load_run(store, row)
+
+
+def _each_suite(
+    ref: str, store: Path, before: float | None, workflows: tuple[str, ...]
+) -> RunRecord:
+    """`last~N` of each suite of a run of several (each suite is its own stored run)."""
+    merged = RunRecord(label=ref)
+    problems: list[ConfigError] = []
+    for workflow in workflows:
+        try:
+            record = load_run(store, find_row(store, ref, before, (workflow,)))
+        except ConfigError as exc:
+            problems.append(exc)
+            continue
+        merged.suites.update(record.suites)
+        merged.run_ids += record.run_ids
+    if not merged.suites:
+        raise problems[0]
+    merged.label = f"{ref} ({', '.join(merged.run_ids)})"
+    return merged
