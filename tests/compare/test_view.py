@@ -104,6 +104,10 @@ def test_pages_over_http(served: tuple[Path, str]) -> None:
     with pytest.raises(urllib.error.HTTPError) as missing:
         urllib.request.urlopen(f"{url}run?id=nope", timeout=30)
     assert missing.value.code == 404
+    rebound = urllib.request.Request(url, headers={"Host": "attacker.example:80"})
+    with pytest.raises(urllib.error.HTTPError) as foreign:
+        urllib.request.urlopen(rebound, timeout=30)
+    assert foreign.value.code == 403
     assert store.stat().st_mtime_ns == before  # read-only
 
 

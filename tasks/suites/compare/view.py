@@ -70,6 +70,7 @@ class Site:
     def __init__(self, store: Path, alpha: float) -> None:
         self.store = store
         self.alpha = alpha
+        self.port = 0  # set once the server listens
 
     def route(self, path: str, query: dict[str, str]) -> tuple[int, str]:
         handlers = {
@@ -190,6 +191,12 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "accord-view"
 
     def do_GET(self) -> None:
+        port = self.site.port
+        if self.headers.get("Host") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            # a page elsewhere that rebinds its own name to 127.0.0.1 sends its own Host:
+            # refusing it keeps the runs from being read through the user's browser
+            self.send_error(HTTPStatus.FORBIDDEN, "accord view answers 127.0.0.1 only")
+            return
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         status, text = self.site.route(parts.path, query)
@@ -221,7 +228,8 @@ def serve(store: Path, port: int, alpha: float) -> None:
             f"no run store at {store}: run `accord eval` or `accord test` in this project "
             "first, or give --project the project's folder"
         )
-    handler = type("Handler", (_Handler,), {"site": Site(store, alpha)})
+    site = Site(store, alpha)
+    handler = type("Handler", (_Handler,), {"site": site})
     try:
         server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as exc:
@@ -231,7 +239,8 @@ def serve(store: Path, port: int, alpha: float) -> None:
             f"cannot listen on 127.0.0.1:{port}: {exc.strerror}; give another --port "
             "(0 picks a free one)"
         ) from None
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    site.port = int(server.server_address[1])
+    url = f"http://127.0.0.1:{site.port}/"
     try:  # from the URL on: Ctrl-C may come the moment it is printed
         sys.stdout.write(f"accord view: {url} (read-only; Ctrl-C ends it)\n")
         sys.stdout.flush()
