@@ -527,7 +527,7 @@ def schema(kind: str | None) -> None:
     click.echo(json.dumps(documents[kind] if kind else documents, indent=2))
 
 
-@main.group()
+@main.group(cls=LazyGroup)
 def runs() -> None:
     """The run store: past runs and their task results."""
 

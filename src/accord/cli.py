@@ -3,7 +3,9 @@ evaluation commands of `accord.tasks`, imported only when one of them runs."""
 
 from __future__ import annotations
 
-from accord.engine.cli import main
+from typing import cast
+
+from accord.engine.cli import LazyGroup, main, runs
 
 main.lazy["test"] = (
     "accord.tasks.suites.command:test_command",
@@ -12,6 +14,14 @@ main.lazy["test"] = (
 main.lazy["eval"] = (
     "accord.tasks.suites.eval_command:eval_command",
     "Run evaluation suites (.eval.yml, .test.yml) and report their cases.",
+)
+main.lazy["view"] = (
+    "accord.tasks.suites.compare.command:view_command",
+    "A local web page over the run store: runs, cases, comparisons.",
+)
+cast(LazyGroup, runs).lazy["compare"] = (
+    "accord.tasks.suites.compare.command:compare_command",
+    "Compare two runs (or results files) case by case, with paired tests.",
 )
 
 __all__ = ["main"]

@@ -30,6 +30,7 @@ from accord.engine.errors import AccordError, LoadError
 from accord.engine.paths import PathError, refuse_overwrite, resolved
 from accord.engine.project import find_root
 from accord.engine.runner import RunOptions
+from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
 from accord.tasks.suites.core.gate import GateKind, GateResult, Mode, check
 from accord.tasks.suites.core.outcomes import SuiteResult
 from accord.tasks.suites.core.prepared import select
@@ -111,7 +112,7 @@ def run_test_command(command: TestCommand) -> int:
                 ),
                 handle,
             )
-    return _exit_code(result, gate, err)
+    return apply_baseline(_exit_code(result, gate, err), result)
 
 
 def _rule(command: TestCommand) -> str:
@@ -295,6 +296,7 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
 @cache_option
 @executor_options
 @handle_errors
+@baseline_options
 def test_command(
     file: Path | None,
     variables: tuple[str, ...],

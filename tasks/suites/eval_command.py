@@ -27,6 +27,7 @@ from accord.engine.clip import clip, kept_in
 from accord.engine.errors import AccordError, LoadError
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
+from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
 from accord.tasks.suites.reports import evals as reports
@@ -206,7 +207,7 @@ def run_eval_command(command: EvalCommand) -> int:
     if scenarios:
         scenario_runs = [r for r in runs if is_scenario_suite(r.suite)]
         write_reports(scenario_runs, command.output_dir or DEFAULT_OUTPUT_DIR, err)
-    code = _exit_code(runs, gate)
+    code = apply_baseline(_exit_code(runs, gate), runs)
     if code == EXIT_NO_RESULT and len(scenarios) == len(suites):
         return EXIT_FAILED  # a scenario suite's exit codes are 0, 1 and 130 (seed 003)
     return code
@@ -360,6 +361,7 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 @cache_option
 @executor_options
 @handle_errors
+@baseline_options
 def eval_command(
     files: tuple[Path, ...], fmt: str, output: Path | None, report: Path | None,
     output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
