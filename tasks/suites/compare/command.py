@@ -75,8 +75,7 @@ def compare_command(
 def view_command(folder: Path, port: int, alpha: float) -> None:
     """A local web page over the run store (127.0.0.1 only, read-only): runs, cases,
     comparisons and pass rates over time. Ctrl-C ends it."""
-    from accord.tasks.suites.compare.view import serve
-
     from accord.tasks.suites.compare.loading import project_store
+    from accord.tasks.suites.compare.view import serve
 
     serve(project_store(folder), port, alpha)
