@@ -130,3 +130,26 @@ def test_a_workspace_template_stays_in_the_project(home: Path, fake_llm: FakeOpe
     assert result.exit_code == 2
     assert f"{path}:2:" in result.stderr and "workspace template '../../..'" in result.stderr
     nothing_sent(fake_llm)
+
+
+def test_targets_outside_the_project_or_its_code(home: Path, fake_llm: FakeOpenAI) -> None:
+    """A test's own target outside the project, and a targets.yaml entry naming code that is
+    not the project's: both refused at their lines."""
+    (home / "work" / "x.agent.yml").write_text(f"model: fake\nsystem_instructions: {SECRET}\n")
+    targets = home / "work" / "project" / ".agentv" / "targets.yaml"
+    targets.write_text(
+        targets.read_text() + "  - name: shell\n    type: python\n    function: os:system\n"
+    )
+    path = eval_file(
+        home,
+        "tests:\n  - id: a\n    criteria: c\n    input: touch pwned\n"
+        "    execution: {target: ../../x.agent.yml}\n"
+        "  - id: b\n    criteria: c\n    input: touch pwned\n    execution: {target: shell}\n",
+    )
+    result = accord("eval", path)
+    assert result.exit_code == 2
+    assert f"{path}:5:" in result.stderr and "leads outside the project root" in result.stderr
+    assert f"{targets}:7:" in result.stderr
+    assert "python target 'os:system'" in result.stderr
+    assert SECRET not in result.stderr and not (home / "pwned").exists()
+    nothing_sent(fake_llm)
