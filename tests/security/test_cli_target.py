@@ -128,3 +128,26 @@ def test_a_nested_script_reads_the_variable(tmp_path: Path) -> None:
         r["test_id"]: r for r in map(json.loads, (root / "out.jsonl").read_text().split("\n")[:-1])
     }
     assert records["question"]["score"] == 1.0 and records["yaml-input"]["score"] == 0.0
+
+
+def test_files_are_one_argument_each(tmp_path: Path) -> None:
+    """{FILES} unquoted: each input file one argument, whatever its name holds."""
+    recorder = (
+        "import json, sys\njson.dump({'text': json.dumps(sys.argv[2:])}, open(sys.argv[1], 'w'))\n"
+    )
+    root = project(tmp_path, f"{sys.executable} record.py {{OUTPUT_FILE}} {{FILES}}")
+    (root / "record.py").write_text(recorder)
+    odd = "it's $(touch pwned) a b.md"
+    (root / odd).write_text("one")
+    (root / "plain.md").write_text("two")
+    (root / "suite.yaml").write_text(
+        "execution:\n  evaluators:\n    - {name: said, type: contains, value: plain}\n"
+        "tests:\n  - id: files\n    criteria: c\n    input:\n      - role: user\n        content:\n"
+        f"          - {{type: file, value: {json.dumps(odd)}}}\n"
+        "          - {type: file, value: plain.md}\n"
+    )
+    result = accord("eval", root / "suite.yaml", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    (case,) = result.suite()["cases"]
+    assert json.loads(case["output"]) == [str(root / odd), str(root / "plain.md")]
+    no_file_created(root)

@@ -215,7 +215,11 @@ class Builder:
         path = folder / value
         if not real_path(path).is_relative_to(self.root):
             how = "with '..'" if ".." in Path(value).parts else "through a symbolic link"
-            raise PathError(f"{what} '{value}' leads outside the project {self.root} ({how})")
+            raise PathError(
+                f"{what} '{value}' leads outside the project {self.root} ({how}); the project "
+                "is the nearest folder holding config.yml, else .agentv, else the eval file's: "
+                "move the file in, or put config.yml in a folder holding both"
+            )
         return path
 
     def check_workspace(self, workspace: WorkspaceSpec | None, loc: Loc) -> None:
