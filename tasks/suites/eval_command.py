@@ -73,19 +73,18 @@ def load_suites(path: Path, command: EvalCommand) -> list[Suite]:
             seed=command.seed, project_root=command.project_root, agent_class=command.agent_class,
             judge_model=command.judge_model, concurrency=command.max_concurrency,
         )  # fmt: skip
-        resumed = _resumed_run(command)
-        return [load_scenarios(p, options, resume_run=resumed) for p in scenario_paths(path)]
+        paths = scenario_paths(path)
+        resumed = _resumed_run(command, options.root_for(paths[0]))
+        return [load_scenarios(p, options, resume_run=resumed) for p in paths]
     return [load_suite(path, command)]
 
 
-def _resumed_run(command: EvalCommand) -> str | None:
+def _resumed_run(command: EvalCommand, root: Path) -> str | None:
     """The id of the run `--resume` names (a scenario suite's macros are seeded from it)."""
     if command.resume is None:
         return None
-    from accord.engine.project import find_root
     from accord.engine.store import find_run, runs_db
 
-    root, _config = find_root(command.project_root or Path.cwd())
     return find_run(runs_db(root), command.resume).run_id
 
 
@@ -191,11 +190,7 @@ def run_eval_command(command: EvalCommand) -> int:
         err.print(f"warning: {note}", highlight=False, markup=False)
     scenarios = [s for s in suites if is_scenario_suite(s)]
     if scenarios:
-        from accord.tasks.suites.scenarios.runner import (
-            DEFAULT_OUTPUT_DIR,
-            seed_line,
-            write_reports,
-        )
+        from accord.tasks.suites.scenarios.runner import seed_line, write_reports
     for suite in scenarios:
         err.print(seed_line(suite), highlight=False, markup=False)
     quiet = command.quiet or command.fmt != "pretty"
@@ -206,7 +201,7 @@ def run_eval_command(command: EvalCommand) -> int:
     _write(command, runs, gate)
     if scenarios:
         scenario_runs = [r for r in runs if is_scenario_suite(r.suite)]
-        write_reports(scenario_runs, command.output_dir or DEFAULT_OUTPUT_DIR, err)
+        write_reports(scenario_runs, command.output_dir, err)
     code = apply_baseline(_exit_code(runs, gate), runs)
     if code == EXIT_NO_RESULT and len(scenarios) == len(suites):
         return EXIT_FAILED  # a scenario suite's exit codes are 0, 1 and 130 (seed 003)
@@ -353,7 +348,8 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
               "that name none.")  # fmt: skip
 @click.option("--project-root", type=click.Path(path_type=Path, file_okay=False),
               help="Scenario files: the root their macros' files and agent classes are found "
-              "under (default: the working folder).")  # fmt: skip
+              "under (default: the file's project: its nearest config.yml's folder, else its "
+              "own).")  # fmt: skip
 @click.option("--seed", type=int, help="Scenario files: the seed of random macros (default: "
               "the run's; the report shows it).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")

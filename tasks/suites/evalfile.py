@@ -221,10 +221,9 @@ def _check_target(
         problem = project_catalog(project).problem(target.model)
         if problem is not None:
             issues.append(loaded.issue(loc, problem))
-    for field in ("agent", "workflow"):
-        relative = getattr(target, field, None)
-        if isinstance(relative, str) and not (root / relative).is_file():
-            issues.append(loaded.issue(loc, f"{field} file '{relative}' not found under {root}"))
+    problem = target.problem(root)
+    if problem is not None:
+        issues.append(loaded.issue(loc, problem))
 
 
 def _stem(path: Path) -> str:

@@ -5,9 +5,12 @@ core `Suite`: every problem found at once, at its file and line, before anything
   (`expected_outcome` accepted with a warning); `input`/`input_messages` and
   `expected_output`/`expected_messages` as text, an object or messages whose content may be
   blocks `{type: text|file, value}`. A file block is read from the eval file's folder (then
-  its parents, up to the project's); a file matching `.agentv/config.yaml`'s
+  its parents, up to the project's top); a file matching `.agentv/config.yaml`'s
   `guideline_patterns` (default `**/*.instructions.md`) goes to the system message as a
   guideline, any other is inlined as `<file path="...">` text.
+- Files: a file block, an `llm_judge` prompt file and a workspace template stay inside the
+  project: its config.yml's folder, else the folder holding `.agentv`, else the eval file's
+  folder; an absolute path or one leading out (`..`, a symbolic link) is refused at its line.
 - Evaluators: the test's `execution.evaluators` (or `evaluators`), else the file's; none at
   all: an `llm_judge` on the criteria. `rubrics` add a `rubric` evaluator in front.
 - Targets: the test's `execution.target`, else `--target`, else the file's, else `default`.
@@ -29,6 +32,8 @@ from pydantic import Field, TypeAdapter
 from accord.engine.datafiles import jsonl_values
 from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import pydantic_issues, pydantic_issues_at
+from accord.engine.paths import PathError
+from accord.engine.paths import resolved as real_path
 from accord.engine.project import Project, load_project
 from accord.engine.yamlmarks import (
     Loc,
@@ -42,7 +47,7 @@ from accord.tasks.evaluators.base import EvaluatorSpec
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AGENTV, BORDERLINE, PASS, canonical_type
 from accord.tasks.suites.agentv.judges import Composite, LlmJudge, Rubric
-from accord.tasks.suites.agentv.schema import CASE_KEYS, FileSpec, TestSpec
+from accord.tasks.suites.agentv.schema import CASE_KEYS, FileSpec, TestSpec, WorkspaceSpec
 from accord.tasks.suites.agentv.targets import (
     ResolvedTarget,
     TargetProblem,
@@ -160,23 +165,66 @@ class Builder:
         self.folder = source.path.resolve().parent
         agentv = find_agentv_folder(source.path)
         self.top = agentv.parent if agentv is not None else self.folder
+        # what the file may read: its project (config.yml's folder), else AgentV's own top
+        # (the folder holding .agentv), else its folder; the search stops there
+        self.root = (project.root if project.config_path is not None else self.top).resolve()
+        self.search_top = self.top if self.top.is_relative_to(self.root) else self.root
         self.guidelines = _guideline_patterns(agentv)
         self.resolved: dict[str, ResolvedTarget | None] = {}
         self.models: dict[str, Any] = {}
 
     # --- files --------------------------------------------------------------------------
 
-    def find_file(self, value: str) -> Path | None:
-        candidate = Path(value)
-        if candidate.is_absolute():
-            return candidate if candidate.is_file() else None
+    def find_file(self, value: str, what: str = "file") -> Path | None:
+        """AgentV's search for a file an eval file names: from its folder, then each folder
+        above it up to the project's top; None when none holds it. `PathError` for an
+        absolute path, or one that leads out of the project (`..`, a symbolic link)."""
+        if Path(value).is_absolute():
+            raise PathError(
+                f"{what} '{value}' is an absolute path: files named in eval files are "
+                f"relative to the eval file's folder (or a folder above it, up to {self.root})"
+            )
+        refused: PathError | None = None
         for folder in (self.folder, *self.folder.parents):
-            found = folder / value
-            if found.is_file():
-                return found.resolve()
-            if folder == self.top:
+            try:
+                found = self.within(folder, value, what)
+            except PathError as exc:
+                refused = refused or exc
+            else:
+                if found.is_file():
+                    return found.resolve()
+            if folder in (self.search_top, self.root):
                 break
+        if refused is not None:
+            raise refused
         return None
+
+    def within(self, folder: Path, value: str, what: str) -> Path:
+        """`folder / value`, refused unless it stays inside the project."""
+        if Path(value).is_absolute():
+            raise PathError(
+                f"{what} '{value}' is an absolute path: give it relative to the eval file's "
+                f"folder, inside the project {self.root}"
+            )
+        path = folder / value
+        if not real_path(path).is_relative_to(self.root):
+            how = "with '..'" if ".." in Path(value).parts else "through a symbolic link"
+            raise PathError(
+                f"{what} '{value}' leads outside the project {self.root} ({how}); the project "
+                "is the nearest folder holding config.yml, else .agentv, else the eval file's: "
+                "move the file in, or put config.yml in a folder holding both"
+            )
+        return path
+
+    def check_workspace(self, workspace: WorkspaceSpec | None, loc: Loc) -> None:
+        """A workspace template is copied into every workspace: only a folder of the
+        project (relative to the eval file's folder, as AgentV reads it)."""
+        if workspace is None or not workspace.template:
+            return
+        try:
+            self.within(self.folder, workspace.template, "workspace template")
+        except PathError as exc:
+            self.issues.append(self.source.issue((*loc, "workspace", "template"), exc.message))
 
     def is_guideline(self, path: Path) -> bool:
         try:
@@ -216,7 +264,11 @@ class Builder:
                 parts.append(str(block.get("value", "")))
                 continue
             value = str(block.get("value", ""))
-            found = self.find_file(value)
+            try:
+                found = self.find_file(value)
+            except PathError as exc:  # never read, never sent
+                self.issues.append(self.source.issue((*loc, index, "value"), exc.message))
+                continue
             if found is None:
                 self.issues.append(
                     self.source.issue(
@@ -252,6 +304,15 @@ class Builder:
             else:
                 given = " (given by --target)" if name == self.cli_target else ""
                 self.issues.append(self.source.issue(loc, exc.message + given))
+        problem = resolved.target.problem(self.project.root) if resolved is not None else None
+        if problem is not None:
+            if name in self.targets.entries:
+                self.issues.append(
+                    self.targets.issue(("targets", self.targets.index[name]), problem)
+                )
+            else:
+                self.issues.append(self.source.issue(loc, problem))
+            resolved = None
         if resolved is not None and resolved.model is not None:
             self.models[resolved.model.name] = resolved.model
         self.resolved[name] = resolved
@@ -335,7 +396,11 @@ class Builder:
         does not exist."""
         if "\n" in value or " " in value.strip():
             return None
-        found = self.find_file(value)
+        try:
+            found = self.find_file(value, "prompt file")
+        except PathError as exc:
+            self.issues.append(self.source.issue(loc, exc.message))
+            return None
         if found is not None:
             return found.read_text(encoding="utf-8", errors="replace")
         if value.endswith((".md", ".txt", ".prompt", ".jinja", ".j2")) or "/" in value:
@@ -353,6 +418,7 @@ class Builder:
             file_evaluators = self.evaluators(file_exec.evaluators, ("execution", "evaluators"))
         default = (file_exec.target if file_exec else None) or spec.target
         dataset = spec.dataset or spec.name or _stem(self.source.path)
+        self.check_workspace(spec.workspace, ())
         cases = []
         seen: dict[str, int] = {}
         for test, loc in tests:
@@ -383,6 +449,7 @@ class Builder:
                 f"{self.source.path}: test '{test.id}': 'expected_outcome' is the old name "
                 "of 'criteria'"
             )
+        self.check_workspace(test.workspace, loc)
         case_exec = test.execution
         name = (case_exec.target if case_exec else None) or self.cli_target or default or "default"
         target_loc: Loc = (*loc, "execution", "target") if case_exec and case_exec.target else loc

@@ -1,7 +1,8 @@
 """AgentV's program and mock providers as targets.
 
 `cli`: `command_template` run by the shell with `{PROMPT}`, `{GUIDELINES}`, `{EVAL_ID}`,
-`{ATTEMPT}`, `{FILES}` and `{OUTPUT_FILE}` filled in (each quoted for the shell). The answer
+`{ATTEMPT}`, `{FILES}` and `{OUTPUT_FILE}` filled in: each value reaches the command through
+an environment variable, never as text the shell parses (command_template.py). The answer
 is what the program writes to `{OUTPUT_FILE}`, else its stdout: AgentV's JSON
 (`output_messages` with their `tool_calls`, or `text`, and `token_usage`, `cost_usd`,
 `duration_ms`) or plain text. A non-zero exit errors the case with its stderr.
@@ -11,22 +12,18 @@ is what the program writes to `{OUTPUT_FILE}`, else its stdout: AgentV's JSON
 
 from __future__ import annotations
 
-import re
-import shlex
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
+from accord.tasks.suites.agentv.command_template import ENV_PREFIX, render, template_problem
 from accord.tasks.suites.core.cases import Case, Output
 from accord.tasks.suites.core.targets import Target, TargetFailure, parse_trace, run_program, target
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-
-PLACEHOLDERS = ("PROMPT", "GUIDELINES", "EVAL_ID", "ATTEMPT", "FILES", "OUTPUT_FILE")
-_PLACEHOLDER = re.compile(r"\{([A-Z_]+)\}")
 
 
 @target("cli")
@@ -40,14 +37,10 @@ class CliTarget(Target):
 
     @field_validator("command_template")
     @classmethod
-    def _known_placeholders(cls, value: str) -> str:
-        unknown = sorted(set(_PLACEHOLDER.findall(value)) - set(PLACEHOLDERS))
-        if unknown:
-            raise ValueError(
-                f"unknown placeholder {{{unknown[0]}}} in command_template (known: "
-                + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
-                + ")"
-            )
+    def _fillable(cls, value: str) -> str:
+        problem = template_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     def describe(self) -> str:
@@ -56,23 +49,29 @@ class CliTarget(Target):
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         with tempfile.TemporaryDirectory(prefix="accord-cli-") as scratch:
             output_file = Path(scratch) / "output.json"
+            files = [str(f) for f in getattr(case, "input_files", ())]
             values = {
                 "PROMPT": getattr(case, "prompt_text", lambda: case.prompt)(),
                 "GUIDELINES": getattr(case, "guidelines", ""),
                 "EVAL_ID": case.id,
                 "ATTEMPT": str(repeat),
                 "OUTPUT_FILE": str(output_file),
+                "FILES": " ".join(files),
             }
-            files = " ".join(shlex.quote(f) for f in getattr(case, "input_files", ()))
-
-            def fill(match: re.Match[str]) -> str:
-                name = match.group(1)
-                return files if name == "FILES" else shlex.quote(values[name])
-
-            command = _PLACEHOLDER.sub(fill, self.command_template)
-            stdout, stderr, code = await run_program(
-                ["/bin/sh", "-c", command], b"", tctx.root / (self.cwd or "."), self.timeout or 120
-            )
+            if any("\0" in value for value in values.values()):
+                raise TargetFailure(
+                    f"{self.describe()}: a value holds a NUL character, which no program "
+                    "argument or environment variable can carry"
+                )
+            try:
+                command = render(self.command_template, values)
+            except ValueError as exc:
+                raise TargetFailure(f"{self.describe()}: {exc}") from None
+            env = {ENV_PREFIX + name: value for name, value in values.items()}
+            # the input files are the shell's arguments: `{FILES}` unquoted is "$@"
+            argv = ["/bin/sh", "-c", command, "sh", *files]
+            cwd = tctx.root / (self.cwd or ".")
+            stdout, stderr, code = await run_program(argv, b"", cwd, self.timeout or 120, env)
             if code != 0:
                 tail = stderr.decode(errors="replace").strip()[-500:]
                 raise TargetFailure(

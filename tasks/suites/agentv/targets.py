@@ -10,7 +10,7 @@ targets:
     judge_target: azure_base           # the model that judges this target's answers
   - name: mock_agent
     provider: cli                      # a program; {PROMPT} {OUTPUT_FILE} ... filled in
-    command_template: python agent.py --prompt {PROMPT} --output {OUTPUT_FILE}
+    command_template: python agent.py --prompt "{PROMPT}" --output {OUTPUT_FILE}
   - name: small
     type: model                        # accord's own target forms are accepted too
     model: local
@@ -196,11 +196,16 @@ class TargetsFile:
 
 
 def _cli_target(name: str, entry: dict[str, Any], at: Loc) -> Target:
+    from accord.tasks.suites.agentv.command_template import template_problem
     from accord.tasks.suites.agentv.providers import CliTarget
 
-    template = entry.get("command_template") or entry.get("commandTemplate")
+    key = "command_template" if "command_template" in entry else "commandTemplate"
+    template = entry.get(key)
     if not isinstance(template, str) or not template.strip():
         raise TargetProblem(at, f"cli target '{name}' needs a 'command_template'")
+    problem = template_problem(template)
+    if problem is not None:
+        raise TargetProblem((*at, key), f"cli target '{name}': {problem}")
     timeout = entry.get("timeout_seconds")
     try:
         return CliTarget(

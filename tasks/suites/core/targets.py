@@ -16,11 +16,9 @@ A target that fails or times out errors its case; the other cases go on.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -29,6 +27,8 @@ from pydantic import Field, field_validator
 
 from accord.engine.blocking import call_blocking
 from accord.engine.errors import AccordError
+from accord.engine.paths import PathError, inside
+from accord.engine.project_code import ProjectCodeError, import_from_project, module_problem
 from accord.engine.registry import Registry
 from accord.engine.specbase import Spec
 from accord.tasks.suites.core.cases import Case, Output, content_text, text_of
@@ -53,6 +53,11 @@ class Target(Spec):
 
     def describe(self) -> str:
         return self.type
+
+    def problem(self, root: Path) -> str | None:
+        """What keeps this target from running in the project at `root`, found before
+        anything runs (a file outside the project, code that is not the project's), or None."""
+        return None
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         raise NotImplementedError
@@ -137,6 +142,9 @@ class AgentTarget(Target):
     def describe(self) -> str:
         return f"agent {self.agent}"
 
+    def problem(self, root: Path) -> str | None:
+        return file_problem(root, self.agent, "agent file")
+
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         from accord.engine.spec import variable_spec
         from accord.tasks.agent import load_agent
@@ -164,11 +172,14 @@ class WorkflowTarget(Target):
     def describe(self) -> str:
         return f"task '{self.task}' of {self.workflow}" if self.task else self.workflow
 
+    def problem(self, root: Path) -> str | None:
+        return file_problem(root, self.workflow, "workflow file")
+
     def plan(self, root: Path) -> Plan:
         from accord.engine.compile import compile_workflow
         from accord.tasks.suites.core.subdag import sub_plan
 
-        _project, plan = compile_workflow(root / self.workflow)
+        _project, plan = compile_workflow(inside(root, self.workflow, "workflow file"))
         task = self.task or plan.tasks[-1].name
         if task not in plan.by_name:
             known = ", ".join(plan.by_name)
@@ -331,18 +342,25 @@ class PythonTarget(Target):
     def describe(self) -> str:
         return f"python {self.function}"
 
+    def problem(self, root: Path) -> str | None:
+        if self.callable is not None:
+            return None  # given from Python: the caller's own
+        problem = module_problem(self.function.partition(":")[0], root)
+        if problem is None:
+            return None
+        return (
+            f"python target '{self.function}': {problem}; a project file may name only the "
+            "project's own Python code (define the function in a module under the project root)"
+        )
+
     def resolve(self, root: Path) -> Callable[..., Any]:
         if self.callable is not None:
             return self.callable  # type: ignore[no-any-return]
         module_name, _, attr = self.function.partition(":")
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
         try:
-            obj: Any = importlib.import_module(module_name)
-            for part in attr.split("."):
-                obj = getattr(obj, part)
-        except (ImportError, AttributeError) as exc:
-            raise TargetFailure(f"cannot import {self.function}: {exc}") from None
+            obj = import_from_project(module_name, attr, root, f"python target '{self.function}'")
+        except ProjectCodeError as exc:
+            raise TargetFailure(exc.message) from None
         if not callable(obj):
             raise TargetFailure(f"{self.function} is not callable")
         return obj  # type: ignore[no-any-return]
@@ -379,6 +397,15 @@ async def call_python(fn: Callable[..., Any], arg: Any) -> Output:
 
 def _plain(value: Any) -> bool:
     return isinstance(value, dict | list | int | float | bool) or value is None
+
+
+def file_problem(root: Path, relative: str, what: str) -> str | None:
+    """Why the file a target names is not the project's (outside it, or missing), or None."""
+    try:
+        path = inside(root, relative, what)
+    except PathError as exc:
+        return exc.message
+    return None if path.is_file() else f"{what} '{relative}' not found under {root}"
 
 
 def target_from(value: Any) -> Target:

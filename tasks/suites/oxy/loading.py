@@ -14,6 +14,7 @@ from accord.engine.catalog import ModelCatalog
 from accord.engine.compile import compile_workflow
 from accord.engine.errors import AccordError, Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, is_workflow_file, load_spec, load_workflow
+from accord.engine.paths import PathError, inside
 from accord.engine.project import Project, load_project
 from accord.engine.spec import AgentSpec, TestSpecBase
 from accord.engine.yamlmarks import Loc, parse_yaml, read_text
@@ -206,7 +207,11 @@ def _suite_target(
             )
         )
         return None, None
-    target = project.root / ref
+    try:
+        target = inside(project.root, ref, "target")
+    except PathError as exc:
+        issues.append(loaded.issue(("target",) if suite.target is not None else (), exc.message))
+        return None, None
     if not target.is_file():
         issues.append(
             loaded.issue(

@@ -3,7 +3,8 @@ scenario's merged configuration (or None, so it loads its own default) and calle
 input message: `run(message)` or `__call__(message)`, sync or async.
 
 One agent is built per distinct (class, merged configuration): a matrix entry never reuses the
-agent built for another model. The class is imported from the project root. It may answer text,
+agent built for another model. The class must be the project's own code: its module a file
+under the project root (engine/project_code.py). It may answer text,
 or a dict with `output` (or `text`, `response`, `content`) and `usage` (tokens), or an object
 with those attributes.
 """
@@ -11,15 +12,14 @@ with those attributes.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PrivateAttr
 
 from accord.engine.blocking import call_blocking
+from accord.engine.project_code import ProjectCodeError, import_from_project, module_problem
 from accord.tasks.suites.core.cases import Case, Output, text_of
 from accord.tasks.suites.core.targets import Target, TargetFailure
 
@@ -33,24 +33,40 @@ TOKEN_KEYS = {
 }
 
 
-def import_class(path: str, root: Path) -> Any:
-    """`module.Class` (or `module:Class`) imported with the project root on the path."""
+def split_class_path(path: str) -> tuple[str, str]:
+    """`module.Class` (or `module:Class`) as (module, Class); ValueError for another form."""
     module_name, _, name = path.replace(":", ".").rpartition(".")
     if not module_name or not name:
-        raise TargetFailure(f"agent_class '{path}' is not of the form module.Class")
-    for folder in (str(root), str(Path.cwd())):
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
+        raise ValueError(f"agent_class '{path}' is not of the form module.Class")
+    return module_name, name
+
+
+def class_problem(path: str, root: Path) -> str | None:
+    """Why `agent_class` may not be imported for a scenario file (found before anything
+    runs), or None."""
     try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        raise TargetFailure(
-            f"cannot import agent_class '{path}': {type(exc).__name__}: {exc}"
-        ) from None
-    found = getattr(module, name, None)
-    if found is None:
-        raise TargetFailure(f"cannot import agent_class '{path}': {module_name} has no '{name}'")
-    return found
+        module_name, _name = split_class_path(path)
+    except ValueError as exc:
+        return str(exc)
+    problem = module_problem(module_name, root)
+    if problem is None:
+        return None
+    return (
+        f"agent_class '{path}': {problem}; a scenario file may name only the project's own "
+        "Python code: define the agent class in a module under the project root (a subclass "
+        "may wrap an installed one)"
+    )
+
+
+def import_class(path: str, root: Path) -> Any:
+    """`module.Class` (or `module:Class`), a class of the project's own code."""
+    try:
+        module_name, name = split_class_path(path)
+        return import_from_project(module_name, name, root, f"agent_class '{path}'")
+    except ValueError as exc:
+        raise TargetFailure(str(exc)) from None
+    except ProjectCodeError as exc:
+        raise TargetFailure(exc.message) from None
 
 
 class AgentClassTarget(Target):
@@ -64,6 +80,9 @@ class AgentClassTarget(Target):
 
     def describe(self) -> str:
         return self.agent_class
+
+    def problem(self, root: Path) -> str | None:
+        return class_problem(self.agent_class, root)
 
     async def _built(self, root: Path) -> Any:
         if self._lock is None:

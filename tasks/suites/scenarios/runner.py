@@ -3,8 +3,8 @@
 `accord eval scenarios.yaml --agent-class m.C --project-root DIR --judge-model M --output-dir
 DIR --concurrency N` and `RegressionRunner(...).run(path)` load the same suites (a file, or
 every scenario file of a folder), run them on the engine and write one HTML report and its JSON
-per run into the output dir. Exit 0 when every scenario passed, 1 when one failed or errored,
-130 on Ctrl-C.
+per run into the output dir (default: `reports/` of the scenario file's project). Exit 0 when
+every scenario passed, 1 when one failed or errored, 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from accord.tasks.suites.scenarios.suite import (
     seed_of,
 )
 
-DEFAULT_OUTPUT_DIR = Path("reports")
+DEFAULT_OUTPUT_DIR = "reports"  # under each suite's project root
 
 
 def scenario_paths(path: Path) -> list[Path]:
@@ -68,13 +68,18 @@ def scenario_seed(suite: Suite) -> int | None:
     return None
 
 
-def write_reports(runs: list[SuiteRun], output_dir: Path, err: Console) -> list[Path]:
-    """Each scenario run's HTML report and JSON, named after the suite and the run."""
+def write_reports(runs: list[SuiteRun], output_dir: Path | None, err: Console) -> list[Path]:
+    """Each scenario run's HTML report and JSON, named after the suite and the run, in
+    `output_dir`, else in `reports/` of the suite's project."""
     from accord.tasks.suites.reports.scenarios import write_scenario_reports
 
     written: list[Path] = []
     for run in runs:
-        html, data = write_scenario_reports(run, output_dir, seed=scenario_seed(run.suite))
+        folder = output_dir
+        if folder is None:
+            project = run.suite.project
+            folder = (project.root if project is not None else Path.cwd()) / DEFAULT_OUTPUT_DIR
+        html, data = write_scenario_reports(run, folder, seed=scenario_seed(run.suite))
         err.print(f"report: {html} (and {data.name})", highlight=False, markup=False)
         written += [html, data]
     return written
@@ -93,7 +98,7 @@ class RegressionRunner:
         agent_class: type | str | None = None,
         project_root: str | Path | None = None,
         judge_model_id: str | None = None,
-        output_dir: str | Path = DEFAULT_OUTPUT_DIR,
+        output_dir: str | Path | None = None,
         max_concurrency: int = 1,
         macro_functions: Mapping[str, Callable[..., object]] | None = None,
         *,
@@ -109,7 +114,7 @@ class RegressionRunner:
             concurrency=max_concurrency,
             macro_functions=dict(macro_functions or {}),
         )
-        self.output_dir = Path(output_dir)
+        self.output_dir = Path(output_dir) if output_dir is not None else None
         self.cache_mode = cache_mode
         self.quiet = quiet
 

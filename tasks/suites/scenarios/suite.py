@@ -8,6 +8,10 @@ Precedence for `agent_class`, `judge_model_id`, `agent_model_config`, `metrics` 
 file's. A model entry is merged into it under `model` (`{"model": {**config.model, **entry}}`);
 with neither, the agent gets None and loads its own default.
 
+The project root is `--project-root`, else the scenario file's project (its nearest
+config.yml's folder, else its own folder). `agent_class` and `agent_config` files must be the
+project's own (engine/project_code.py, engine/paths.py).
+
 Macros expand once per scenario (one variable scope for its input, expected output and
 criteria, in that order), seeded from the run: `seed_for(run seed, scenario name)`. A macro
 error fails that scenario (its cases error with the message) and the others still run.
@@ -28,6 +32,7 @@ from pydantic import Field
 from accord.engine.catalog import ModelCatalog
 from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
+from accord.engine.paths import PathError, inside
 from accord.engine.yamlmarks import parse_yaml, read_text
 from accord.tasks.suites.core.cases import Case, Output, Suite
 from accord.tasks.suites.core.targets import Target, TargetFailure, target_from
@@ -64,9 +69,13 @@ class ScenarioOptions:
     concurrency: int | None = None
     macro_functions: Mapping[str, Callable[..., object]] = field(default_factory=dict)
 
-    @property
-    def root(self) -> Path:
-        return (self.project_root or Path.cwd()).resolve()
+    def root_for(self, path: Path) -> Path:
+        """The project root of scenario file `path`: `project_root` when given, else the
+        file's project (its nearest config.yml's folder, else its own folder), as for every
+        other file kind; never the working folder, which may be a home folder."""
+        from accord.engine.project import find_root
+
+        return (self.project_root or find_root(path)[0]).resolve()
 
 
 class MacroFailure(Target):
@@ -86,6 +95,9 @@ class ClassTarget(AgentClassTarget):
     """An agent class given as a Python class (RegressionRunner), not a dotted path."""
 
     python_class: Any = Field(None, exclude=True)
+
+    def problem(self, root: Path) -> str | None:
+        return None  # given from Python: the caller's own code
 
     async def _built(self, root: Path) -> Any:
         if self._agent is None:
@@ -119,11 +131,11 @@ def merged_config(config: dict[str, Any] | None, entry: dict[str, Any] | None) -
 
 
 class _Builder:
-    def __init__(self, loaded: Loaded, options: ScenarioOptions) -> None:
+    def __init__(self, loaded: Loaded, options: ScenarioOptions, root: Path) -> None:
         self.loaded = loaded
         self.spec: ScenarioFileSpec = loaded.spec
         self.options = options
-        self.root = options.root
+        self.root = root
         self.issues: list[Issue] = []
         self.targets: dict[str, Target] = {}
         self.catalog: ModelCatalog | None = None
@@ -137,8 +149,12 @@ class _Builder:
         given: dict[str, Any] | str | None = self.pick(scenario, "agent_config")
         if not isinstance(given, str):
             return given
-        path = (self.root / given).resolve()
         at = where if scenario.agent_config is not None else ()
+        try:
+            path = inside(self.root, given, "agent_config file")
+        except PathError as exc:  # never read, so never stored nor shown
+            self.issues.append(self.loaded.issue((*at, "agent_config"), exc.message))
+            return None
         problem = f"agent_config file '{given}' not found under {self.root}"
         if path.is_file():
             data, _marks = parse_yaml(read_text(path), path)
@@ -186,8 +202,23 @@ class _Builder:
             target = AgentClassTarget(agent_class=agent, config=config, timeout=self.spec.timeout)
         text = json.dumps([str(agent), config], sort_keys=True, default=str)
         key = f"agent-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        if key not in self.targets:
+            self.check_target(target, where)
         self.targets.setdefault(key, target)
         return key
+
+    def check_target(self, target: Target, where: Loc) -> None:
+        """Refuse, at the line that named it, an agent that is not the project's own."""
+        problem = target.problem(self.root)
+        if problem is None:
+            return
+        scenario = self.spec.scenarios[int(where[-1])]
+        if scenario.agent_class is not None:
+            self.issues.append(self.loaded.issue((*where, "agent_class"), problem))
+        elif self.spec.agent_class is not None:
+            self.issues.append(self.loaded.issue(("agent_class",), problem))
+        else:
+            self.issues.append(Issue(None, None, None, "--agent-class", problem))
 
     def cases(self, index: int, scenario: ScenarioSpec, seed: int) -> list[Case]:
         where: Loc = ("scenarios", index)
@@ -243,9 +274,10 @@ def load_scenario_file(path: Path, options: ScenarioOptions) -> Suite:
     """Validate a scenario file and build its suite; every problem at once, with lines."""
     from accord.engine.project import load_project
 
-    project = load_project(options.root)
+    root = options.root_for(path)
+    project = load_project(root)
     loaded = load_spec(path, ScenarioFileSpec, kind="scenario")
-    builder = _Builder(loaded, options)
+    builder = _Builder(loaded, options, root)
     builder.catalog = ModelCatalog(project.config)
     seen: dict[str, int] = {}
     cases: list[Case] = []
