@@ -10,6 +10,7 @@ lead anywhere, but never onto a file the project reads.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from accord.engine.errors import AccordError
@@ -97,6 +98,12 @@ def check_filled_parts(parts: list[str], what: str, template: str) -> None:
             )
         if not part.strip():
             raise PathError(f"{what} '{template}': a value filled into it is empty")
+
+
+def file_name_part(text: str, limit: int = 40) -> str:
+    """`text` as part of a file or folder name: letters, digits, dot, dash and underscore
+    only, at most `limit` characters, never empty (a case id `../x/y` is `x-y`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit] or "x"
 
 
 def shown_path(path: Path) -> str:

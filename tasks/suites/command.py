@@ -27,6 +27,7 @@ from accord.engine.cli import (
     variables_option,
 )
 from accord.engine.errors import AccordError, LoadError
+from accord.engine.masking import masked
 from accord.engine.paths import PathError, refuse_overwrite, resolved
 from accord.engine.project import find_root
 from accord.engine.runner import RunOptions
@@ -92,7 +93,7 @@ def run_test_command(command: TestCommand) -> int:
         with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
             results.append(run_tests(suite, options, display))
     result = testfiles.merge(results)
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(file=masked(sys.stderr), soft_wrap=True)
     from accord.tasks.suites.reports.text import print_problems
 
     print_problems(result, err)

@@ -24,6 +24,7 @@ from accord.engine.cli import (
     max_concurrency_option,
 )
 from accord.engine.errors import AccordError, LoadError
+from accord.engine.masking import mask, masked
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
 from accord.tasks.suites.core.cases import Suite
@@ -184,7 +185,7 @@ def run_eval_command(command: EvalCommand) -> int:
     empty = [s for s in suites if not s.cases]
     if empty:
         raise LoadError(f"{empty[0].path}: no case matches the --tag/--case filters")
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(file=masked(sys.stderr), soft_wrap=True)
     for note in (n for s in suites for n in s.notes):
         err.print(f"warning: {note}", highlight=False, markup=False)
     scenarios = [s for s in suites if is_scenario_suite(s)]
@@ -263,19 +264,24 @@ def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | No
         if text is not None:
             sys.stdout.write(text)
         else:
-            reports.print_pretty(runs, Console(soft_wrap=True), quiet=command.quiet)
+            reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
     elif command.output is not None:
         if text is None:
             console = Console(file=None, record=True, width=120, force_terminal=False)
             with console.capture() as capture:
                 reports.print_pretty(runs, console, quiet=command.quiet)
-            text = capture.get()
+            text = mask(capture.get())
         _write_file(command.output, text)
     elif text is not None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        reports.print_pretty(runs, Console(soft_wrap=True), quiet=command.quiet)
+        reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
+
+
+def _stdout_console() -> Console:
+    """The terminal's console, masking what it prints (engine/masking)."""
+    return Console(file=masked(sys.stdout), soft_wrap=True)
 
 
 def _write_file(path: Path, text: str) -> None:
@@ -287,7 +293,7 @@ def _write_file(path: Path, text: str) -> None:
 
 
 def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(file=masked(sys.stderr), soft_wrap=True)
     cases = [c for run in runs for c in run.cases]
     for warning in [w for run in runs for w in run.warnings] + [
         w for c in cases for w in c.warnings

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from accord.engine.masking import mask, mask_data
 from accord.tasks.suites.core.gate import GateResult
 from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.outcomes import PairRecord, SuiteResult, TestOutcome
@@ -113,7 +114,7 @@ def _summary(result: SuiteResult) -> dict[str, Any]:
 
 
 def render_json(result: SuiteResult, gate: GateResult | None = None) -> str:
-    return json.dumps(json_document(result, gate), ensure_ascii=False)
+    return json.dumps(mask_data(json_document(result, gate)), ensure_ascii=False)
 
 
 # --- pretty ------------------------------------------------------------------------------------
@@ -247,7 +248,7 @@ def render_junit(result: SuiteResult, gate: GateResult | None, threshold: float 
         root.set(key, suite.get(key, "0"))
     root.append(suite)
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return mask(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
 
 
 def _junit_test(parent: ET.Element, suite: str, test: TestOutcome, below: float | None) -> None:
