@@ -11,15 +11,18 @@ import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from tests.evals.conftest import Run, accord
+from tests.executors.conftest import ray_cluster
+from tests.fakes import FakeOpenAI
 from tests.scenarios.conftest import judge_server, scenario_project
 from tests.scenarios.conftest import run as run_scenarios
 
-__all__ = ["judge_server", "scenario_project"]  # the scenario project's fixtures, used here
+# fixtures of the scenario and executor tests, used here too
+__all__ = ["judge_server", "ray_cluster", "scenario_project"]
 
 KEY = "sk-env-0123456789abcdefSECRET"  # MY_SECRET_KEY, read through ${{ }} or the provider
 CONFIG_KEY = "sk-config-literal-9876543210"  # written in config.yml
@@ -126,7 +129,7 @@ def test_an_internal_error_of_the_command_is_one_line_and_exit_70(
 
 
 class _Recorder(BaseHTTPRequestHandler):
-    seen: list[str | None] = []
+    seen: ClassVar[list[str | None]] = []
 
     def do_GET(self) -> None:
         _Recorder.seen.append(self.headers.get("Authorization"))
@@ -212,3 +215,38 @@ def test_a_variable_value_is_masked_in_a_target_validation_error(
         _no_secret(result)
         assert "invalid literal for int() with base 10: '[redacted]'" in result.stderr
         assert "Traceback" not in result.stderr
+
+
+RAY_KEY = "sk-ray-env-5555555555-zyxwvut"
+RAY_CONFIG_KEY = "sk-ray-config-6666666666-qrstuv"
+
+
+def test_the_ray_executor_keeps_keys_out_of_rays_session_files(
+    ray_cluster: Any, tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ray's runtime-env agent logs every `runtime_env` it sets up, in its session folder
+    (mode 644, kept after the run): no key may travel that way, and the calls still get
+    theirs."""
+    monkeypatch.setenv("MY_RAY_KEY", RAY_KEY)
+    (tmp_path / "config.yml").write_text(
+        "models:\n"
+        f"  - {{name: by_env, model: openai/fake-model, api_base: '{fake_llm.url}', "
+        "key_var: MY_RAY_KEY, max_retries: 0}\n"
+        f"  - {{name: in_file, model: openai/fake-model, api_base: '{fake_llm.url}', "
+        f"api_key: {RAY_CONFIG_KEY}, max_retries: 0}}\n"
+    )
+    (tmp_path / "two.workflow.yml").write_text(
+        "tasks:\n"
+        "  - {name: a, type: agent, model: by_env, prompt: hello}\n"
+        "  - {name: b, type: agent, model: in_file, prompt: hello}\n"
+    )
+    result = accord("run", tmp_path / "two.workflow.yml", "--executor", "ray",
+                    "--format", "json", "--cache", "off")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert sorted(fake_llm.authorizations) == [f"Bearer {RAY_CONFIG_KEY}", f"Bearer {RAY_KEY}"]
+    session = Path(ray_cluster._private.worker._global_node.get_session_dir_path())
+    files = [p for p in session.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert any(p.name.startswith("runtime_env_agent") for p in files)  # the log is there
+    for path in files:
+        data = path.read_bytes()
+        assert RAY_KEY.encode() not in data and RAY_CONFIG_KEY.encode() not in data, path
