@@ -276,6 +276,22 @@ class FiniteFloatRange(click.FloatRange):
         return number
 
 
+class OutputFile(click.Path):
+    """A file an option writes. A path ending in '/' names a folder: refused, as a folder
+    is (converted to a Path, it would lose the '/' and a file named like the folder would
+    be written)."""
+
+    def __init__(self, example: str = "results.json") -> None:
+        super().__init__(path_type=Path)
+        self.example = example
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", "\\")):
+            problem = f"{value} names a folder; give a file in it, e.g. {value}{self.example}"
+            self.fail(problem, param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class LazyGroup(click.Group):
     """A click group whose further commands are imported only when one of them is run.
 

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from accord.engine.cli import (
     FiniteFloatRange,
+    OutputFile,
     cache_option,
     executor_options,
     handle_errors,
@@ -195,6 +196,7 @@ def run_eval_command(command: EvalCommand) -> int:
             seed_line,
             write_reports,
         )
+    check_outputs(command, suites, DEFAULT_OUTPUT_DIR if scenarios else None)
     for suite in scenarios:
         err.print(seed_line(suite), highlight=False, markup=False)
     quiet = command.quiet or command.fmt != "pretty"
@@ -210,6 +212,35 @@ def run_eval_command(command: EvalCommand) -> int:
     if code == EXIT_NO_RESULT and len(scenarios) == len(suites):
         return EXIT_FAILED  # a scenario suite's exit codes are 0, 1 and 130 (seed 003)
     return code
+
+
+def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dir: Path | None) -> None:
+    """Refuse, before any case runs, an --output, --report or --output-dir (or the scenario
+    reports' default folder) that could not be written or would replace what a project
+    keeps: its files, an evaluated file, `.accord/` (engine/paths.check_outputs)."""
+    from accord.engine.paths import Output
+    from accord.engine.paths import check_outputs as check
+    from accord.engine.project import find_root
+
+    inputs: dict[Path, str] = {path: "an evaluated file" for path in command.files}
+    inputs.update({s.path: "an evaluated file" for s in suites if s.path is not None})
+    roots = {find_root(path)[0] for path in inputs}
+    if command.project_root is not None:
+        roots.add(command.project_root)
+    outputs = []
+    if command.output is not None:
+        examples = {"html": "report.html", "junit": "results.xml", "pretty": "results.txt"}
+        example = examples.get(command.fmt, "results.json")
+        if command.output.suffix == ".jsonl":
+            example = "results.jsonl"
+        outputs.append(Output("--output", command.output, example=example))
+    if command.report is not None:
+        outputs.append(Output("--report", command.report, example="report.html"))
+    if command.output_dir is not None:
+        outputs.append(Output("--output-dir", command.output_dir, ("results.json", "report.html")))
+    elif scenario_dir is not None:
+        outputs.append(Output("the scenario reports' folder", scenario_dir, ()))
+    check(outputs, inputs=inputs, roots=sorted(roots), nothing_ran="no case was run")
 
 
 async def _run_suites(
@@ -319,9 +350,9 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pretty", show_default=True,
               help="Output format (stdout, or --output).")  # fmt: skip
-@click.option("--output", type=click.Path(path_type=Path), help="Write the result here.")
+@click.option("--output", type=OutputFile(), help="Write the result here.")
 @click.option(
-    "--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report."
+    "--report", type=OutputFile("report.html"), help="Also write a self-contained HTML report."
 )
 @click.option("--output-dir", type=click.Path(path_type=Path),
               help="Write results.json and report.html in this folder.")  # fmt: skip
