@@ -53,6 +53,15 @@ def remember(value: object, name: str | None = None, *, least: int | None = None
         _pattern = re.compile("|".join(re.escape(v) for v in ordered))
 
 
+def forget() -> None:
+    """Forget every remembered value: for a process that runs one project after another
+    (a test session), where one project's values would blank out words in the next one's."""
+    global _pattern
+    with _lock:
+        _values.clear()
+        _pattern = None
+
+
 def remember_environment(environ: dict[str, str] | None = None) -> None:
     """Remember every environment variable whose name says it is a credential."""
     for name, value in (os.environ if environ is None else environ).items():
