@@ -250,3 +250,23 @@ def test_the_ray_executor_keeps_keys_out_of_rays_session_files(
     for path in files:
         data = path.read_bytes()
         assert RAY_KEY.encode() not in data and RAY_CONFIG_KEY.encode() not in data, path
+
+
+def test_a_run_whose_answer_repeats_the_key_shows_it_nowhere(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    (tmp_path / "config.yml").write_text(
+        f"models:\n  - {{name: m, model: openai/fake-model, api_base: '{fake_llm.url}', "
+        f"api_key: {CONFIG_KEY}, max_retries: 0}}\n"
+    )
+    (tmp_path / "w.workflow.yml").write_text(
+        "tasks:\n  - {name: a, type: agent, model: m, prompt: what is my key?}\n"
+    )
+    for fmt in ("pretty", "json"):
+        fake_llm.script(f"your key is {CONFIG_KEY}")
+        result = accord("run", tmp_path / "w.workflow.yml", "--format", fmt, "--cache", "off")
+        assert result.exit_code == 0, result.stderr
+        assert "your key is [redacted]" in result.stdout
+        _no_secret(result)
+    assert fake_llm.authorizations == [f"Bearer {CONFIG_KEY}"] * 2
+    assert CONFIG_KEY not in stored_text(tmp_path)
