@@ -155,16 +155,22 @@ def _check_output(
         key = resolved(file)
         if key in seen:
             which = "" if contents is None else f"{file.name} in it "
-            raise AccordError(f"{option} {path}: {which}is {seen[key]}; give another path")
+            raise AccordError(
+                f"{option} {path}: {which}is {seen[key]}; give another path; {nothing_ran}"
+            )
         seen[key] = f"also given to {option}"
     kind = _kind(path)
     if contents is None and kind == "folder":
         example = path / output.example
-        raise AccordError(f"{option} {path}: is a folder; give a file in it, e.g. {example}")
+        raise AccordError(
+            f"{option} {path}: is a folder; give a file in it, e.g. {example}; {nothing_ran}"
+        )
     if contents is not None and kind == "file":
-        raise AccordError(f"{option} {path}: is a file; give a folder to write the reports in")
+        raise AccordError(
+            f"{option} {path}: is a file; give a folder to write the reports in; {nothing_ran}"
+        )
     for root in roots:
-        for file in written:  # never onto what the project reads, nor into .accord/
+        for file in {path, *written}:  # never onto what the project reads, nor into .accord/
             try:
                 refuse_overwrite(file, root, option, path)
             except PathError as exc:
@@ -180,7 +186,7 @@ def _check_output(
     for parent in (folder, *folder.parents):
         found = _kind(parent)
         if found == "file":
-            raise AccordError(f"{option} {path}: '{parent}' is a file, not a folder")
+            raise AccordError(f"{option} {path}: '{parent}' is a file, not a folder; {nothing_ran}")
         if found == "folder":
             break
     # a folder whose files are named only once the run has an id: probe with a name of ours

@@ -113,3 +113,26 @@ def test_scenario_reports_need_their_folder_before_any_scenario_runs(
     assert "Traceback" not in result.stderr
     assert (root / "reports").read_text() == "not a folder\n"
     assert not (root / ".accord").exists()  # no scenario ran
+
+
+@pytest.mark.parametrize(("folder", "message"), [
+    (".accord", "output_dir '.accord' is inside .accord/"),
+    ("config.yml", "output_dir config.yml: is a file; give a folder"),
+])  # fmt: skip
+def test_the_regression_runner_checks_its_output_dir_before_any_scenario_runs(
+    scenario_project: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, folder: str,
+    message: str,
+) -> None:  # fmt: skip
+    from accord import RegressionRunner
+    from accord.engine.errors import AccordError
+
+    root = scenario_project(
+        "agent_class: scen_agents.Echo\nscenarios:\n  - {name: Hi, input_message: hello}\n"
+    )
+    monkeypatch.chdir(root)
+    before = snapshot(root)
+    runner = RegressionRunner(project_root=root, output_dir=folder, quiet=True)
+    with pytest.raises(AccordError, match="no scenario was run") as refused:
+        runner.run(root / "scenarios.yaml")
+    assert message in str(refused.value)
+    assert snapshot(root) == before

@@ -120,6 +120,7 @@ class RegressionRunner:
         from accord.tasks.suites.reports.evals import print_pretty
 
         suites = [load_scenarios(p, self.options) for p in scenario_paths(Path(path))]
+        self._check_output_dir(suites)
         options = RunOptions(max_concurrency=self.options.concurrency, cache_mode=self.cache_mode)
 
         async def run_all() -> list[SuiteRun]:
@@ -131,6 +132,19 @@ class RegressionRunner:
             print_pretty(runs, Console(soft_wrap=True), quiet=False)
         write_reports(runs, self.output_dir, err)
         return runs
+
+    def _check_output_dir(self, suites: list[Suite]) -> None:
+        """The reports' folder, before any scenario runs (engine/paths.check_outputs)."""
+        from accord.engine.paths import Output, check_outputs
+        from accord.engine.project import find_root
+
+        files = [s.path for s in suites if s.path is not None]
+        check_outputs(
+            [Output("output_dir", self.output_dir, ())],
+            inputs={file: "a scenario file" for file in files},
+            roots=sorted({find_root(file)[0] for file in files}),
+            nothing_ran="no scenario was run",
+        )
 
     @staticmethod
     def passed(runs: list[SuiteRun]) -> bool:
