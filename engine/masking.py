@@ -100,21 +100,27 @@ class MaskingWriter(io.TextIOBase):
     """A text stream that masks what is written to it before passing it on: what a Rich
     console or a report writer is given instead of the terminal or the file."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | None) -> None:
         super().__init__()
+        # None: the process has no such stream (`2>&-`); what is written to it is dropped,
+        # as a Rich console on a missing stream drops it
         self.stream = stream
 
     def write(self, text: str) -> int:
-        self.stream.write(mask(text))
+        if self.stream is not None:
+            self.stream.write(mask(text))
         return len(text)
 
     def flush(self) -> None:
-        self.stream.flush()
+        if self.stream is not None:
+            self.stream.flush()
 
     def isatty(self) -> bool:
-        return self.stream.isatty()
+        return self.stream is not None and self.stream.isatty()
 
     def fileno(self) -> int:
+        if self.stream is None:
+            raise io.UnsupportedOperation("no stream")
         return self.stream.fileno()
 
     def writable(self) -> bool:
@@ -125,6 +131,6 @@ class MaskingWriter(io.TextIOBase):
         return getattr(self.stream, "encoding", None) or "utf-8"
 
 
-def masked(stream: TextIO) -> TextIO:
+def masked(stream: TextIO | None) -> TextIO:
     """`stream` behind a `MaskingWriter` (a Rich console's file, say)."""
     return cast(TextIO, MaskingWriter(stream))
