@@ -6,6 +6,7 @@ import difflib
 from dataclasses import dataclass
 
 from accord.engine.errors import ConfigError
+from accord.engine.masking import remember
 from accord.engine.spec import ConfigSpec, ModelSpec
 
 LOCAL_MODEL = "local"
@@ -48,6 +49,7 @@ class ModelConfig:
 
 
 def _from_spec(spec: ModelSpec) -> ModelConfig:
+    remember(spec.api_key)  # a key written in config.yml is masked wherever it could show
     if spec.model is not None:
         model = spec.model
     else:

@@ -43,9 +43,7 @@ def handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except AccordError as exc:
             if _debug_enabled():
-                import traceback
-
-                traceback.print_exc()
+                _print_traceback()
             from accord.engine.report.terminal import printable  # may quote stored text
 
             click.echo(f"error: {printable(exc.text)}", err=True)
@@ -59,21 +57,35 @@ def handle_errors(func: F) -> F:
         except click.ClickException:
             raise
         except OSError as exc:
-            if exc.errno not in _OUTPUT_ERRORS:
-                raise
-            _output_failed(exc)
-        except Exception:
-            import traceback
-
-            traceback.print_exc()
-            click.echo(
-                "accord hit an internal error (the traceback is above); please report it "
-                "with the command you ran",
-                err=True,
-            )
-            sys.exit(70)
+            if exc.errno in _OUTPUT_ERRORS:
+                _output_failed(exc)
+            _internal_error(exc)
+        except Exception as exc:
+            _internal_error(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _internal_error(exc: Exception) -> NoReturn:
+    """A bug: its one line and the request to report it; the traceback with `--debug`."""
+    from accord.engine.log import BUG_HINT
+    from accord.engine.masking import mask
+
+    if _debug_enabled():
+        _print_traceback()
+    click.echo(mask(f"error: internal error: {type(exc).__name__}: {exc}"), err=True)
+    click.echo(BUG_HINT, err=True)
+    sys.exit(70)
+
+
+def _print_traceback() -> None:
+    """The exception being handled, for `--debug`: plain, without the frames' variables, and
+    masked (engine/masking): a key in a message or a line of source stays hidden."""
+    import traceback
+
+    from accord.engine.masking import mask
+
+    click.echo(mask(traceback.format_exc()), err=True, nl=False)
 
 
 def _output_failed(exc: OSError) -> NoReturn:
@@ -266,6 +278,22 @@ class FiniteFloatRange(click.FloatRange):
         return number
 
 
+class OutputFile(click.Path):
+    """A file an option writes. A path ending in '/' names a folder: refused, as a folder
+    is (converted to a Path, it would lose the '/' and a file named like the folder would
+    be written)."""
+
+    def __init__(self, example: str = "results.json") -> None:
+        super().__init__(path_type=Path)
+        self.example = example
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", "\\")):
+            problem = f"{value} names a folder; give a file in it, e.g. {value}{self.example}"
+            self.fail(problem, param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class LazyGroup(click.Group):
     """A click group whose further commands are imported only when one of them is run.
 
@@ -319,9 +347,11 @@ def main(ctx: click.Context, debug: bool, log_level: str, log_format: str | None
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     from accord.engine import log
+    from accord.engine.masking import remember_environment
 
+    remember_environment()  # keys a provider's SDK reads by itself are masked too
     json_logs = None if log_format is None else log_format == "json"
-    log.configure("debug" if debug else log_level, json_logs=json_logs)
+    log.configure("debug" if debug else log_level, json_logs=json_logs, tracebacks=debug)
 
 
 def _files_arg(**kwargs: Any) -> Callable[[F], F]:

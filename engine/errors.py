@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from accord.engine.masking import mask
+
 
 class AccordError(Exception):
     """Root of every error accord reports to a user.
@@ -30,6 +32,9 @@ class AccordError(Exception):
         kind: str | None = None,
         permanent: bool | None = None,
     ) -> None:
+        # composed here once, so no error shows a secret (a key echoed by a provider, a
+        # `${{ VAR }}` value in a validation message, a macro's expanded arguments)
+        message = mask(message)
         super().__init__(message)
         self.message = message
         self.task = task
@@ -73,6 +78,9 @@ class Issue:
     column: int | None
     path: str
     message: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", mask(self.message))
 
     def render(self) -> str:
         where = str(self.file) if self.file else "<input>"

@@ -144,10 +144,12 @@ def redact(text: str, secrets: list[str]) -> str:
     Providers echo the key they were sent in some error messages ("Incorrect API key
     provided: sk-..."); those messages reach the terminal, the logs and the run store.
     """
+    from accord.engine.masking import REDACTED, mask
+
     for secret in sorted(secrets, key=len, reverse=True):
         if len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
-    return text
+            text = text.replace(secret, REDACTED)
+    return mask(text)
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -311,6 +313,7 @@ class ModelClient:
                 headers[name] = value
         if headers:
             out["extra_headers"] = headers
+        _remember_credentials(model, out)
         return out
 
     async def complete(
@@ -563,6 +566,30 @@ def _url_secrets(url: str | None) -> list[str]:
     if parts.password:
         found.append(parts.password)
     return found
+
+
+def _remember_credentials(model: ModelConfig, sent: dict[str, Any]) -> None:
+    """Mask what a call to `model` sends (engine/masking): its key, its headers, and what its
+    api_base carries, a password or query values (a query's `api-version=2024-02-01` is
+    masked only from 6 characters, as any value that is not named a credential)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from accord.engine.masking import CREDENTIAL_NAME, remember
+
+    remember(sent.get("api_key"))
+    for name, value in model.headers:
+        if value.startswith("env:"):
+            remember(os.environ.get(value[4:]), value[4:])
+        elif CREDENTIAL_NAME.search(name):  # `Authorization: Bearer ...` written in config.yml
+            remember(value, name)
+    base = sent.get("api_base")
+    if base and model.api_base_var:
+        remember(base, model.api_base_var)
+    if base:
+        parts = urlsplit(base)
+        remember(parts.password)
+        for name, value in parse_qsl(parts.query):
+            remember(value, name)
 
 
 def _secrets(model: ModelConfig) -> list[str]:

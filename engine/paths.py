@@ -10,7 +10,9 @@ lead anywhere, but never onto a file the project reads.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import NamedTuple
 
 from accord.engine.errors import AccordError
 
@@ -99,9 +101,119 @@ def check_filled_parts(parts: list[str], what: str, template: str) -> None:
             raise PathError(f"{what} '{template}': a value filled into it is empty")
 
 
+def file_name_part(text: str, limit: int = 40) -> str:
+    """`text` as part of a file or folder name: letters, digits, dot, dash and underscore
+    only, at most `limit` characters, never empty (a case id `../x/y` is `x-y`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit] or "x"
+
+
 def shown_path(path: Path) -> str:
     """A path as it opens from the current folder: relative when it lies below it."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError):
         return str(path)
+
+
+class Output(NamedTuple):
+    """A path a command writes: a file, or (`names`) a folder it writes those files in (an
+    empty tuple: names known only later); `example` is the file name a message suggests
+    when a folder is given for a file."""
+
+    option: str
+    path: Path
+    names: tuple[str, ...] | None = None
+    example: str = "results.txt"
+
+
+def check_outputs(
+    outputs: list[Output],
+    *,
+    inputs: dict[Path, str],
+    roots: list[Path],
+    nothing_ran: str,
+) -> None:
+    """Refuse, before anything runs, the output paths of a command that could not be written
+    or would
+    destroy what the project keeps: a folder given for a file or a file for a folder, a
+    file in place of a parent folder, one of the command's `inputs`, two options naming one
+    file, a file the project reads or anything under a root's `.accord/`, a relative path
+    climbing out of the project and the current folder, a place that cannot be written.
+    Missing folders are created (writing at the end would create them too); a probe file
+    is removed. `nothing_ran` ends each message ("no case was run")."""
+    seen = {resolved(path): what for path, what in inputs.items()}
+    for output in outputs:
+        _check_output(output, seen, roots, nothing_ran)
+
+
+def _check_output(
+    output: Output, seen: dict[Path, str], roots: list[Path], nothing_ran: str
+) -> None:
+    option, path, contents = output.option, output.path, output.names
+    written = [path] if contents is None else [path / name for name in contents]
+    for file in written:
+        key = resolved(file)
+        if key in seen:
+            which = "" if contents is None else f"{file.name} in it "
+            raise AccordError(
+                f"{option} {path}: {which}is {seen[key]}; give another path; {nothing_ran}"
+            )
+        seen[key] = f"also given to {option}"
+    kind = _kind(path)
+    if contents is None and kind == "folder":
+        example = path / output.example
+        raise AccordError(
+            f"{option} {path}: is a folder; give a file in it, e.g. {example}; {nothing_ran}"
+        )
+    if contents is not None and kind == "file":
+        raise AccordError(
+            f"{option} {path}: is a file; give a folder to write the reports in; {nothing_ran}"
+        )
+    for root in roots:
+        for file in {path, *written}:  # never onto what the project reads, nor into .accord/
+            try:
+                refuse_overwrite(file, root, option, path)
+            except PathError as exc:
+                raise AccordError(f"{exc.message}; {nothing_ran}") from None
+    if not path.is_absolute() and not any(
+        resolved(path).is_relative_to(resolved(folder)) for folder in (Path.cwd(), *roots)
+    ):
+        raise AccordError(
+            f"{option} {path}: leads outside the project and the current folder; give "
+            f"an absolute path to write there; {nothing_ran}"
+        )
+    folder = path if contents is not None else path.parent
+    for parent in (folder, *folder.parents):
+        found = _kind(parent)
+        if found == "file":
+            raise AccordError(f"{option} {path}: '{parent}' is a file, not a folder; {nothing_ran}")
+        if found == "folder":
+            break
+    # a folder whose files are named only once the run has an id: probe with a name of ours
+    names = contents or (".accord-write-check",)
+    _probe(option, path if contents is None else path / names[0], nothing_ran)
+
+
+def _probe(option: str, file: Path, nothing_ran: str) -> None:
+    """Open `file` for writing as the command will, leaving it as it was."""
+    import os
+
+    existed = _kind(file) == "file"
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT))
+        if not existed:
+            file.unlink()
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise AccordError(f"{option} {file}: cannot write: {reason}; {nothing_ran}") from None
+
+
+def _kind(path: Path) -> str:
+    import os
+    import stat
+
+    try:
+        return "folder" if stat.S_ISDIR(os.stat(path).st_mode) else "file"
+    except (OSError, ValueError):
+        return "missing"

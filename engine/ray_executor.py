@@ -12,9 +12,12 @@ what goes to the cluster, awaited from the event loop:
 - programs (command targets, code judges, workspace scripts) and the work of evaluators that
   need nothing of the run: Ray tasks.
 
-Secrets never travel in task arguments: the job's environment carries them (the variables
-config.yml's models name, the providers' `*_API_KEY`-style variables, and a literal
-`api_key` under a generated name), and a model call names the variable to read. A worker that
+Secrets never travel in a call's arguments, nor in a `runtime_env` (Ray's runtime-env agent
+writes those into its session log, readable by every user of the machine): the job's
+environment (the variables config.yml's models name, the providers' `*_API_KEY`-style
+variables, and a literal `api_key` under a generated name) is handed to each model-calling
+actor when it is created and to each task, which set it in their worker's environment, and
+a model call names the variable to read. A worker that
 dies mid-call is retried by Ray (actors restart, tasks are resubmitted: `max_task_retries`,
 `max_retries`); a lost cluster fails the node with `ExecutorLost`, the run keeps what
 finished, and `--resume` (in process, say) finishes it.
@@ -93,6 +96,9 @@ def _model_actors() -> dict[str, Any]:
 
     @ray.remote(max_restarts=-1, max_task_retries=RETRIES)
     class ModelCaller:
+        def __init__(self, job_env: dict[str, str]) -> None:
+            os.environ.update(job_env)  # also on a restart: Ray keeps the creation arguments
+
         async def call(self, kwargs: dict[str, Any], key_env: str | None) -> tuple[bool, Any]:
             from accord.engine.model_workers import _error_fields, answer_fields
             from accord.engine.models import load_litellm
@@ -167,12 +173,14 @@ def _tasks() -> dict[str, Any]:
 
     @ray.remote(num_cpus=0.25, max_retries=RETRIES)
     def run_program(
-        argv: list[str], stdin: bytes, cwd: str, timeout: float, env: dict[str, str] | None
-    ) -> tuple[str, Any]:
+        argv: list[str], stdin: bytes, cwd: str, timeout: float, env: dict[str, str] | None,
+        job_env: dict[str, str],
+    ) -> tuple[str, Any]:  # fmt: skip
         import asyncio
 
         from accord.engine import programs
 
+        os.environ.update(job_env)
         # the same run as on this machine: pipes drained, the group killed, output capped
         try:
             done = asyncio.run(programs.run_program(argv, stdin, Path(cwd), timeout, env))
@@ -183,11 +191,14 @@ def _tasks() -> dict[str, Any]:
         return "done", (done.stdout, done.stderr, done.code)
 
     @ray.remote(max_retries=RETRIES)
-    def evaluate(evaluator: Any, case: Any, output: Any) -> tuple[str, Any]:
+    def evaluate(
+        evaluator: Any, case: Any, output: Any, job_env: dict[str, str]
+    ) -> tuple[str, Any]:
         import asyncio
 
         from accord.tasks.evaluators.base import EvaluatorFailure
 
+        os.environ.update(job_env)
         try:
             return "ok", asyncio.run(evaluator.evaluate(None, case, output))
         except EvaluatorFailure as exc:
@@ -356,11 +367,8 @@ class RayExecutor(Executor):
         import ray
 
         size = max(1, min(8, int(ray.cluster_resources().get("CPU", 1))))  # type: ignore[no-untyped-call]
-        # the secrets go in the actors' environment (and the job's, when accord starts Ray)
-        caller = self.classes["ModelCaller"].options(
-            max_concurrency=1000, runtime_env={"env_vars": env}
-        )
-        self.callers = [caller.remote() for _ in range(size)]
+        caller = self.classes["ModelCaller"].options(max_concurrency=1000)
+        self.callers = [caller.remote(env) for _ in range(size)]
         self._limiters = RayLimiters(self.classes, detached=address is not None)
         self._hosts: dict[str, Any] = {}
 
@@ -380,8 +388,8 @@ class RayExecutor(Executor):
         if not ray.is_initialized():
             try:
                 ray.init(
-                    address=address, namespace=NAMESPACE, runtime_env={"env_vars": env},
-                    include_dashboard=False, log_to_driver=False, configure_logging=False,
+                    address=address, namespace=NAMESPACE, include_dashboard=False,
+                    log_to_driver=False, configure_logging=False,
                 )  # fmt: skip
             except Exception as exc:
                 where = address or "a local cluster"
@@ -416,7 +424,7 @@ class RayExecutor(Executor):
 
         try:
             kind, value = await self.classes["run_program"].remote(
-                argv, stdin, str(cwd), timeout, env
+                argv, stdin, str(cwd), timeout, env, self.env
             )
         except ray.exceptions.RayError as exc:
             raise _lost(exc) from None
@@ -433,7 +441,7 @@ class RayExecutor(Executor):
         from accord.tasks.evaluators.base import EvaluatorFailure
 
         try:
-            kind, value = await self.classes["evaluate"].remote(evaluator, case, output)
+            kind, value = await self.classes["evaluate"].remote(evaluator, case, output, self.env)
         except ray.exceptions.RayError as exc:
             raise _lost(exc) from None
         if kind != "ok":  # an "error" value names the exception type already

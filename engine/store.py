@@ -29,6 +29,7 @@ from typing import Any
 
 from accord.engine import codec, sqlite, stored
 from accord.engine.errors import ConfigError
+from accord.engine.masking import holds_secret, mask, mask_data
 from accord.engine.paths import resolved
 from accord.engine.render import jsonable
 from accord.engine.results import Status, TaskResult
@@ -148,7 +149,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
 def _output_json(output: Any) -> str | None:
     """The output as `accord runs show` displays it, up to `SHOWN_BYTES`."""
     try:
-        text = json.dumps(jsonable(output), ensure_ascii=False, default=str)
+        text = json.dumps(mask_data(jsonable(output)), ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         return None
     if len(text) > SHOWN_BYTES:
@@ -162,6 +163,8 @@ def _output_data(output: Any) -> str | None:
     try:
         text = codec.dumps(output)
     except codec.CodecError:
+        return None
+    if holds_secret(text):  # never stored: a masked copy would be a wrong output to reuse
         return None
     return text if len(text) <= STORED_BYTES else None
 
@@ -191,7 +194,9 @@ class RunStore:
         # whichever folder and with whichever spelling of the path it is run next time
         self.file = Path(file).resolve()
         self._started = time.perf_counter()
-        self._queue.put(("run", workflow, str(self.file), json.dumps(jsonable(variables))))
+        self._queue.put(
+            ("run", workflow, str(self.file), json.dumps(mask_data(jsonable(variables))))
+        )
 
     def node_started(self, node: Any) -> None:
         return None
@@ -199,7 +204,7 @@ class RunStore:
     def node_finished(self, node: Any, result: TaskResult) -> None:
         self.counts[result.status.value] = self.counts.get(result.status.value, 0) + 1
         if result.status is Status.FAILED:
-            self.failures.append((result.key, result.error or ""))
+            self.failures.append((result.key, mask(result.error or "")))
         if node.uses_slot or result.status is not Status.SUCCEEDED:
             self._queue.put(("result", result, self.input_hashes.get(result.key)))
 
@@ -208,7 +213,8 @@ class RunStore:
         if self._finished:
             return
         self._finished = True
-        self._queue.put(("end", status, error, json.dumps(summary, default=str)))
+        error = None if error is None else mask(error)
+        self._queue.put(("end", status, error, json.dumps(mask_data(summary), default=str)))
         self._queue.put(_STOP)
         self._thread.join(timeout=60)
         self._conn.close()
@@ -286,7 +292,7 @@ class RunStore:
             result.key,
             result.type,
             result.status.value,
-            result.error,
+            None if result.error is None else mask(result.error),
             result.duration,
             0 if result.key in self.reused else result.attempts,
             input_hash,

@@ -37,6 +37,14 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_secrets() -> None:
+    """Each test is a command of its own: no secret remembered by an earlier one."""
+    from accord.engine.masking import forget
+
+    forget()
+
+
 @pytest.fixture
 def fake_llm() -> Iterator[FakeOpenAI]:
     server = FakeOpenAI()

@@ -55,6 +55,7 @@ class FakeOpenAI:
         self.queue: deque[Reply] = deque()
         self.responder: Responder | None = None
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []  # each request's Authorization header
         self.latency = 0.0
         # `/embeddings`: the vector of each input text, and the requests received
         self.embed: Callable[[str], list[float]] = letter_counts
@@ -106,6 +107,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                fake.authorizations.append(self.headers.get("authorization"))
                 if self.path.endswith("/embeddings"):
                     self._embeddings(body)
                     return

@@ -21,6 +21,7 @@ from accord.engine.databases.base import (
     register_database,
 )
 from accord.engine.errors import ConfigError
+from accord.engine.masking import remember
 from accord.engine.specbase import Spec
 
 
@@ -109,6 +110,8 @@ class Postgres:
                     f"database '{self.name}': environment variable {var} ({field}) is not set: "
                     "set it, or give the value in config.yml"
                 )
+            if key == "password":  # masked wherever it could show (engine/masking)
+                remember(value, var)
             out[key] = value
         if not str(out["port"]).isdigit():
             raise ConfigError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from accord.engine.masking import mask_data
 from accord.engine.render import jsonable
 from accord.engine.results import RunResult
 
@@ -48,4 +49,4 @@ def run_document(result: RunResult) -> dict[str, Any]:
 
 
 def render_run(result: RunResult) -> str:
-    return json.dumps(run_document(result), indent=2, ensure_ascii=False, default=str)
+    return json.dumps(mask_data(run_document(result)), indent=2, ensure_ascii=False, default=str)

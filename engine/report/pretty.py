@@ -174,12 +174,14 @@ def usage_table(by_task: dict[str, Usage]) -> Table:
 
 def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
     """Top-level outputs in task order, then the summary line."""
-    out = Console(file=sys.stdout)
+    from accord.engine.masking import masked
+
+    out = Console(file=masked(sys.stdout))  # an answer may repeat a key it was given
     if not quiet:
         for task in plan.tasks:
             if task.name in result.outputs:
                 _show_output(out, task.name, result.outputs[task.name])
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(file=masked(sys.stderr), soft_wrap=True)
     for item in result.results:
         if item.status is Status.FAILED:
             err.print(

@@ -8,8 +8,6 @@ stderr.
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ from rich.console import Console
 
 from accord.engine.cli import (
     FiniteFloatRange,
+    OutputFile,
     cache_option,
     executor_options,
     handle_errors,
@@ -27,7 +26,8 @@ from accord.engine.cli import (
     variables_option,
 )
 from accord.engine.errors import AccordError, LoadError
-from accord.engine.paths import PathError, refuse_overwrite, resolved
+from accord.engine.masking import masked
+from accord.engine.paths import Output, check_outputs
 from accord.engine.project import find_root
 from accord.engine.runner import RunOptions
 from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
@@ -93,7 +93,7 @@ def run_test_command(command: TestCommand) -> int:
         with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
             results.append(run_tests(suite, options, display))
     result = testfiles.merge(results)
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(file=masked(sys.stderr), soft_wrap=True)
     from accord.tasks.suites.reports.text import print_problems
 
     print_problems(result, err)
@@ -152,66 +152,20 @@ _EXAMPLES = {
 
 
 def check_targets(command: TestCommand) -> None:
-    """Refuse, before any test runs, an `--output` or `--report` that could not be written:
-    a folder, a file in a folder that cannot be created, a file that cannot be opened for
-    writing, the tested file itself, or both options naming one file. Missing folders are
-    created (as writing them at the end would)."""
+    """Refuse, before any test runs, an `--output`, `--report` or `--output-json` that could
+    not be written or would replace what the project keeps (engine/paths.check_outputs)."""
     given = (
-        ("--output", command.output),
-        ("--report", command.report),
-        ("--output-json", command.output_json),
+        ("--output", command.output, _EXAMPLES[command.fmt]),
+        ("--report", command.report, "report.html"),
+        ("--output-json", command.output_json, "results.json"),
     )
-    targets = [(o, p) for o, p in given if p is not None]
     tested = command.file if command.file is not None else Path.cwd()
-    seen: dict[Path, str] = {resolved(tested): "the tested file"}
-    for option, path in targets:
-        key = resolved(path)
-        if key in seen:
-            raise AccordError(f"{option} {path}: is {seen[key]}; give another file")
-        seen[key] = f"also given to {option}"
-        if _kind(path) == "folder":
-            example = path / _example(option, command.fmt)
-            raise AccordError(f"{option} {path}: is a folder; give a file in it, e.g. {example}")
-        root = find_root(tested)[0]
-        try:  # never onto what the project reads
-            refuse_overwrite(path, root, option, path)
-        except PathError as exc:
-            raise AccordError(f"{exc.message}; no test was run") from None
-        if not path.is_absolute() and not any(
-            resolved(path).is_relative_to(resolved(folder)) for folder in (Path.cwd(), root)
-        ):
-            raise AccordError(
-                f"{option} {path}: leads outside the project and the current folder; give "
-                "an absolute path to write there; no test was run"
-            )
-        for folder in path.parents:
-            kind = _kind(folder)
-            if kind == "file":
-                raise AccordError(f"{option} {path}: '{folder}' is a file, not a folder")
-            if kind == "folder":
-                break
-        existed = _kind(path) == "file"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT))
-            if not existed:
-                path.unlink()
-        except (OSError, ValueError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise AccordError(f"{option} {path}: cannot write: {reason}; no test was run") from None
-
-
-def _example(option: str, fmt: str) -> str:
-    if option == "--output":
-        return _EXAMPLES[fmt]
-    return "results.json" if option == "--output-json" else "report.html"
-
-
-def _kind(path: Path) -> str:
-    try:
-        return "folder" if stat.S_ISDIR(os.stat(path).st_mode) else "file"
-    except (OSError, ValueError):
-        return "missing"
+    check_outputs(
+        [Output(option, path, example=example) for option, path, example in given if path],
+        inputs={tested: "the tested file"},
+        roots=[find_root(tested)[0]],
+        nothing_ran="no test was run",
+    )
 
 
 def _open(path: Path) -> TextIO:
@@ -270,12 +224,10 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
     help="Compare the accuracy, or the lower bound of its 95% Wilson interval.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Only the metrics: no failures, no progress.")
-@click.option(
-    "--output", type=click.Path(path_type=Path), default=None, help="Write the result here."
-)
+@click.option("--output", type=OutputFile(), default=None, help="Write the result here.")
 @click.option(
     "--report",
-    type=click.Path(path_type=Path),
+    type=OutputFile("report.html"),
     default=None,
     help="Also write a self-contained HTML report.",
 )
@@ -288,7 +240,7 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
 )
 @click.option(
     "--output-json",
-    type=click.Path(path_type=Path),
+    type=OutputFile(),
     default=None,
     help="Also write the detailed results (every run, pair and case) as JSON.",
 )

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from accord.engine.cli import (
     FiniteFloatRange,
+    OutputFile,
     cache_option,
     executor_options,
     handle_errors,
@@ -25,6 +26,7 @@ from accord.engine.cli import (
 )
 from accord.engine.clip import clip, kept_in
 from accord.engine.errors import AccordError, LoadError
+from accord.engine.masking import mask, masked
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
 from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
@@ -185,12 +187,13 @@ def run_eval_command(command: EvalCommand) -> int:
     empty = [s for s in suites if not s.cases]
     if empty:
         raise LoadError(f"{empty[0].path}: no case matches the --tag/--case filters")
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(file=masked(sys.stderr), soft_wrap=True)
     for note in (n for s in suites for n in s.notes):
         err.print(f"warning: {note}", highlight=False, markup=False)
     scenarios = [s for s in suites if is_scenario_suite(s)]
     if scenarios:
-        from accord.tasks.suites.scenarios.runner import seed_line, write_reports
+        from accord.tasks.suites.scenarios.runner import report_folder, seed_line, write_reports
+    check_outputs(command, suites, sorted({report_folder(s, None) for s in scenarios}))
     for suite in scenarios:
         err.print(seed_line(suite), highlight=False, markup=False)
     quiet = command.quiet or command.fmt != "pretty"
@@ -206,6 +209,35 @@ def run_eval_command(command: EvalCommand) -> int:
     if code == EXIT_NO_RESULT and len(scenarios) == len(suites):
         return EXIT_FAILED  # a scenario suite's exit codes are 0, 1 and 130 (seed 003)
     return code
+
+
+def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list[Path]) -> None:
+    """Refuse, before any case runs, an --output, --report or --output-dir (or the scenario
+    reports' default folder) that could not be written or would replace what a project
+    keeps: its files, an evaluated file, `.accord/` (engine/paths.check_outputs)."""
+    from accord.engine.paths import Output
+    from accord.engine.paths import check_outputs as check
+    from accord.engine.project import find_root
+
+    inputs: dict[Path, str] = {path: "an evaluated file" for path in command.files}
+    inputs.update({s.path: "an evaluated file" for s in suites if s.path is not None})
+    roots = {find_root(path)[0] for path in inputs}
+    if command.project_root is not None:
+        roots.add(command.project_root)
+    outputs = []
+    if command.output is not None:
+        examples = {"html": "report.html", "junit": "results.xml", "pretty": "results.txt"}
+        example = examples.get(command.fmt, "results.json")
+        if command.output.suffix == ".jsonl":
+            example = "results.jsonl"
+        outputs.append(Output("--output", command.output, example=example))
+    if command.report is not None:
+        outputs.append(Output("--report", command.report, example="report.html"))
+    if command.output_dir is not None:
+        outputs.append(Output("--output-dir", command.output_dir, ("results.json", "report.html")))
+    else:
+        outputs += [Output("the scenario reports' folder", d, ()) for d in scenario_dirs]
+    check(outputs, inputs=inputs, roots=sorted(roots), nothing_ran="no case was run")
 
 
 async def _run_suites(
@@ -260,19 +292,24 @@ def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | No
         if text is not None:
             sys.stdout.write(text)
         else:
-            reports.print_pretty(runs, Console(soft_wrap=True), quiet=command.quiet)
+            reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
     elif command.output is not None:
         if text is None:
             console = Console(file=None, record=True, width=120, force_terminal=False)
             with console.capture() as capture:
                 reports.print_pretty(runs, console, quiet=command.quiet)
-            text = capture.get()
+            text = mask(capture.get())
         _write_file(command.output, text)
     elif text is not None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        reports.print_pretty(runs, Console(soft_wrap=True), quiet=command.quiet)
+        reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
+
+
+def _stdout_console() -> Console:
+    """The terminal's console, masking what it prints (engine/masking)."""
+    return Console(file=masked(sys.stdout), soft_wrap=True)
 
 
 def _write_file(path: Path, text: str) -> None:
@@ -284,7 +321,7 @@ def _write_file(path: Path, text: str) -> None:
 
 
 def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
-    err = Console(stderr=True, soft_wrap=True)
+    err = Console(file=masked(sys.stderr), soft_wrap=True)
     cases = [c for run in runs for c in run.cases]
     for warning in [w for run in runs for w in run.warnings] + [
         w for c in cases for w in c.warnings
@@ -312,9 +349,9 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pretty", show_default=True,
               help="Output format (stdout, or --output).")  # fmt: skip
-@click.option("--output", type=click.Path(path_type=Path), help="Write the result here.")
+@click.option("--output", type=OutputFile(), help="Write the result here.")
 @click.option(
-    "--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report."
+    "--report", type=OutputFile("report.html"), help="Also write a self-contained HTML report."
 )
 @click.option("--output-dir", type=click.Path(path_type=Path),
               help="Write results.json and report.html in this folder.")  # fmt: skip

@@ -16,6 +16,7 @@ import statistics
 from datetime import UTC, datetime
 from typing import Any
 
+from accord.engine.masking import mask_data
 from accord.tasks.evaluators.base import Finding
 from accord.tasks.suites.agentv.evaluators import verdict_of
 from accord.tasks.suites.core.cases import Case, CaseResult
@@ -117,5 +118,5 @@ def render_jsonl(runs: list[SuiteRun]) -> str:
         cases = {case.id: case for case in run.suite.cases}
         for case_id, trials in run.repeats().items():
             record = case_record(run, cases[case_id], trials)
-            lines.append(json.dumps(record, ensure_ascii=False, default=str))
+            lines.append(json.dumps(mask_data(record), ensure_ascii=False, default=str))
     return "\n".join(lines) + ("\n" if lines else "")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.engine.errors import Issue
+from accord.engine.masking import remember
 from accord.engine.spec import ModelSpec
 from accord.engine.yamlmarks import Loc, Marks
 from accord.tasks.suites.core.targets import Target, target_from
@@ -116,6 +117,7 @@ class TargetsFile:
             raise TargetProblem((), f"unknown target '{name}' (targets in {where}: {known})")
         at: Loc = ("targets", self.index[name])
         entry = {k: self._value(at, k, v) for k, v in self.entries[name].items()}
+        remember(entry.get("api_key"))
         judge = entry.pop("judge_target", None)
         if "type" in entry:  # accord's own target form
             body = {k: v for k, v in entry.items() if k != "name"}
@@ -192,6 +194,7 @@ class TargetsFile:
                 f"{key} reads ${{{{ {variable} }}}}, which is not set: set the environment "
                 "variable, or write it in a .env file beside the eval file or the project",
             )
+        remember(found, variable)
         return found
 
 
@@ -239,6 +242,7 @@ def read_env(eval_file: Path, top: Path) -> dict[str, str]:
         if env_file.is_file():
             for key, value in dotenv_values(env_file).items():
                 if value is not None:
+                    remember(value, key)
                     found.setdefault(key, value)
         if candidate == top:
             break

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from accord.engine.paths import file_name_part
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.schema import ScriptSpec, WorkspaceSpec
 from accord.tasks.suites.core.cases import Case, Lifecycle, Suite
@@ -87,7 +88,7 @@ class WorkspaceHooks(Lifecycle):
         spec = getattr(case, "workspace", None)
         if not isinstance(spec, WorkspaceSpec):
             return None
-        workspace = tempfile.mkdtemp(prefix=f"accord-{case.id[:40]}-")
+        workspace = tempfile.mkdtemp(prefix=f"accord-{file_name_part(case.id)}-")
         if spec.template:
             template = (self.folder / spec.template).resolve()
             if not template.is_dir():

@@ -18,6 +18,7 @@ from typing import Any
 
 from accord.engine import variables as workflow_variables
 from accord.engine.errors import LoadError
+from accord.engine.masking import mask_data
 from accord.engine.project import find_root
 from accord.engine.spec import variable_spec
 from accord.engine.usage import Usage, UsageLedger
@@ -120,7 +121,7 @@ def detailed_json(result: SuiteResult, gate: GateResult | None) -> str:
             {**dataclasses.asdict(p), "consistent": p.consistent} for p in test.pairs
         ] or detail.get("pairs")
         detail["cases"] = [dataclasses.asdict(c) for c in test.cases] or detail.get("cases")
-    return json.dumps(doc, ensure_ascii=False, indent=2, default=_plain)
+    return json.dumps(mask_data(doc), ensure_ascii=False, indent=2, default=_plain)
 
 
 def _plain(value: Any) -> Any:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from accord.engine.clip import SHOWN_IN_FILES, clip, clip_lines, kept_in
+from accord.engine.masking import mask, mask_data
 from accord.engine.report.terminal import shown as escape
 from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.metrics import Metric
@@ -136,7 +137,8 @@ def json_document(runs: list[SuiteRun], gate: dict[str, Any] | None) -> dict[str
 
 
 def render_json(runs: list[SuiteRun], gate: dict[str, Any] | None) -> str:
-    return json.dumps(json_document(runs, gate), ensure_ascii=False, indent=2, default=str) + "\n"
+    document = mask_data(json_document(runs, gate))
+    return json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n"
 
 
 def _why(case: CaseResult) -> str:
@@ -249,13 +251,15 @@ def render_junit(runs: list[SuiteRun]) -> str:
             output = clip(case.output or "", SHOWN_IN_FILES, kept=kept)
             ET.SubElement(element, "system-out").text = score + output
     ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return mask(
+        '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    )
 
 
 def _e(value: Any) -> str:
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False, default=str)
-    return html.escape(value, quote=True)
+    return html.escape(mask(value), quote=True)  # every value of the page passes here
 
 
 STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from rich.console import Console
 
+from accord.engine.masking import masked
 from accord.engine.registry import Registry
 from accord.tasks.suites.core.gate import GateResult
 from accord.tasks.suites.core.outcomes import SuiteResult
@@ -44,10 +45,11 @@ REPORT_FORMATS: Registry[ReportWriter] = Registry("report format", plugins=False
 def _pretty(request: ReportRequest, out: TextIO) -> None:
     from accord.tasks.suites.reports.text import print_pretty
 
+    stream = masked(out)  # the other formats mask what they render themselves
     if request.terminal:
-        console = Console(file=out, soft_wrap=True)
+        console = Console(file=stream, soft_wrap=True)
     else:
-        console = Console(file=out, no_color=True, width=120, soft_wrap=True)
+        console = Console(file=stream, no_color=True, width=120, soft_wrap=True)
     print_pretty(request.result, console, quiet=request.quiet)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from html import escape
 
+from accord.engine.masking import mask
 from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.outcomes import (
     CaseRecord,
@@ -53,7 +54,7 @@ document.getElementById("only-failing").addEventListener("change", function (eve
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    return escape(mask(str(text)), quote=True)  # every value of the page passes here
 
 
 def _pct(value: float) -> str:

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from accord.engine.masking import mask_data
 from accord.tasks.evaluators.base import Finding
 from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.verdicts import SuiteRun
@@ -264,7 +265,7 @@ def _summary(run: SuiteRun, data: dict[str, Any]) -> str:
 
 def render_scenario_html(run: SuiteRun, *, seed: int | None = None) -> str:
     """The whole report as one HTML document: inline style, no script, every value escaped."""
-    data = scenario_data(run, seed=seed)
+    data = mask_data(scenario_data(run, seed=seed))
     title = f"accord scenarios: {data['suite']}"
     head = "".join(f"<th>{c}</th>" for c in COLUMNS)
     rows = "".join(_row(c) for c in data["cases"])
@@ -284,6 +285,7 @@ def write_scenario_reports(
     stem = report_stem(run)
     html_path, json_path = output_dir / f"{stem}.html", output_dir / f"{stem}.json"
     html_path.write_text(render_scenario_html(run, seed=seed), encoding="utf-8")
-    document = json.dumps(scenario_data(run, seed=seed), ensure_ascii=False, indent=2, default=str)
+    data = mask_data(scenario_data(run, seed=seed))
+    document = json.dumps(data, ensure_ascii=False, indent=2, default=str)
     json_path.write_text(document + "\n", encoding="utf-8")
     return html_path, json_path

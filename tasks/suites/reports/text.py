@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from accord.engine.clip import SHOWN_IN_FILES, clip, kept_in
+from accord.engine.masking import mask, mask_data
 from accord.engine.report.terminal import shown as escape
 from accord.tasks.suites.core.gate import GateResult
 from accord.tasks.suites.core.metrics import Metric
@@ -114,7 +115,7 @@ def _summary(result: SuiteResult) -> dict[str, Any]:
 
 
 def render_json(result: SuiteResult, gate: GateResult | None = None) -> str:
-    return json.dumps(json_document(result, gate), ensure_ascii=False)
+    return json.dumps(mask_data(json_document(result, gate)), ensure_ascii=False)
 
 
 # --- pretty ------------------------------------------------------------------------------------
@@ -254,7 +255,7 @@ def render_junit(result: SuiteResult, gate: GateResult | None, threshold: float 
         root.set(key, suite.get(key, "0"))
     root.append(suite)
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return mask(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
 
 
 def _junit_test(parent: ET.Element, suite: str, test: TestOutcome, below: float | None) -> None:

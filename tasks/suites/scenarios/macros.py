@@ -66,6 +66,7 @@ from simpleeval import DEFAULT_OPERATORS, SimpleEval
 
 from accord.engine import render_budget
 from accord.engine.errors import AccordError
+from accord.engine.masking import mask, remember
 from accord.tasks.suites.scenarios import readers
 from accord.tasks.suites.scenarios.readers import MacroProblem, OutOfTime
 
@@ -101,7 +102,9 @@ class MacroError(AccordError):
         self.usage = usage
         message = problem
         if macro:
-            shown = shlex.join(a if len(a) <= 60 else a[:57] + "..." for a in args)
+            # masked before the cut: a token cut in half would no longer be recognised
+            masked = [mask(a) for a in args]
+            shown = shlex.join(a if len(a) <= 60 else a[:57] + "..." for a in masked)
             message = f"macro {{{{ {f'{macro} {shown}'.strip()} }}}}: {problem}"
         if usage:
             message += f" (usage: {{{{ {usage} }}}})"
@@ -569,7 +572,9 @@ def _env(ctx: MacroContext, args: list[str]) -> str:
             f"variable '{args[0]}' is not in allow_env (the setting that lists the environment "
             "variables ENV may read)"
         )
-    return os.environ.get(args[0], args[1] if len(args) > 1 else "")
+    value = os.environ.get(args[0])
+    remember(value, args[0])  # masked in every message, store and report from now on
+    return args[1] if value is None and len(args) > 1 else value or ""
 
 
 _CALC_OPERATORS = (

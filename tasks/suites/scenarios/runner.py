@@ -68,6 +68,14 @@ def scenario_seed(suite: Suite) -> int | None:
     return None
 
 
+def report_folder(suite: Suite, output_dir: Path | None) -> Path:
+    """Where a scenario suite's reports go: `output_dir`, else `reports/` of its project."""
+    if output_dir is not None:
+        return output_dir
+    project = suite.project
+    return (project.root if project is not None else Path.cwd()) / DEFAULT_OUTPUT_DIR
+
+
 def write_reports(runs: list[SuiteRun], output_dir: Path | None, err: Console) -> list[Path]:
     """Each scenario run's HTML report and JSON, named after the suite and the run, in
     `output_dir`, else in `reports/` of the suite's project."""
@@ -75,10 +83,7 @@ def write_reports(runs: list[SuiteRun], output_dir: Path | None, err: Console) -
 
     written: list[Path] = []
     for run in runs:
-        folder = output_dir
-        if folder is None:
-            project = run.suite.project
-            folder = (project.root if project is not None else Path.cwd()) / DEFAULT_OUTPUT_DIR
+        folder = report_folder(run.suite, output_dir)
         html, data = write_scenario_reports(run, folder, seed=scenario_seed(run.suite))
         err.print(f"report: {html} (and {data.name})", highlight=False, markup=False)
         written += [html, data]
@@ -125,6 +130,7 @@ class RegressionRunner:
         from accord.tasks.suites.reports.evals import print_pretty
 
         suites = [load_scenarios(p, self.options) for p in scenario_paths(Path(path))]
+        self._check_output_dir(suites)
         options = RunOptions(max_concurrency=self.options.concurrency, cache_mode=self.cache_mode)
 
         async def run_all() -> list[SuiteRun]:
@@ -136,6 +142,20 @@ class RegressionRunner:
             print_pretty(runs, Console(soft_wrap=True), quiet=False)
         write_reports(runs, self.output_dir, err)
         return runs
+
+    def _check_output_dir(self, suites: list[Suite]) -> None:
+        """The reports' folder, before any scenario runs (engine/paths.check_outputs)."""
+        from accord.engine.paths import Output, check_outputs
+        from accord.engine.project import find_root
+
+        files = [s.path for s in suites if s.path is not None]
+        folders = sorted({report_folder(s, self.output_dir) for s in suites})
+        check_outputs(
+            [Output("output_dir", folder, ()) for folder in folders],
+            inputs={file: "a scenario file" for file in files},
+            roots=sorted({find_root(file)[0] for file in files}),
+            nothing_ran="no scenario was run",
+        )
 
     @staticmethod
     def passed(runs: list[SuiteRun]) -> bool:
