@@ -249,16 +249,22 @@ def topic_issues(topic: TopicFile, layer: SemanticLayer) -> list[Issue]:
 def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Loc, str]]:
     """What validate can tell of a `semantic_query` task: its topic, every field it names,
     and whether the query compiles (templated parts are left to run time)."""
-    if "{" in spec.topic:
+    from accord.tasks.semantic.query import QuerySpec
+    from accord.tasks.semantic.task import compiler_for, named_views
+
+    query = QuerySpec.model_validate(spec.query_data())
+    if "{" in (spec.topic or "") or (
+        spec.topic is None and any("{" in v for v in named_views(query))
+    ):
         return
     layer = load_layer(project.root)
     try:
-        layer.topic(spec.topic)
-        from accord.tasks.semantic.task import compiler_for
-
-        compiler = compiler_for(layer, spec.topic, "duckdb", {})
+        if spec.topic is not None:
+            layer.topic(spec.topic)
+        compiler = compiler_for(layer, spec.topic, "duckdb", {}, query)
     except (CompileError, AccordError) as exc:
-        yield ("topic",), exc.text if isinstance(exc, AccordError) else str(exc)
+        loc: Loc = ("topic",) if spec.topic is not None else ()
+        yield loc, exc.text if isinstance(exc, AccordError) else str(exc)
         return
     wrong = False
     refs: list[tuple[Loc, str, str | None]] = [
@@ -280,11 +286,9 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
             yield loc, str(exc)
     if wrong or any("{" in str(v) for v in spec.variables.values()):
         return
-    from accord.tasks.semantic.query import QuerySpec
-
     compiler.variables = dict(spec.variables)
     try:
-        compiled = compiler.compile(QuerySpec.model_validate(spec.query_data()))
+        compiled = compiler.compile(query)
     except CompileError as exc:
         yield (), str(exc)
         return

@@ -142,9 +142,25 @@ class ViewSpec(Spec):
         return next((e for e in self.entities if e.type == "primary"), None)
 
 
+FILTER_OPS = (
+    "eq",
+    "neq",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "contains",
+    "in",
+    "not_in",
+    "in_date_range",
+    "not_in_date_range",
+)
+
+
 class FilterSpec(Spec):
-    """A query filter: `{field, op, value | values | from, to}`, or Oxy's topic form
-    `{field, filter_type: {op: {value ...}}}`."""
+    """A query filter: `{field, op, value | values | from, to}`, or Oxy's forms
+    `{field, filter_type: {op: {value ...}}}` and (a topic's default_filters, as Oxy parses
+    them) `{field, op: {value ...}}` with the operator as its own key."""
 
     field: str = Field(description="'view.field' (a dimension, or a measure).")
     op: (
@@ -169,6 +185,18 @@ class FilterSpec(Spec):
     to: Any = None
     filter_type: dict[str, Any] | None = Field(None, description="Oxy's {op: {value}} form.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _operator_key(cls, data: Any) -> Any:
+        """Oxy's flattened form (`neq: {value: x}` beside `field`) as `filter_type`."""
+        if not isinstance(data, dict) or "op" in data or "filter_type" in data:
+            return data
+        keys = [k for k in data if k in FILTER_OPS]
+        if len(keys) != 1:
+            return data
+        rest = {k: v for k, v in data.items() if k != keys[0]}
+        return {**rest, "filter_type": {keys[0]: data[keys[0]]}}
+
     @model_validator(mode="after")
     def _has_op(self) -> FilterSpec:
         if (self.op is None) == (self.filter_type is None):
@@ -185,6 +213,8 @@ class TopicSpec(Spec):
     default_filters: list[FilterSpec] = Field(default_factory=list)
     description: Any = oxy_ignored()
     label: Any = oxy_ignored()
+    retrieval: Any = oxy_ignored()
+    meta: Any = oxy_ignored()
 
 
 @dataclass(frozen=True)
