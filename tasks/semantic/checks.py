@@ -43,7 +43,11 @@ UNSUPPORTED_TOOLS = {
     "save_automation": "the automation tool",
     "dbt_run": "the dbt tool",
     "dbt_compile": "the dbt tool",
+    "retrieval": "the retrieval tool",
+    "retrieval_sql": "the retrieval tool",
+    "visualize": "the visualize tool",
 }
+_SQL_TOOLS = ("execute_sql", "validate_sql")
 _BARE = re.compile(r"^[A-Za-z_]\w*$")
 
 
@@ -320,7 +324,15 @@ def _agent_tools(path: Path) -> str | None:
         kind = tool.get("type")
         line, _ = marks.find(("tools", index, "type"))
         if kind in UNSUPPORTED_TOOLS:
-            notes.append(f"line {line}: {UNSUPPORTED_TOOLS[kind]} ({kind}) is not supported")
+            notes.append(
+                f"line {line}: {UNSUPPORTED_TOOLS[kind]} ({kind}) is not supported: not offered "
+                "to the model"
+            )
+        if kind in _SQL_TOOLS:
+            note = _unreachable_tool_database(path, tool)
+            if note is not None:
+                where = marks.find(("tools", index, "database"))[0] or line
+                notes.append(f"line {where}: {note}")
         if kind == "semantic_query":
             if layer is None:
                 from accord.engine.project import find_root
@@ -342,5 +354,23 @@ def _agent_tools(path: Path) -> str | None:
     if issues:
         raise ValidationError(issues)
     if notes:
-        return "; ".join(notes) + ": not offered to the model"
+        return "; ".join(notes)
     return None
+
+
+def _unreachable_tool_database(path: Path, tool: dict[str, Any]) -> str | None:
+    """An SQL tool on a database accord cannot connect to (Oxy's snowflake, bigquery...): it
+    is offered, and each of its calls fails."""
+    from accord.engine.databases import unreachable
+    from accord.engine.project import load_project
+
+    try:
+        project = load_project(path)
+    except AccordError:
+        return None  # the agent check reports it
+    name = tool.get("database") or project.default_database
+    spec = project.databases.get(str(name)) if name is not None else None
+    problem = None if spec is None else unreachable(spec)
+    if problem is None:
+        return None
+    return f"tool '{tool.get('name') or tool.get('type')}': {problem}; each call of it fails"
