@@ -55,6 +55,8 @@ class _FileCompiler:
     issues: list[Issue] = field(default_factory=list)
     # what Oxy accepts and accord can only run in part, named by validate without failing it
     notes: list[Issue] = field(default_factory=list)
+    _said: dict[str, int] = field(default_factory=dict)
+    _repeats: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -64,6 +66,23 @@ class _FileCompiler:
     def oxy_file(self) -> bool:
         """An Oxy procedure or automation (not a .workflow.yml written for accord)."""
         return self.path.name.endswith(_OXY_SUFFIXES)
+
+    def issue_once(self, loc: Loc, message: str) -> None:
+        """One issue per cause: a message said already (the same broken topic behind every
+        query of a workflow) gains the line of each repeat instead of a copy."""
+        line, _column = self.marks.find(loc)
+        first = self._said.get(message)
+        if first is None:
+            self._said[message] = len(self.issues)
+            self.issue(loc, message)
+            return
+        issue = self.issues[first]
+        lines = self._repeats.setdefault(message, [])
+        lines.append(line or 0)
+        also = ", ".join(str(n) for n in lines)
+        self.issues[first] = dataclasses.replace(
+            issue, message=f"{message} (also for line{'s' if len(lines) > 1 else ''} {also})"
+        )
 
     def note(self, loc: Loc, message: str) -> None:
         line, column = self.marks.find(loc)
@@ -260,7 +279,7 @@ class _FileCompiler:
         if self.project is None:
             return
         for field_loc, message in task.project_issues(self.project):
-            self.issue((*task_loc, *field_loc), message)
+            self.issue_once((*task_loc, *field_loc), message)
         for field_loc, name in task.databases():
             resolved = name if name is not None else self.project.default_database
             if resolved is None and not self.project.databases:

@@ -92,7 +92,8 @@ def _check_layer_file(path: Path) -> str:
         issues += topic_issues(topic, layer)
         summary = f"topic, {len(topic.spec.views)} views"
     if issues:
-        raise ValidationError(sorted(set(issues), key=lambda i: (str(i.file), i.line or 0)))
+        order = sorted(set(issues), key=lambda i: (str(i.file), i.line or 0, i.column or 0))
+        raise ValidationError(order)
     return summary
 
 
@@ -218,7 +219,15 @@ def topic_issues(topic: TopicFile, layer: SemanticLayer) -> list[Issue]:
         found = layer.views.get(name)
         if found is None:
             known = ", ".join(sorted(layer.views)) or "none"
-            issues.append(topic.issue(("views", index), f"unknown view '{name}' (views: {known})"))
+            # where to put config.yml is said once, at the first view missing
+            hint = "" if issues else layer.looked_in("view")
+            issues.append(
+                topic.issue(
+                    ("views", index),
+                    f"unknown view '{name}': no .view.yml under {layer.root} names it (views: "
+                    f"{known}){hint}",
+                )
+            )
         else:
             views[name] = found
     if spec.base_view is not None and spec.base_view not in spec.views:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from accord.engine.errors import Issue, ValidationError
+from accord.engine.errors import AccordError, Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
 from accord.engine.spec import NAME_PATTERN, Spec, oxy_ignored
 
@@ -249,24 +249,42 @@ class SemanticLayer:
     duplicates: list[Issue] = field(default_factory=list)
 
     def topic(self, name: str) -> TopicFile:
-        """The topic `name`, or a ValidationError naming the known ones."""
+        """The topic `name`, or an error saying why it is missing: the topic files that do
+        not load (their own first problem, where it is), else where accord looked."""
         found = self.topics.get(name)
         if found is not None:
             return found
+        broken = [(p, v) for p, v in self.broken.items() if p.name.endswith(TOPIC_SUFFIXES)]
+        named = [(p, v) for p, v in broken if p.name.split(".")[0] == name]
+        if named or broken:
+            shown = "; ".join(v[0].render() for _p, v in (named or broken) if v)
+            raise AccordError(
+                f"topic '{name}' does not load: {shown}"
+                if named
+                else f"unknown topic '{name}'; these topic files do not load: {shown}"
+            )
         known = ", ".join(sorted(self.topics)) or "none"
-        broken = [str(p) for p in self.broken if p.name.endswith(TOPIC_SUFFIXES)]
-        hint = f"; these topic files do not load: {', '.join(broken)}" if broken else ""
-        raise ValidationError(
-            [
-                Issue(
-                    self.root,
-                    None,
-                    None,
-                    "",
-                    f"unknown topic '{name}' (topics under {self.root}: {known}){hint}: "
-                    "add a .topic.yml with that name",
-                )
-            ]
+        raise AccordError(
+            f"unknown topic '{name}': no .topic.yml under {self.root} names it (topics: "
+            f"{known}){self.looked_in('topic')}"
+        )
+
+    def looked_in(self, kind: str) -> str:
+        """Where the layer's files are looked for, when no config.yml says (the file's own
+        folder is then the project root) and a parent folder holds some."""
+        if (self.root / "config.yml").is_file():
+            return ""
+        parent = self.root.parent
+        near = sorted(
+            str(p.relative_to(parent))
+            for pattern in (f"*.{kind}.yml", f"*/*.{kind}.yml")
+            for p in parent.glob(pattern)
+        )
+        if not near:
+            return ""
+        return (
+            f"; without a config.yml the project root is {self.root}, and {parent} holds "
+            f"{', '.join(near[:3])}: put a config.yml in {parent}"
         )
 
 
