@@ -45,7 +45,6 @@ UNSUPPORTED_TOOLS = {
     "dbt_compile": "the dbt tool",
     "retrieval": "the retrieval tool",
     "retrieval_sql": "the retrieval tool",
-    "visualize": "the visualize tool",
 }
 _SQL_TOOLS = ("execute_sql", "validate_sql")
 _BARE = re.compile(r"^[A-Za-z_]\w*$")
