@@ -503,13 +503,18 @@ def _validate_one(file: Path) -> str:
     if file.is_dir():
         raise LoadError(f"{file}: is a folder; give the files to check")
     if file.name == "config.yml":
-        from accord.engine.project import load_project
+        from accord.engine.project import database_notes, load_project
 
-        config = load_project(file).config
+        project = load_project(file)
+        for note in database_notes(project):
+            click.echo(f"note: {note.render()}", err=True)
+        config = project.config
         return f"{len(config.databases)} databases, {len(config.models)} models"
     found: list[str] = []
     if is_workflow_file(file):
         _project, plan = compile_workflow(file)
+        for note in plan.notes:
+            click.echo(f"unsupported: {note.render()}", err=True)
         count = plan.count_nodes()
         found.append(f"{count} task{'' if count == 1 else 's'}")
     for check in file_checks():

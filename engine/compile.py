@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord.engine.databases import unreachable
 from accord.engine.errors import CycleError, Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, is_workflow_file, load_workflow
 from accord.engine.paths import PathError, inside, is_inside, written_by_accord
@@ -52,10 +53,40 @@ class _FileCompiler:
     cache: dict[Path, Plan]
     project: Project | None = None
     issues: list[Issue] = field(default_factory=list)
+    # what Oxy accepts and accord can only run in part, named by validate without failing it
+    notes: list[Issue] = field(default_factory=list)
+    _said: dict[str, int] = field(default_factory=dict)
+    _repeats: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
         return self.loaded.path
+
+    @property
+    def oxy_file(self) -> bool:
+        """An Oxy procedure or automation (not a .workflow.yml written for accord)."""
+        return self.path.name.endswith(_OXY_SUFFIXES)
+
+    def issue_once(self, loc: Loc, message: str) -> None:
+        """One issue per cause: a message said already (the same broken topic behind every
+        query of a workflow) gains the line of each repeat instead of a copy."""
+        line, _column = self.marks.find(loc)
+        first = self._said.get(message)
+        if first is None:
+            self._said[message] = len(self.issues)
+            self.issue(loc, message)
+            return
+        issue = self.issues[first]
+        lines = self._repeats.setdefault(message, [])
+        lines.append(line or 0)
+        also = ", ".join(str(n) for n in lines)
+        self.issues[first] = dataclasses.replace(
+            issue, message=f"{message} (also for line{'s' if len(lines) > 1 else ''} {also})"
+        )
+
+    def note(self, loc: Loc, message: str) -> None:
+        line, column = self.marks.find(loc)
+        self.notes.append(Issue(self.path, line, column, format_path(loc), message))
 
     @property
     def marks(self) -> Marks:
@@ -217,6 +248,14 @@ class _FileCompiler:
                 deps.add(ref)
             elif ref in scope.known:
                 scope.outer_refs.add(ref)
+            elif self.oxy_file:
+                # Oxy renders an unknown name as empty and its validate passes: said here,
+                # and the task stops when it renders the name (accord never renders it empty)
+                self.note(
+                    loc,
+                    f"unknown name '{ref}': Oxy renders it as empty; accord stops this task "
+                    f"when it renders it{_hint(ref, scope.known)}",
+                )
             else:
                 self.issue(
                     loc,
@@ -240,7 +279,7 @@ class _FileCompiler:
         if self.project is None:
             return
         for field_loc, message in task.project_issues(self.project):
-            self.issue((*task_loc, *field_loc), message)
+            self.issue_once((*task_loc, *field_loc), message)
         for field_loc, name in task.databases():
             resolved = name if name is not None else self.project.default_database
             if resolved is None and not self.project.databases:
@@ -272,6 +311,12 @@ class _FileCompiler:
                     (*task_loc, *field_loc),
                     f"unknown database '{resolved}'{_hint(resolved, known)} "
                     f"(databases: {', '.join(sorted(known))})",
+                )
+            elif (problem := unreachable(self.project.databases[resolved])) is not None:
+                # Oxy's validate passes; the task fails only when it runs
+                self.note(
+                    (*task_loc, *field_loc) if name else task_loc,
+                    f"task '{task.name}': {problem}; the task fails when it runs",
                 )
 
     def check_sources(self, task: TaskSpec, task_loc: Loc) -> None:
@@ -415,7 +460,7 @@ def compile_file(
         workflow=spec,
     )
     lines = {name: compiler.marks.find(("variables", name), key=True)[0] or 0 for name in variables}
-    plan = dataclasses.replace(plan, variable_lines=lines)
+    plan = dataclasses.replace(plan, variable_lines=lines, notes=tuple(compiler.notes))
     names = {t.name for t in plan.tasks}
     for index, test in enumerate(spec.tests):
         if test.task_ref is not None and test.task_ref not in names:
@@ -428,6 +473,9 @@ def compile_file(
         raise ValidationError(compiler.issues)
     cache[resolved] = plan
     return plan
+
+
+_OXY_SUFFIXES = (".procedure.yml", ".procedure.yaml", ".automation.yml", ".automation.yaml")
 
 
 def _stem(path: Path) -> str:

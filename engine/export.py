@@ -14,7 +14,7 @@ from typing import Any
 
 from accord.engine.errors import AccordError
 from accord.engine.registry import Registry
-from accord.engine.render import TableView, format_cell, jsonable
+from accord.engine.render import TableView, float_text, format_cell, jsonable
 
 
 class ExportError(AccordError):
@@ -45,7 +45,11 @@ def _write_csv(target: Path, output: Any, task: str) -> None:
         writer = csv.writer(handle)
         writer.writerow(table.columns)
         for row in table.rows:
-            writer.writerow(["" if v is None else v for v in row])
+            writer.writerow(["" if v is None else _csv_cell(v) for v in row])
+
+
+def _csv_cell(value: Any) -> Any:
+    return float_text(value) if isinstance(value, float) else value
 
 
 @EXPORT_FORMATS.register("json")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord.engine.errors import Issue
 from accord.engine.spec import TaskSpec, VariableSpec
 
 
@@ -50,6 +51,8 @@ class Plan:
     workflow: Any = None
     description: str | None = None
     variable_lines: Mapping[str, int] = field(default_factory=dict)
+    # what validate names without failing (Oxy accepts it; accord runs it only in part)
+    notes: tuple[Issue, ...] = ()
     consistency_prompt: str | None = None
 
     @property

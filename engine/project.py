@@ -102,6 +102,29 @@ def load_project(file: Path) -> Project:
     return Project(root, config, config_path, tuple(warnings))
 
 
+def database_notes(project: Project) -> list[Issue]:
+    """The databases of config.yml accord cannot connect to (Oxy's snowflake, bigquery, ...),
+    each at its line: they load so an Oxy project validates, and only a task that uses one
+    is refused (at that task's line)."""
+    from accord.engine.databases import unreachable
+
+    if project.config_path is None:
+        return []
+    loaded = load_config(project.config_path)
+    notes = []
+    for index, spec in enumerate(project.config.databases):
+        problem = unreachable(spec)
+        if problem is not None:
+            notes.append(
+                loaded.issue(
+                    ("databases", index, "type"),
+                    f"{problem}; a task that uses it fails when it runs (validate names each "
+                    "one, at its line)",
+                )
+            )
+    return notes
+
+
 def _name_issues(loaded: Loaded) -> list[Issue]:
     config: ConfigSpec = loaded.spec
     issues: list[Issue] = []

@@ -120,11 +120,21 @@ class TableView:
         return f"TableView({len(self._rows)} rows x {len(self._columns)} columns)"
 
 
+def float_text(value: float) -> str:
+    """A double as people read it: the shortest text that gives back the value rounded to
+    15 significant digits. 15 digits survive any decimal -> double -> decimal trip, so what
+    is cut is only the binary noise of arithmetic (a sum of 1700.11 computed as
+    1700.1099999999997 shows as 1700.11); DECIMAL values are not floats and stay exact."""
+    if not math.isfinite(value):
+        return str(value)
+    return repr(float(f"{value:.15g}"))
+
+
 def format_cell(value: Any) -> str:
     if value is None:
         return ""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(value)
+    if isinstance(value, float):
+        return float_text(value)
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 

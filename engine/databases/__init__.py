@@ -42,6 +42,17 @@ else:  # the registered kinds' entries, told apart by `type`
     DatabaseSpec = Annotated[Union[_SPECS], Field(discriminator="type")]  # noqa: UP007
 
 
+def unreachable(spec: Any) -> str | None:
+    """Why accord cannot connect to the configured database `spec` (None: it can)."""
+    kind = DATABASES.get(spec.type)
+    if kind.open is not None:
+        return None
+    return (
+        f"database '{spec.name}' is of type {spec.type}, which accord cannot connect to: "
+        f"{kind.unavailable}"
+    )
+
+
 @dataclass
 class Databases:
     """The project's databases by name, connected on first use."""
@@ -68,14 +79,7 @@ class Databases:
     def check(self, name: str) -> str | None:
         """None when `name` is usable, else a message saying what to do."""
         if name in self.specs:
-            spec = self.specs[name]
-            kind = DATABASES.get(spec.type)
-            if kind.open is None:
-                return (
-                    f"database '{name}' is of type {spec.type}, which accord cannot connect to: "
-                    f"{kind.unavailable}"
-                )
-            return None
+            return unreachable(self.specs[name])
         known = sorted(self.specs)
         match = difflib.get_close_matches(name, known, n=1)
         hint = f"; did you mean '{match[0]}'?" if match else ""

@@ -120,7 +120,13 @@ def check_agent_file(path: Path) -> str | None:
     if problems:
         raise ValidationError([_placed(path, agent, problem) for problem in problems])
     if agent.type == "routing":
-        return f"routing agent, {len(agent.routes)} route{'' if len(agent.routes) == 1 else 's'}"
+        from accord.tasks.agent.routing import resolve_routes
+
+        skipped: list[str] = []
+        resolve_routes(agent, project.root, skipped)
+        notes = [f"line {_placed(path, agent, note).line}: {note}" for note in skipped]
+        count = f"{len(agent.routes)} route{'' if len(agent.routes) == 1 else 's'}"
+        return "; ".join([f"routing agent, {count}", *notes])
     return f"agent, {len(agent.tools)} tool{'' if len(agent.tools) == 1 else 's'}"
 
 

@@ -8,8 +8,9 @@ an agent answers the question; a workflow runs with its defaults and its outputs
 the model to summarise (or are returned, with `synthesize_results: false`); an SQL file runs
 on the default database and its table is the answer. `none` takes `route_fallback`, else the
 model's reason is the answer. A semantic `.topic.yml` route is answered by the routing
-agent's model with a semantic_query tool over the topic. A route accord cannot run (Oxy's
-`integration::topic`, any other file) is an error at validation, never dropped.
+agent's model with a semantic_query tool over the topic. A route Oxy leaves out (its
+`integration::topic` routes, a path or glob that finds no file) is left out with a note at
+validate and a warning at run time; any other route accord cannot run is an error.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from accord.engine import log
 from accord.engine.errors import AccordError, TaskError
 from accord.engine.loader import is_workflow_file
 from accord.engine.paths import PathError, inside
@@ -68,20 +70,26 @@ def _unsupported(pattern: str, ref: str) -> str:
     if "::" in pattern:
         return (
             f"route '{pattern}': Oxy's integration routes (<integration>::<topic>, e.g. omni) "
-            "are not supported by accord: remove it, or route to an agent that answers it"
+            "are not supported by accord"
         )
     return f"route '{ref}': not an agent, workflow, procedure, SQL or topic file"
 
 
-def resolve_routes(agent: AgentSpec, root: Path) -> tuple[list[Route], list[str]]:
+def resolve_routes(
+    agent: AgentSpec, root: Path, skipped: list[str] | None = None
+) -> tuple[list[Route], list[str]]:
     """The agent's routes (globs expanded, in order, each file once) and the problems of
-    those it cannot run."""
+    those it cannot run. Routes Oxy leaves out without failing (an integration route, a file
+    or glob that finds nothing) are not offered: said in `skipped`, not a problem."""
     routes: list[Route] = []
     problems: list[str] = []
     seen: set[str] = set()
     for pattern in agent.routes:
         refs, problem = _expand(pattern, root)
-        if problem:
+        if problem and _tolerated(pattern, refs):
+            if skipped is not None:
+                skipped.append(f"{problem}; not offered to the model")
+        elif problem:
             problems.append(problem)
         for ref in refs:
             if ref in seen:
@@ -93,6 +101,12 @@ def resolve_routes(agent: AgentSpec, root: Path) -> tuple[list[Route], list[str]
                 continue
             routes.append(Route(_name(ref, routes), kind, ref, _describe(root, ref, kind)))
     return routes, problems
+
+
+def _tolerated(pattern: str, refs: list[str]) -> bool:
+    """Oxy's routing agent expands its routes and offers what it finds: an integration
+    route (accord has no integrations) or a path that finds no file is left out there too."""
+    return "::" in pattern or (not refs and ".." not in pattern and not pattern.startswith("/"))
 
 
 def fallback_route(agent: AgentSpec, root: Path) -> tuple[Route | None, str | None]:
@@ -109,11 +123,12 @@ def fallback_route(agent: AgentSpec, root: Path) -> tuple[Route | None, str | No
     return Route("fallback", kind, refs[0], "the fallback"), None
 
 
-def routing_issues(agent: AgentSpec, project: Any) -> list[str]:
-    """`accord validate`'s problems with a routing agent's routes."""
+def routing_issues(agent: AgentSpec, project: Any, skipped: list[str] | None = None) -> list[str]:
+    """`accord validate`'s problems with a routing agent's routes (and in `skipped` the
+    routes left out, as Oxy leaves them out)."""
     if agent.type != "routing":
         return []
-    routes, problems = resolve_routes(agent, project.root)
+    routes, problems = resolve_routes(agent, project.root, skipped)
     fallback, problem = fallback_route(agent, project.root)
     if problem:
         problems.append(problem)
@@ -238,7 +253,10 @@ async def run_routing(
     """Choose a route for `prompt` and return what the route answers."""
     from accord.tasks.agent.context import system_message
 
-    routes, problems = resolve_routes(agent, ctx.root)
+    skipped: list[str] = []
+    routes, problems = resolve_routes(agent, ctx.root, skipped)
+    for note in skipped:
+        log.get().warning("route_skipped", task=ctx.key, problem=note)
     fallback, problem = fallback_route(agent, ctx.root)
     if problems or problem:
         raise TaskError(

@@ -96,6 +96,10 @@ class Toolbox:
                 from accord.tasks.semantic.tool import semantic_tool
 
                 self._add(*semantic_tool(spec, ctx, self))
+            elif isinstance(spec, OxyToolSpec) and spec.type == "visualize":
+                from accord.tasks.agent.chart_tool import visualize_tool
+
+                self._add(*visualize_tool(spec, ctx, self))
             elif isinstance(spec, OxyToolSpec):
                 log.get().warning(
                     "agent_tool_unsupported", task=ctx.key, tool=spec.name, type=spec.type

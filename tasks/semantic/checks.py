@@ -43,7 +43,10 @@ UNSUPPORTED_TOOLS = {
     "save_automation": "the automation tool",
     "dbt_run": "the dbt tool",
     "dbt_compile": "the dbt tool",
+    "retrieval": "the retrieval tool",
+    "retrieval_sql": "the retrieval tool",
 }
+_SQL_TOOLS = ("execute_sql", "validate_sql")
 _BARE = re.compile(r"^[A-Za-z_]\w*$")
 
 
@@ -88,7 +91,8 @@ def _check_layer_file(path: Path) -> str:
         issues += topic_issues(topic, layer)
         summary = f"topic, {len(topic.spec.views)} views"
     if issues:
-        raise ValidationError(sorted(set(issues), key=lambda i: (str(i.file), i.line or 0)))
+        order = sorted(set(issues), key=lambda i: (str(i.file), i.line or 0, i.column or 0))
+        raise ValidationError(order)
     return summary
 
 
@@ -214,7 +218,15 @@ def topic_issues(topic: TopicFile, layer: SemanticLayer) -> list[Issue]:
         found = layer.views.get(name)
         if found is None:
             known = ", ".join(sorted(layer.views)) or "none"
-            issues.append(topic.issue(("views", index), f"unknown view '{name}' (views: {known})"))
+            # where to put config.yml is said once, at the first view missing
+            hint = "" if issues else layer.looked_in("view")
+            issues.append(
+                topic.issue(
+                    ("views", index),
+                    f"unknown view '{name}': no .view.yml under {layer.root} names it (views: "
+                    f"{known}){hint}",
+                )
+            )
         else:
             views[name] = found
     if spec.base_view is not None and spec.base_view not in spec.views:
@@ -249,16 +261,22 @@ def topic_issues(topic: TopicFile, layer: SemanticLayer) -> list[Issue]:
 def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Loc, str]]:
     """What validate can tell of a `semantic_query` task: its topic, every field it names,
     and whether the query compiles (templated parts are left to run time)."""
-    if "{" in spec.topic:
+    from accord.tasks.semantic.query import QuerySpec
+    from accord.tasks.semantic.task import compiler_for, named_views
+
+    query = QuerySpec.model_validate(spec.query_data())
+    if "{" in (spec.topic or "") or (
+        spec.topic is None and any("{" in v for v in named_views(query))
+    ):
         return
     layer = load_layer(project.root)
     try:
-        layer.topic(spec.topic)
-        from accord.tasks.semantic.task import compiler_for
-
-        compiler = compiler_for(layer, spec.topic, "duckdb", {})
+        if spec.topic is not None:
+            layer.topic(spec.topic)
+        compiler = compiler_for(layer, spec.topic, "duckdb", {}, query)
     except (CompileError, AccordError) as exc:
-        yield ("topic",), exc.text if isinstance(exc, AccordError) else str(exc)
+        loc: Loc = ("topic",) if spec.topic is not None else ()
+        yield loc, exc.text if isinstance(exc, AccordError) else str(exc)
         return
     wrong = False
     refs: list[tuple[Loc, str, str | None]] = [
@@ -280,11 +298,9 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
             yield loc, str(exc)
     if wrong or any("{" in str(v) for v in spec.variables.values()):
         return
-    from accord.tasks.semantic.query import QuerySpec
-
     compiler.variables = dict(spec.variables)
     try:
-        compiled = compiler.compile(QuerySpec.model_validate(spec.query_data()))
+        compiled = compiler.compile(query)
     except CompileError as exc:
         yield (), str(exc)
         return
@@ -316,7 +332,15 @@ def _agent_tools(path: Path) -> str | None:
         kind = tool.get("type")
         line, _ = marks.find(("tools", index, "type"))
         if kind in UNSUPPORTED_TOOLS:
-            notes.append(f"line {line}: {UNSUPPORTED_TOOLS[kind]} ({kind}) is not supported")
+            notes.append(
+                f"line {line}: {UNSUPPORTED_TOOLS[kind]} ({kind}) is not supported: not offered "
+                "to the model"
+            )
+        if kind in _SQL_TOOLS:
+            note = _unreachable_tool_database(path, tool)
+            if note is not None:
+                where = marks.find(("tools", index, "database"))[0] or line
+                notes.append(f"line {where}: {note}")
         if kind == "semantic_query":
             if layer is None:
                 from accord.engine.project import find_root
@@ -338,5 +362,23 @@ def _agent_tools(path: Path) -> str | None:
     if issues:
         raise ValidationError(issues)
     if notes:
-        return "; ".join(notes) + ": not offered to the model"
+        return "; ".join(notes)
     return None
+
+
+def _unreachable_tool_database(path: Path, tool: dict[str, Any]) -> str | None:
+    """An SQL tool on a database accord cannot connect to (Oxy's snowflake, bigquery...): it
+    is offered, and each of its calls fails."""
+    from accord.engine.databases import unreachable
+    from accord.engine.project import load_project
+
+    try:
+        project = load_project(path)
+    except AccordError:
+        return None  # the agent check reports it
+    name = tool.get("database") or project.default_database
+    spec = project.databases.get(str(name)) if name is not None else None
+    problem = None if spec is None else unreachable(spec)
+    if problem is None:
+        return None
+    return f"tool '{tool.get('name') or tool.get('type')}': {problem}; each call of it fails"

@@ -10,10 +10,12 @@ views, so no row is counted twice) and joined on the dimensions. Output columns 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from accord.tasks.semantic.dates import EXAMPLES, DateError, resolve_date
 from accord.tasks.semantic.joins import Edge, JoinError, JoinGraph, build_graph, entity_owners
 from accord.tasks.semantic.model import FilterSpec, MeasureSpec, ViewSpec
 from accord.tasks.semantic.query import (
@@ -37,23 +39,34 @@ _AGGREGATES = {
 }
 
 
+_DATED = frozenset({"date", "datetime", "timestamp"})
+
 # aggregates that a row repeated by a one-to-many join leaves unchanged
 _REPEAT_SAFE = frozenset({"min", "max", "count_distinct"})
 
 
-def _refuse_fan_out(group: _Group, edges: list[Edge]) -> None:
-    """A join from the measures' view to the many side repeats its rows, so a sum, count,
-    average or custom measure would count them more than once: an error, never a wrong
-    number."""
+def _fan_out(group: _Group, edges: list[Edge], views: dict[str, ViewSpec]) -> list[str] | None:
+    """The primary key of the measures' view when a join to the many side would repeat its
+    rows under a sum, count, average or custom measure (None when no row is repeated, or no
+    measure minds). Without a primary key, or with a measure naming another view's fields,
+    the rows cannot be told apart: an error, never a wrong number."""
     fan = next((e for e in edges if not e.forward), None)
     counted = [name for name, spec, _sql, _shown in group.measures if spec.type not in _REPEAT_SAFE]
     if fan is None or not counted:
-        return
+        return None
+    primary = views[group.root].primary
+    if primary is not None and not group.refs:
+        return primary.key_names
+    why = (
+        f"it has no primary entity to tell its rows apart: give view '{group.root}' one"
+        if primary is None
+        else f"the measure uses fields of view(s) {', '.join(group.refs)}: query it without "
+        f"the dimensions and filters of '{fan.target}'"
+    )
     raise CompileError(
         f"measure '{group.root}.{counted[0]}' would count rows of view '{group.root}' more than "
         f"once: view '{fan.target}' has many rows for each one of '{fan.source}' (entity "
-        f"'{fan.entity}'); query a measure of '{fan.target}', or leave out the dimensions and "
-        f"filters of '{fan.target}'"
+        f"'{fan.entity}'), and {why}"
     )
 
 
@@ -64,6 +77,7 @@ class _Group:
     root: str
     measures: list[tuple[str, MeasureSpec, str, bool]] = field(default_factory=list)
     needed: list[str] = field(default_factory=list)  # views to join
+    refs: list[str] = field(default_factory=list)  # other views the measures name
 
 
 @dataclass
@@ -99,6 +113,7 @@ class Compiler:
         self._star: set[str] = set()
         self._refs: set[str] = set()
         self._filter_views: list[str] = []
+        self._ranges: list[str] = []
 
     # --- names -------------------------------------------------------------------------------
 
@@ -204,6 +219,10 @@ class Compiler:
         assert expr is not None
         if where:
             expr = f"CASE WHEN {where} THEN {expr} END"
+            if measure.type == "sum":
+                # as airlayer's measure_agg_expr: a filtered sum over no matching rows is 0,
+                # so custom measures built on it do not turn NULL (only sum: 0 is no average)
+                return f"COALESCE(SUM({expr}), 0)"
         if measure.type == "count_distinct":
             return f"COUNT(DISTINCT {expr})"
         if measure.type == "median":
@@ -256,6 +275,7 @@ class Compiler:
             raise CompileError(str(exc)) from None
 
     def _compile(self, query: QuerySpec) -> Compiled:
+        self._ranges = []
         dims: list[tuple[str, str, str]] = []  # (alias, view, expression)
         for ref in query.dimensions:
             view, name, _ = self.split(ref, "dimension")
@@ -270,6 +290,9 @@ class Compiler:
                 )
             column = self.column(view, name)
             alias = f"{view}__{name}"
+            if td.date_range is not None:
+                self._ranges.append(self._date_range(td.dimension, column, td.date_range))
+                self._filter_views.append(view)
             if td.granularity:
                 column = truncated(column, td.granularity, self.dialect)
                 alias += f"__{td.granularity}"
@@ -285,15 +308,31 @@ class Compiler:
             return Compiled(statements[0] + tail, datasource, columns)
         return Compiled(self._combine(groups, statements, dims, having) + tail, datasource, columns)
 
+    def _date_range(self, ref: str, column: str, bounds: list[Any]) -> str:
+        """A time dimension's `date_range: [from, to]` as airlayer's generate() filters it
+        (from <= column <= to, both ends included), relative dates resolved."""
+        try:
+            start, end = (resolve_date(v) for v in bounds)
+        except DateError as exc:
+            raise CompileError(f"time dimension '{ref}': date_range: {exc}") from None
+        for value in (start, end):
+            if not isinstance(value, str | dt.date):
+                raise CompileError(
+                    f"time dimension '{ref}': date_range: {value!r} is not a date ({EXAMPLES})"
+                )
+        return f"({column} >= {literal(start)} AND {column} <= {literal(end)})"
+
     def _filters(self, query: QuerySpec) -> tuple[list[str], list[tuple[str, str, FilterSpec]]]:
         """Conditions on dimensions (every group's WHERE) and filters on measures (applied
         to the combined result, by alias)."""
-        where: list[str] = []
+        where: list[str] = list(self._ranges)
         having: list[tuple[str, str, FilterSpec]] = []
         for spec in [*self.default_filters, *query.filters]:
             view, name, kind = self.split(spec.field)
             if kind == "dimension":
-                where.append(condition(self.column(view, name), spec))
+                dim = self.views[view].dimension(name)
+                dated = dim is not None and dim.type in _DATED
+                where.append(condition(self.column(view, name), spec, dated))
                 self._filter_views.append(view)
             else:
                 having.append((view, name, spec))
@@ -316,6 +355,7 @@ class Compiler:
                 sql = self.measure_sql(view, spec)
                 group.measures.append((name, spec, sql, (view, name) in measures))
                 group.needed += sorted(self._refs)
+                group.refs = sorted({*group.refs, *self._refs} - {view})
         dim_views = [v for _, v, _ in dims] + self._filter_views
         if not groups:
             root = self._root(list(dict.fromkeys(dim_views)))
@@ -335,8 +375,10 @@ class Compiler:
 
     def _group_sql(self, group: _Group, dims: list[tuple[str, str, str]], where: list[str]) -> str:
         edges = self.graph.tree(group.root, [v for v in group.needed if v != group.root])
-        _refuse_fan_out(group, edges)
+        keys = _fan_out(group, edges, self.views)
         joins = [self.join(e) for e in edges]
+        if keys is not None:
+            return self._distinct_rows_sql(group, dims, where, edges, joins, keys)
         items = [f"{expr} AS {quote(alias)}" for alias, _, expr in dims]
         items += [f"{sql} AS {quote(f'{group.root}__{n}')}" for n, _, sql, _ in group.measures]
         star = bool(group.measures)
@@ -349,8 +391,45 @@ class Compiler:
             text += "\n" + join.replace("{" + edge.target + "}", sources[edge.target], 1)
         if where:
             text += "\nWHERE " + " AND ".join(where)
-        if dims:
+        if dims and group.measures:
+            # as airlayer's assemble_sql: GROUP BY only with a measure; dimensions alone are
+            # one row per joined row
             text += "\nGROUP BY " + ", ".join(expr for _, _, expr in dims)
+        return text
+
+    def _distinct_rows_sql(
+        self,
+        group: _Group,
+        dims: list[tuple[str, str, str]],
+        where: list[str],
+        edges: list[Edge],
+        joins: list[str],
+        keys: list[str],
+    ) -> str:
+        """The measures of a view whose rows a one-to-many join repeats, aggregated on their
+        own: the distinct (primary key, dimensions) pairs of the joined, filtered rows, joined
+        back to the view's rows once each, then grouped by the dimensions. airlayer does the
+        same with per-view aggregation in CTEs (generate_with_fanout_protection); this form
+        keeps every dimension and filter of the query."""
+        root = group.root
+        key_items = [f"{self.column(root, k)} AS {quote('key__' + k)}" for k in keys]
+        items = key_items + [f"{expr} AS {quote(alias)}" for alias, _, expr in dims]
+        plain = {v: self.source(v, False) for v in [root, *(e.target for e in edges)]}
+        pairs = f"SELECT DISTINCT {', '.join(items)}\nFROM {plain[root]}"
+        for edge, join in zip(edges, joins, strict=True):
+            pairs += "\n" + join.replace("{" + edge.target + "}", plain[edge.target], 1)
+        if where:
+            pairs += "\nWHERE " + " AND ".join(where)
+        shown = [f"__rows.{quote(alias)}" for alias, _, _ in dims]
+        select = [f"{c} AS {quote(alias)}" for c, (alias, _, _) in zip(shown, dims, strict=True)]
+        select += [f"{sql} AS {quote(f'{root}__{n}')}" for n, _, sql, _ in group.measures]
+        on = " AND ".join(f"{self.column(root, k)} = __rows.{quote('key__' + k)}" for k in keys)
+        text = (
+            f"SELECT {', '.join(select)}\nFROM (\n{pairs}\n) AS __rows\n"
+            f"JOIN {self.source(root, True)} ON {on}"
+        )
+        if shown:
+            text += "\nGROUP BY " + ", ".join(shown)
         return text
 
     def _combine(

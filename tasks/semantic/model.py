@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from accord.engine.errors import Issue, ValidationError
+from accord.engine.errors import AccordError, Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
 from accord.engine.spec import NAME_PATTERN, Spec, oxy_ignored
 
@@ -142,9 +142,25 @@ class ViewSpec(Spec):
         return next((e for e in self.entities if e.type == "primary"), None)
 
 
+FILTER_OPS = (
+    "eq",
+    "neq",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "contains",
+    "in",
+    "not_in",
+    "in_date_range",
+    "not_in_date_range",
+)
+
+
 class FilterSpec(Spec):
-    """A query filter: `{field, op, value | values | from, to}`, or Oxy's topic form
-    `{field, filter_type: {op: {value ...}}}`."""
+    """A query filter: `{field, op, value | values | from, to}`, or Oxy's forms
+    `{field, filter_type: {op: {value ...}}}` and (a topic's default_filters, as Oxy parses
+    them) `{field, op: {value ...}}` with the operator as its own key."""
 
     field: str = Field(description="'view.field' (a dimension, or a measure).")
     op: (
@@ -169,6 +185,18 @@ class FilterSpec(Spec):
     to: Any = None
     filter_type: dict[str, Any] | None = Field(None, description="Oxy's {op: {value}} form.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _operator_key(cls, data: Any) -> Any:
+        """Oxy's flattened form (`neq: {value: x}` beside `field`) as `filter_type`."""
+        if not isinstance(data, dict) or "op" in data or "filter_type" in data:
+            return data
+        keys = [k for k in data if k in FILTER_OPS]
+        if len(keys) != 1:
+            return data
+        rest = {k: v for k, v in data.items() if k != keys[0]}
+        return {**rest, "filter_type": {keys[0]: data[keys[0]]}}
+
     @model_validator(mode="after")
     def _has_op(self) -> FilterSpec:
         if (self.op is None) == (self.filter_type is None):
@@ -185,6 +213,8 @@ class TopicSpec(Spec):
     default_filters: list[FilterSpec] = Field(default_factory=list)
     description: Any = oxy_ignored()
     label: Any = oxy_ignored()
+    retrieval: Any = oxy_ignored()
+    meta: Any = oxy_ignored()
 
 
 @dataclass(frozen=True)
@@ -219,24 +249,42 @@ class SemanticLayer:
     duplicates: list[Issue] = field(default_factory=list)
 
     def topic(self, name: str) -> TopicFile:
-        """The topic `name`, or a ValidationError naming the known ones."""
+        """The topic `name`, or an error saying why it is missing: the topic files that do
+        not load (their own first problem, where it is), else where accord looked."""
         found = self.topics.get(name)
         if found is not None:
             return found
+        broken = [(p, v) for p, v in self.broken.items() if p.name.endswith(TOPIC_SUFFIXES)]
+        named = [(p, v) for p, v in broken if p.name.split(".")[0] == name]
+        if named or broken:
+            shown = "; ".join(v[0].render() for _p, v in (named or broken) if v)
+            raise AccordError(
+                f"topic '{name}' does not load: {shown}"
+                if named
+                else f"unknown topic '{name}'; these topic files do not load: {shown}"
+            )
         known = ", ".join(sorted(self.topics)) or "none"
-        broken = [str(p) for p in self.broken if p.name.endswith(TOPIC_SUFFIXES)]
-        hint = f"; these topic files do not load: {', '.join(broken)}" if broken else ""
-        raise ValidationError(
-            [
-                Issue(
-                    self.root,
-                    None,
-                    None,
-                    "",
-                    f"unknown topic '{name}' (topics under {self.root}: {known}){hint}: "
-                    "add a .topic.yml with that name",
-                )
-            ]
+        raise AccordError(
+            f"unknown topic '{name}': no .topic.yml under {self.root} names it (topics: "
+            f"{known}){self.looked_in('topic')}"
+        )
+
+    def looked_in(self, kind: str) -> str:
+        """Where the layer's files are looked for, when no config.yml says (the file's own
+        folder is then the project root) and a parent folder holds some."""
+        if (self.root / "config.yml").is_file():
+            return ""
+        parent = self.root.parent
+        near = sorted(
+            str(p.relative_to(parent))
+            for pattern in (f"*.{kind}.yml", f"*/*.{kind}.yml")
+            for p in parent.glob(pattern)
+        )
+        if not near:
+            return ""
+        return (
+            f"; without a config.yml the project root is {self.root}, and {parent} holds "
+            f"{', '.join(near[:3])}: put a config.yml in {parent}"
         )
 
 

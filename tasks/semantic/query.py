@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from accord.engine.spec import Spec
+from accord.tasks.semantic.dates import DateError, resolve_date
 from accord.tasks.semantic.model import FilterSpec
 
 GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
@@ -81,15 +82,31 @@ def normalized(spec: FilterSpec) -> tuple[str, dict[str, Any]]:
     if len(spec.filter_type) != 1:
         raise CompileError(f"filter on '{spec.field}': filter_type takes one operator")
     op, arguments = next(iter(spec.filter_type.items()))
-    return str(op), dict(arguments or {}) if isinstance(arguments, dict) else {}
+    if not isinstance(arguments, dict):
+        raise CompileError(
+            f"filter on '{spec.field}': '{op}' takes a mapping ({{value: ...}}, "
+            "{values: [...]} or {from: ..., to: ...}), not a bare value"
+        )
+    return str(op), dict(arguments)
 
 
 _COMPARE = {"eq": "=", "neq": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 
-def condition(column: str, spec: FilterSpec) -> str:
-    """The SQL condition of one filter on `column`."""
+def condition(column: str, spec: FilterSpec, dated: bool = False) -> str:
+    """The SQL condition of one filter on `column`; on a date or datetime field (`dated`)
+    relative dates ('now', '7 days ago') become the dates they mean, as in Oxy."""
     op, args = normalized(spec)
+    if args.get("values") is None and isinstance(args.get("value"), list):
+        args["values"] = args["value"]  # Oxy's docs write `op: in` with a list `value`
+    if dated:
+        try:
+            args = {
+                k: [resolve_date(v) for v in a] if isinstance(a, list) else resolve_date(a)
+                for k, a in args.items()
+            }
+        except DateError as exc:
+            raise CompileError(f"filter on '{spec.field}': {exc}") from None
     if op in _COMPARE:
         value = args.get("value")
         if value is None and op in ("eq", "neq"):

@@ -30,7 +30,11 @@ class SemanticQueryTaskSpec(TaskSpec, QuerySpec):
     """Oxy's `semantic_query` task: a topic's measures by its dimensions."""
 
     type: Literal["semantic_query"]
-    topic: str = Field(description="Name of a .topic.yml of the project.")
+    topic: str | None = Field(
+        None,
+        description="Name of a .topic.yml of the project; default (as in Oxy): the views the "
+        "query names.",
+    )
     variables: dict[str, Any] = Field(
         default_factory=dict, description="Values of the views' {{ variables.NAME }}."
     )
@@ -40,7 +44,8 @@ class SemanticQueryTaskSpec(TaskSpec, QuerySpec):
         return self.model_dump(include=fields, by_alias=True, exclude_none=True)
 
     def templates(self) -> Iterable[tuple[Loc, str]]:
-        yield ("topic",), self.topic
+        if self.topic is not None:
+            yield ("topic",), self.topic
         yield from _strings(self.query_data(), ())
         yield from variable_templates(self.variables)
         yield from super().templates()
@@ -55,7 +60,7 @@ class SemanticQueryTaskSpec(TaskSpec, QuerySpec):
         from accord.tasks.semantic.model import load_layer
 
         layer = load_layer(root)
-        topic = layer.topics.get(self.topic)
+        topic = None if self.topic is None else layer.topics.get(self.topic)
         if topic is None:
             files = [v.loaded.path for v in layer.views.values()]
             return sorted([*files, *(t.loaded.path for t in layer.topics.values())])
@@ -85,10 +90,38 @@ def _rendered(data: Any, render: Callable[[str, bool], Any], value: bool = False
     return data
 
 
+def named_views(query: QuerySpec) -> list[str]:
+    """The views a query names (its topic when it has none, as Oxy infers one)."""
+    refs = [
+        *query.measures,
+        *query.dimensions,
+        *(t.dimension for t in query.time_dimensions),
+        *(f.field for f in query.filters),
+    ]
+    return list(dict.fromkeys(ref.partition(".")[0] for ref in refs))
+
+
 def compiler_for(
-    layer: SemanticLayer, topic_name: str, dialect: str, variables: dict[str, Any]
+    layer: SemanticLayer,
+    topic_name: str | None,
+    dialect: str,
+    variables: dict[str, Any],
+    query: QuerySpec | None = None,
 ) -> Compiler:
-    """A compiler over the views of the topic `topic_name`."""
+    """A compiler over the views of the topic `topic_name`, or without one over the views
+    `query` names."""
+    if topic_name is None:
+        names = named_views(query) if query is not None else list(layer.views)
+        views = {}
+        for name in names:
+            found = layer.views.get(name)
+            if found is None:
+                raise CompileError(
+                    f"view '{name}' is not defined by any .view.yml under {layer.root} "
+                    f"(views: {', '.join(sorted(layer.views)) or 'none'})"
+                )
+            views[name] = found.spec
+        return Compiler(views, dialect=dialect, variables=variables)
     topic = layer.topic(topic_name)
     views = {}
     for index, name in enumerate(topic.spec.views):
@@ -112,17 +145,17 @@ def compiler_for(
 
 def compile_query(
     root: Path,
-    topic: str,
+    topic: str | None,
     query: QuerySpec,
     variables: dict[str, Any],
     dialect_of: Callable[[str | None], str],
 ) -> Compiled:
     """The SQL of `query` in the dialect of the database its views live on."""
     layer = load_layer(root)
-    compiled = compiler_for(layer, topic, "duckdb", variables).compile(query)
+    compiled = compiler_for(layer, topic, "duckdb", variables, query).compile(query)
     dialect = dialect_of(compiled.datasource)
     if dialect != "duckdb":
-        compiled = compiler_for(layer, topic, dialect, variables).compile(query)
+        compiled = compiler_for(layer, topic, dialect, variables, query).compile(query)
     return compiled
 
 
@@ -140,14 +173,16 @@ async def run_semantic_query(task: PlannedTask, ctx: TaskContext) -> QueryResult
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise TaskError(ctx.key, f"{where}: {first['msg']}") from None
-    topic = ctx.render(spec.topic)
+    topic = None if spec.topic is None else ctx.render(spec.topic)
     variables = ctx.evaluate_variables(spec.variables)
     try:
         compiled = compile_query(
             ctx.root, topic, query, variables, lambda name: ctx.database(name).dialect
         )
     except CompileError as exc:
-        raise TaskError(ctx.key, f"topic '{topic}': {exc}") from None
+        names = ", ".join(named_views(query))
+        where = f"topic '{topic}'" if topic is not None else f"views {names}"
+        raise TaskError(ctx.key, f"{where}: {exc}") from None
     except AccordError as exc:
         raise TaskError(ctx.key, exc.text) from None
     database = ctx.database(compiled.datasource)

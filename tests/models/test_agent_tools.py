@@ -214,3 +214,51 @@ def test_reaching_max_tool_calls_names_the_limit(tmp_path: Path, fake_llm: FakeO
     result = CliRunner().invoke(main, ["run", str(path), "--cache", "off"])
     assert result.exit_code == 1
     assert "reached max_tool_calls (2) without answering" in result.stderr
+
+
+CHART_AGENT = """
+model: fake
+system_instructions: You answer with data.
+tools:
+  - {name: sql, type: execute_sql, database: local}
+  - {name: chart, type: visualize}
+"""
+
+
+def test_visualize_tool_draws_the_last_query_and_lists_the_file(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    def respond(body: dict[str, Any]) -> Reply:
+        done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        script = [
+            Reply.tool("chart", {"x": "region", "y": "total"}),  # nothing queried yet
+            Reply.tool("sql", {"sql": "SELECT region, SUM(amount) AS total FROM sales GROUP BY 1"}),
+            Reply.tool("chart", {"chart": "bar", "x": "region", "y": "total", "title": "Totals"}),
+            Reply.tool("chart", {"x": "region", "y": "revenue"}),
+            Reply.tool("chart", {"chart": "donut", "x": "region", "y": "total"}),
+        ]
+        return script[done] if done < len(script) else Reply(text="see the chart")
+
+    fake_llm.responder = respond
+    path = setup(tmp_path, fake_llm)
+    (tmp_path / "main.agent.yml").write_text(CHART_AGENT)
+    validated = CliRunner().invoke(main, ["validate", str(tmp_path / "main.agent.yml")])
+    assert validated.exit_code == 0 and "not supported" not in validated.output
+    result = CliRunner().invoke(main, ["run", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    results = tool_results(fake_llm)
+    assert results[0].startswith("error: no table to draw yet")
+    assert results[2].startswith("chart written to .accord/runs/")
+    relative = results[2].split(" ")[3]
+    assert relative.endswith("/charts/ask.chart.0.1.svg")
+    svg = tmp_path / relative
+    assert ET.parse(svg).getroot().tag == "{http://www.w3.org/2000/svg}svg"
+    assert "Totals" in svg.read_text(encoding="utf-8")
+    assert results[3] == "error: no column 'revenue' in the data (columns: region, total)"
+    assert results[4].startswith("error: chart: Input should be 'bar', 'line'")
+    files = json.loads(result.stdout)["summary"]["files"]
+    assert str(svg) in files
+    schema = {t["function"]["name"]: t["function"] for t in fake_llm.requests[0]["tools"]}
+    assert schema["chart"]["parameters"]["required"] == ["x", "y"]

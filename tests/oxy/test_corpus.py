@@ -62,12 +62,9 @@ RUNNABLE = {
 }
 
 # Files accord rejects on purpose, with the exact message (after `<file>:`).
-REJECTED = {
-    "export.procedure.yml": (
-        "45:21 tasks[3].tasks[0].tasks[0].prompt: unknown name 'table': no task, variable or "
-        "loop value is called that; did you mean 'value'?"
-    ),
-}
+# export.procedure.yml's unknown {{table}} is named ("unsupported:") without failing, as
+# Oxy's validate passes over every example
+REJECTED: dict[str, str] = {}
 
 
 @dataclass

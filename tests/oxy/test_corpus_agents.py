@@ -733,14 +733,23 @@ def test_domo_workflow_fails_on_the_domo_database(
     assert fake_llm.requests == []
 
 
-def test_export_is_rejected_at_validation(project: Path, fake_llm: FakeOpenAI) -> None:
+def test_export_validates_naming_the_unknown_name_and_stops_where_it_renders(
+    project: Path, fake_llm: FakeOpenAI
+) -> None:
+    """Oxy renders the prompt's unknown `{{table}}` as empty and its validate passes: accord's
+    validate passes too and names it at its line; the run stops at the task rendering it."""
     path = project / "procedures/export.procedure.yml"
-    message = (
-        "45:21 tasks[3].tasks[0].tasks[0].prompt: unknown name 'table': no task, variable or "
-        "loop value is called that; did you mean 'value'?"
-    )
-    for command in ("validate", "run"):
-        run = accord(command, path)
-        assert run.exit_code == 2
-        assert run.stderr.splitlines() == [f"error: {path}:{message}"]
-    assert fake_llm.requests == []
+    run = accord("validate", path)
+    assert run.exit_code == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        f"unsupported: {path}:45:21 tasks[3].tasks[0].tasks[0].prompt: unknown name 'table': "
+        "Oxy renders it as empty; accord stops this task when it renders it; did you mean "
+        "'value'?"
+    ]
+    assert run.stdout.startswith(f"ok: {path} (")
+    run = run_procedure(project, "export.procedure.yml")
+    assert run.exit_code == 1
+    task = "schedules[0].metrics[0].report"
+    message = "undefined name: 'table' is undefined"
+    assert run.document["error"] == {"task": task, "message": message}
+    assert run.error_line == f"error: task '{task}': {message}"

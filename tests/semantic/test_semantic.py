@@ -297,32 +297,3 @@ def test_resume_runs_a_query_again_when_its_views_changed(tmp_path: Path) -> Non
     doc = json.loads(edited.stdout)
     assert doc["outputs"]["q"][0]["sales__revenue"] == 164  # the edited view, not the old rows
     assert not doc["summary"]["stats"].get("reused")
-
-
-def test_a_measure_that_a_join_would_count_twice_is_refused(tmp_path: Path) -> None:
-    root = project(tmp_path)
-    (root / ".db" / "refunds.csv").write_text("id,sale_id,reason\n1,1,late\n2,1,broken\n")
-    (root / "semantics" / "refunds.view.yml").write_text(
-        "name: refunds\ndatasource: local\ntable: refunds.csv\n"
-        "entities:\n  - {name: refund, type: primary, key: refund_id}\n"
-        "  - {name: sale, type: foreign, key: sale_id}\n"
-        "dimensions:\n  - {name: refund_id, type: number, expr: id}\n"
-        "  - {name: sale_id, type: number}\n  - {name: reason, type: string}\n"
-        "measures:\n  - {name: refunds, type: count}\n"
-    )
-    (root / "semantics" / "shop.topic.yml").write_text(
-        "name: shop\nviews: [sales, stores, regions, refunds]\n"
-    )
-    path = workflow(root, "    measures: [sales.revenue]\n    dimensions: [refunds.reason]\n")
-    result = accord("run", path, "--format", "json")
-    assert result.exit_code != 0
-    assert (
-        "measure 'sales.revenue' would count rows of view 'sales' more than once" in result.output
-    )
-    # counted from the many side, the same question is fine
-    path = workflow(root, "    measures: [refunds.refunds]\n    dimensions: [sales.sale_id]\n")
-    result = accord("run", path, "--format", "json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["outputs"]["q"] == [
-        {"sales__sale_id": 1, "refunds__refunds": 2}
-    ]
