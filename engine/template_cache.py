@@ -3,31 +3,32 @@ bytecode cache.
 
 Jinja turns a template into Python source and compiles it (about 0.4 ms a template); a
 second run of an unchanged workflow would redo that for every template. Each compiled
-template is stored once, as Jinja's `Bucket` (a magic header naming Jinja's bytecode format
-and the Python version, a checksum, the marshalled code), under a key that hashes the
-template's text together with a fingerprint of everything that shapes the generated code:
-accord's version and the source of the modules that instrument it (the render budget's
-`tick` at every block, the sandbox's intercepted operators), Jinja's and Python's versions,
-the environment's options and the names and calling conventions of its filters and tests.
-The checksum inside the file is that same hash, so an entry copied under another key, or
-written for another template text, is refused like a missing one.
+template is stored once, under a key that hashes the template's text together with a
+fingerprint of everything that shapes the generated code: accord's version and the source of
+the modules that instrument it (the render budget's `tick` at every block, the sandbox's
+intercepted operators), Jinja's and Python's versions, the environment's options and the
+names and calling conventions of its filters and tests.
 
-A damaged, truncated or foreign entry is a miss: the template is compiled again and the
-entry rewritten; the cache never makes a run fail. A cache that cannot be written (a
-read-only project) is reported once and the run goes on compiling in memory.
-
-The entries are code the run executes, as trusted as the project's own files (Python's
-`__pycache__` is the same): whoever can write `.accord/` can already change the workflow.
+`.accord/` holds data, not code, for anyone who can plant files there (a project shared with
+its `.accord/`, a tampered checkout): an entry is Jinja's bytecode header (its format and the
+Python version), then an HMAC of the key and the code made with a secret of this user's
+(`~/.cache/accord/template-cache.key`, created on first use, readable by the user alone),
+then the marshalled code. Only an entry this user's accord wrote for this very text and
+fingerprint is loaded; any other (copied under another key, written for another text,
+damaged, truncated, or made elsewhere) is a miss: the template is compiled again and the
+entry rewritten, and the cache never makes a run fail. A cache that cannot be written (a
+read-only project) or a secret that cannot be kept is reported once, and templates are
+compiled in memory.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
+import hmac
 import marshal
 import os
-import pickle
+import secrets
 import sys
 import threading
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from accord.engine import log
 
 FOLDER = "templates"  # under the project's .accord/
 _SUFFIX = ".jinja"
+_TAG_SIZE = hashlib.sha256().digest_size
 
 
 def _accord_version() -> str:
@@ -128,37 +130,46 @@ class TemplateCache(FileSystemBytecodeCache):
     """Jinja's file-system bytecode cache, keyed by the template text and the fingerprint,
     where a damaged entry is a miss and a failed write is reported, not raised."""
 
-    def __init__(self, directory: Path, key_base: str) -> None:
+    def __init__(self, directory: Path, key_base: str, secret: bytes) -> None:
         super().__init__(str(directory), "%s" + _SUFFIX)
         self.fingerprint = key_base
+        self._secret = secret
         self._ready = False
         self._warned = False
         self._lock = threading.Lock()
 
     def key(self, kind: str, source: str) -> str:
-        """The entry's name and checksum: the text, what kind of template it is (a whole
-        template or one expression), and the fingerprint."""
+        """The entry's name: the text, what kind of template it is (a whole template or one
+        expression), and the fingerprint."""
         text = f"{self.fingerprint}\0{kind}\0{source}"
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
+    def _tag(self, key: str, payload: bytes) -> bytes:
+        return hmac.new(self._secret, key.encode("ascii") + payload, hashlib.sha256).digest()
+
     def load_bytecode(self, bucket: Bucket) -> None:
-        """Jinja's `Bucket.load_bytecode`, reading the file in one call: `marshal.load` on a
-        file object reads it a few bytes at a time (a third of a second run went there)."""
-        try:
-            bucket.reset()
-            data = _read(self._get_cache_filename(bucket))
-            if data is not None:
-                stream = io.BytesIO(data)
-                stream.seek(len(bc_magic))
-                if data.startswith(bc_magic) and pickle.load(stream) == bucket.checksum:
-                    bucket.code = marshal.loads(data[stream.tell() :])
-        except Exception:  # any damage (a bad pickle, a short file) is a miss
-            bucket.reset()
+        """The entry's code when its tag is this user's for this key; the file is read in one
+        call (`marshal.load` on a file object reads a few bytes at a time)."""
+        bucket.reset()
+        data = _read(self._get_cache_filename(bucket))
+        if data is None or not data.startswith(bc_magic):
             return
-        if bucket.code is not None and not isinstance(bucket.code, CodeType):
-            bucket.reset()
+        tag = data[len(bc_magic) : len(bc_magic) + _TAG_SIZE]
+        payload = data[len(bc_magic) + _TAG_SIZE :]
+        if not hmac.compare_digest(tag, self._tag(bucket.key, payload)):
+            return
+        try:
+            code = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
+            return
+        if isinstance(code, CodeType):
+            bucket.code = code
 
     def dump_bytecode(self, bucket: Bucket) -> None:
+        if bucket.code is None:
+            return
+        payload = marshal.dumps(bucket.code)
+        entry = bc_magic + self._tag(bucket.key, payload) + payload
         name = self._get_cache_filename(bucket)
         # a name of this process and thread: concurrent runs never write the same file, and
         # the rename makes a whole entry appear at once
@@ -172,18 +183,13 @@ class TemplateCache(FileSystemBytecodeCache):
                 folder.mkdir(exist_ok=True)
                 self._ready = True
             with open(temporary, "wb") as out:
-                bucket.write_bytecode(out)
+                out.write(entry)
             os.replace(temporary, name)
         except OSError as exc:
             with self._lock:
                 warned, self._warned = self._warned, True
             if not warned:
-                log.get().warning(
-                    "template_cache_not_written",
-                    folder=self.directory,
-                    problem=str(exc),
-                    effect="templates are compiled again on the next run",
-                )
+                _warn(str(self.directory), str(exc))
             with contextlib.suppress(OSError):
                 os.remove(temporary)
 
@@ -192,7 +198,7 @@ class TemplateCache(FileSystemBytecodeCache):
     ) -> CodeType:
         """The compiled code of `source`: from the cache, or `build()` and stored."""
         key = self.key(kind, source)
-        bucket = Bucket(env, key, key)
+        bucket = Bucket(env, key, checksum="")
         self.load_bytecode(bucket)
         if bucket.code is not None:
             return bucket.code
@@ -203,11 +209,61 @@ class TemplateCache(FileSystemBytecodeCache):
 
 
 _active: list[TemplateCache] = []
+_secrets: dict[str, bytes | None] = {}
 
 
-def use(root: Path, key_base: str) -> TemplateCache:
+def _warn(folder: str, problem: str) -> None:
+    log.get().warning(
+        "template_cache_not_written",
+        folder=folder,
+        problem=problem,
+        effect="templates are compiled again on the next run",
+    )
+
+
+def secret_path() -> Path:
+    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache_home) / "accord" / "template-cache.key"
+
+
+def _secret() -> bytes | None:
+    """This user's key for the entries' tags, made on first use; None when it can be neither
+    read nor made."""
+    path = secret_path()
+    if str(path) in _secrets:
+        return _secrets[str(path)]
+    found: bytes | None = None
+    for _ in range(2):  # a second look when another process made it at the same moment
+        try:
+            found = path.read_bytes()
+            break
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            _warn(str(path.parent), f"cannot read {path}: {exc}")
+            break
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            _warn(str(path.parent), f"cannot make {path}: {exc}")
+            break
+        found = secrets.token_bytes(32)
+        with os.fdopen(fd, "wb") as out:
+            out.write(found)
+        break
+    if found is not None and len(found) < 16:
+        _warn(str(path.parent), f"{path} is too short to be a key: delete it")
+        found = None
+    _secrets[str(path)] = found
+    return found
+
+
+def use(root: Path, key_base: str) -> TemplateCache | None:
     """Keep this process's compiled templates under `root`'s `.accord/templates/` from now on
-    (a run calls it once it knows its project)."""
+    (a run calls it once it knows its project); None (in memory only) without a secret."""
     directory = root / ".accord" / FOLDER
     current = active()
     if current is not None and (current.fingerprint, current.directory) == (
@@ -215,7 +271,11 @@ def use(root: Path, key_base: str) -> TemplateCache:
         str(directory),
     ):
         return current
-    cache = TemplateCache(directory, key_base)
+    secret = _secret()
+    if secret is None:
+        _active.clear()
+        return None
+    cache = TemplateCache(directory, key_base, secret)
     _active[:] = [cache]
     return cache
 

@@ -5,6 +5,7 @@ not a timing), and the cache in `.accord/templates/` planted, damaged and unwrit
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 import jinja2
 import pytest
 from jinja2 import meta
+from jinja2.bccache import bc_magic
 
 from accord.engine import render, template_cache
 from accord.engine.template_walk import free_names
@@ -82,8 +84,13 @@ OUTPUTS = {
 DISTINCT_COMPILED = 3
 
 
-def run(path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, int]]:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+def run(
+    path: Path, *args: str, user: str = "me"
+) -> tuple[subprocess.CompletedProcess[str], dict[str, int]]:
+    """`accord run` in a process of its own as `user` (whose secret for the cache's tags is
+    kept under a cache home of its own, beside the project)."""
+    home = path.parent / f"cache-home-{user}"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(home)}
     done = subprocess.run(
         [sys.executable, "-c", COUNTING, "run", str(path), *args],
         capture_output=True,
@@ -155,9 +162,10 @@ def test_an_entry_written_for_another_template_is_not_used(
         lambda data: data[: len(data) // 2],  # cut short while written
         lambda data: b"",
         lambda data: b"\x00garbage" * 40,
-        lambda data: data[:40] + b"\xff" * 16 + data[56:],  # the checksum's pickle broken
+        lambda data: data[:20] + bytes(b ^ 1 for b in data[20:30]) + data[30:],  # the tag
+        lambda data: data[:-10] + bytes(b ^ 1 for b in data[-10:]),  # the code
     ],
-    ids=["truncated", "empty", "garbage", "bad-checksum-pickle"],
+    ids=["truncated", "empty", "garbage", "tag", "code"],
 )
 def test_a_damaged_entry_is_a_miss_never_an_error(
     project: Path, tmp_path: Path, damage: Callable[[bytes], bytes]
@@ -171,6 +179,32 @@ def test_a_damaged_entry_is_a_miss_never_an_error(
     assert "Traceback" not in done.stderr
     assert counted == {"generate": DISTINCT_COMPILED, "compile": DISTINCT_COMPILED}
     assert run(project, "--format", "json")[1] == {"generate": 0, "compile": 0}
+
+
+def test_an_entry_made_with_another_users_secret_is_not_used(project: Path) -> None:
+    run(project, "--format", "json", user="someone-else")
+    done, counted = run(project, "--format", "json")
+    assert outputs(done) == OUTPUTS
+    assert counted == {"generate": DISTINCT_COMPILED, "compile": DISTINCT_COMPILED}
+
+
+def test_a_planted_entry_carrying_code_never_runs(tmp_path: Path, write: WriteFile) -> None:
+    """`.accord/` holds data, not code: an entry in Jinja's format whose code would write a
+    file, put where the template's entry goes, is refused (its tag is not this user's)."""
+    write("config.yml", "defaults: {}\n")
+    path = write(
+        "w.workflow.yml", 'tasks:\n  - {name: x, type: formatter, template: "{{ 6 * 7 }}"}\n'
+    )
+    run(path)
+    [entry] = entries(tmp_path)
+    marker = tmp_path / "planted-code-ran"
+    payload = marshal.dumps(compile(f"open({str(marker)!r}, 'w').close()", "<template>", "exec"))
+    for tag in (entry.read_bytes()[len(bc_magic) : len(bc_magic) + 32], bytes(32)):
+        entry.write_bytes(bc_magic + tag + payload)
+        done, counted = run(path, "--format", "json")
+        assert outputs(done) == {"x": "42"}
+        assert counted == {"generate": 1, "compile": 1}
+        assert not marker.exists()
 
 
 def test_a_cache_that_cannot_be_written_is_reported_and_the_run_goes_on(
