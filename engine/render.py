@@ -26,6 +26,7 @@ import jinja2
 from jinja2 import meta, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.environment import TemplateExpression
+from jinja2.optimizer import optimize
 from jinja2.parser import Parser
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -426,9 +427,15 @@ def referenced_names(source: str) -> frozenset[str]:
     try:
         ast = _parse(source)
         found = free_names(ENV, ast)
-        # else Jinja's code generator walks the tree for them: it folds constants (`'__cl' ~
-        # 'ass__'`) in the cached tree and reports an unknown filter (TemplateAssertionError)
-        names = found if found is not None else frozenset(meta.find_undeclared_variables(ast))
+        if found is None:
+            # Jinja's code generator walks the tree for them, folding constants in it as it
+            # goes, and reports an unknown filter or test (TemplateAssertionError)
+            names = frozenset(meta.find_undeclared_variables(ast))
+        else:
+            names = found
+            # folded in place as the code generator would: `x['__cl' ~ 'ass__']` must read
+            # `x['__class__']` for `sandbox_problem`
+            optimize(ast, ENV)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
             f"template syntax error on its line {exc.lineno}: {exc.message}"
