@@ -2,8 +2,11 @@
 
 Two generated workflows of 2,000 formatter tasks, each task with a template of its own:
 
-- plain: `{{ t00012 }} {{ t00034 | length }}`, 0-4 references among the 50 tasks before it;
-  text and plain expressions, rendered by walking the parsed tree (no Jinja compiler);
+- plain: `{{ t00012 | truncate(20) }} {{ t00034 | length }}`, 0-4 references among the 50
+  tasks before it; text and plain expressions, rendered by walking the parsed tree (no Jinja
+  compiler). B16 measured in process with the run store off used `{{ t00012 }}`: each output
+  then holds whole earlier outputs, 128 MB in all over 2,000 tasks, and a whole-process run
+  measures storing and printing them, not templates;
 - realistic: filters and arithmetic over other tasks' outputs, as workflows write them
   (`{{ (t00012 | length) + (t00040 | length) }}`, `{{ t00007 | upper | replace('A', 'a') }}`),
   0-3 references among the 200 tasks before it; Jinja compiles these.
@@ -50,7 +53,9 @@ def plain_template(i: int, deps: list[int], rng: random.Random) -> str:
     parts = [f"task {i}:"]
     for k, d in enumerate(deps):
         parts.append(
-            f"{{{{ {task_name(d)} }}}}" if k % 2 == 0 else f"{{{{ {task_name(d)} | length }}}}"
+            f"{{{{ {task_name(d)} | truncate(20) }}}}"
+            if k % 2 == 0
+            else f"{{{{ {task_name(d)} | length }}}}"
         )
     return " ".join(parts)
 

@@ -24,7 +24,7 @@ from accord.engine.template_walk import free_names
 WriteFile = Callable[[str, str], Path]
 
 # `accord run` with every call of Jinja's code generator and every `compile` of generated
-# template code counted; the counts are the last line on stderr
+# template code counted; the counts are a line of stderr
 COUNTING = """
 import builtins, json, sys
 import jinja2.environment
@@ -98,9 +98,10 @@ def run(
         timeout=120,
         env=env,
     )
-    last = done.stderr.rstrip().splitlines()[-1]
-    assert last.startswith("COUNTS "), done.stderr
-    return done, json.loads(last.removeprefix("COUNTS "))
+    # the cache's writer may still report after the command returned (entries are written
+    # by the time the process exits)
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("COUNTS ")]
+    return done, json.loads(line.removeprefix("COUNTS "))
 
 
 def outputs(done: subprocess.CompletedProcess[str]) -> Any:
