@@ -1,7 +1,10 @@
 """The sandboxed Jinja environment, its filters, and the views of task outputs in templates.
 
-Templates are compiled once per source text. `referenced_names` reads a template's free names
-from Jinja's AST; the compiler turns those names into the DAG's edges.
+A template is parsed once per process per source text: validation reads its free names from
+that tree (`referenced_names`; the compiler turns them into the DAG's edges) and the run
+renders from the same tree, walked (`template_walk`) or compiled by Jinja once; compiled code
+is kept across runs in the project's `.accord/templates/` (`template_cache`), so a second run
+of an unchanged workflow compiles nothing.
 """
 
 from __future__ import annotations
@@ -14,18 +17,23 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
-from functools import lru_cache
+from functools import cache, lru_cache
+from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import jinja2
 from jinja2 import meta, nodes
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.environment import TemplateExpression
+from jinja2.optimizer import optimize
+from jinja2.parser import Parser
 from jinja2.sandbox import SandboxedEnvironment
 
-from accord.engine import render_budget
+from accord.engine import render_budget, template_cache, template_walk
 from accord.engine.errors import AccordError
 from accord.engine.paths import check_filled_parts
-from accord.engine.template_walk import PlainTemplate, plain_template
+from accord.engine.template_walk import PlainTemplate, free_names, plain_template
 
 
 class TemplateError(AccordError):
@@ -388,16 +396,35 @@ def _parse(source: str) -> nodes.Template:
     return ENV.parse(source)
 
 
+@cache
+def _fingerprint() -> str:
+    # the modules whose code decides what Jinja generates here: this one (the code
+    # generator, the sandbox), the render budget it calls, and the cache's own format
+    return template_cache.fingerprint(
+        ENV, __file__, render_budget.__file__, template_walk.__file__, template_cache.__file__
+    )
+
+
+def use_template_cache(root: Path) -> None:
+    """Keep compiled templates under `root`'s `.accord/templates/` (a run calls this)."""
+    template_cache.use(root, _fingerprint())
+
+
+def _code(kind: str, source: str, build: Callable[[], CodeType]) -> CodeType:
+    cached = template_cache.active()
+    return build() if cached is None else cached.code(ENV, kind, source, build)
+
+
 @lru_cache(maxsize=65536)
 def compile_template(source: str) -> jinja2.Template | PlainTemplate:
     """A template ready to render, cached by its source text: plain text-and-expression
     templates are walked from the syntax tree validation parsed (`template_walk`); the rest
-    are compiled by Jinja from that same tree."""
+    are compiled by Jinja from that same tree, or loaded from the template cache."""
     ast = _parse(source)
     plain = plain_template(ENV, ast)
     if plain is not None:
         return plain
-    code = ENV.compile(ast)
+    code = _code("template", source, lambda: ENV.compile(ast))
     return ENV.template_class.from_code(ENV, code, ENV.make_globals(None), None)
 
 
@@ -409,9 +436,16 @@ def referenced_names(source: str) -> frozenset[str]:
         return frozenset()
     try:
         ast = _parse(source)
-        # Jinja's optimizer folds constants (`'__cl' ~ 'ass__'`) in the cached tree here, and
-        # its code generator reports an unknown filter or test (TemplateAssertionError)
-        names = frozenset(meta.find_undeclared_variables(ast))
+        found = free_names(ENV, ast)
+        if found is None:
+            # Jinja's code generator walks the tree for them, folding constants in it as it
+            # goes, and reports an unknown filter or test (TemplateAssertionError)
+            names = frozenset(meta.find_undeclared_variables(ast))
+        else:
+            names = found
+            # folded in place as the code generator would: `x['__cl' ~ 'ass__']` must read
+            # `x['__class__']` for `sandbox_problem`
+            optimize(ast, ENV)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
             f"template syntax error on its line {exc.lineno}: {exc.message}"
@@ -495,7 +529,26 @@ def single_expression(source: str) -> str | None:
 
 @lru_cache(maxsize=1024)
 def _compile_expression(expr: str) -> Any:
-    return ENV.compile_expression(expr, undefined_to_none=False)
+    """`ENV.compile_expression(expr, undefined_to_none=False)`, its code kept in the cache."""
+    code = _code("expression", expr, lambda: ENV.compile(_expression_tree(expr)))
+    template = ENV.template_class.from_code(ENV, code, ENV.make_globals(None), None)
+    return TemplateExpression(template, undefined_to_none=False)
+
+
+def _expression_tree(expr: str) -> nodes.Template:
+    """The tree `Environment.compile_expression` compiles: `result = <expr>`."""
+    parser = Parser(ENV, expr, state="variable")
+    try:
+        node = parser.parse_expression()
+        if not parser.stream.eos:
+            raise jinja2.TemplateSyntaxError(
+                "chunk after expression", parser.stream.current.lineno, None, None
+            )
+        node.set_environment(ENV)
+    except jinja2.TemplateSyntaxError:
+        ENV.handle_exception(source=expr)
+    body = [nodes.Assign(nodes.Name("result", "store"), node, lineno=1)]
+    return nodes.Template(body, lineno=1)
 
 
 def evaluate(source: str, context: Mapping[str, Any]) -> Any:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accord.engine import executor, log
+from accord.engine import executor, log, render
 from accord.engine import variables as workflow_variables
 from accord.engine.cache import check_cache
 from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
@@ -130,6 +130,7 @@ def create_run_context(
     The test runner uses it too, so every test of a file shares one scheduler.
     """
     run_id = options.run_id or new_run_id()
+    render.use_template_cache(project.root)  # compiled templates kept across runs
     chosen = executor_for(project, options)
     executor.use(chosen)  # this run's node bodies (tasks started from here) find it
     databases = project.open_databases()

@@ -130,3 +130,53 @@ def _filter(env: SandboxedEnvironment, node: nodes.Filter) -> Value | None:
         )
 
     return apply
+
+
+# Nodes that bind no name and need no frame of their own: in a template made only of these,
+# every name it loads comes from the caller's values or the environment's globals.
+_NAMELESS = (
+    nodes.Template,
+    nodes.Output,
+    nodes.TemplateData,
+    nodes.Name,
+    nodes.Const,
+    nodes.Getattr,
+    nodes.Getitem,
+    nodes.Slice,
+    nodes.Filter,
+    nodes.Test,
+    nodes.BinExpr,
+    nodes.UnaryExpr,
+    nodes.Compare,
+    nodes.Operand,
+    nodes.Concat,
+    nodes.CondExpr,
+    nodes.List,
+    nodes.Tuple,
+    nodes.Dict,
+    nodes.Pair,
+    nodes.Keyword,
+    nodes.Call,
+    nodes.If,
+    nodes.ExprStmt,
+)
+# names Jinja gives a meaning of its own in some frames
+_SPECIAL = frozenset({"self", "super", "loop", "caller", "varargs", "kwargs"})
+
+
+def free_names(env: SandboxedEnvironment, ast: nodes.Template) -> frozenset[str] | None:
+    """The names a template takes from its caller, read from the tree when it binds none of
+    its own (no `set`, `for`, `macro`, `with`, `import`); None otherwise (Jinja's
+    `meta.find_undeclared_variables` then runs its code generator over the tree to find
+    them). Like Jinja's, the environment's globals are left out."""
+    names: set[str] = set()
+    for node in ast.find_all(nodes.Node):
+        if not isinstance(node, _NAMELESS):
+            return None
+        if isinstance(node, nodes.Name):
+            if node.ctx != "load" or node.name in _SPECIAL:
+                return None
+            names.add(node.name)
+        elif isinstance(node, nodes.Tuple) and node.ctx != "load":
+            return None
+    return frozenset(names.difference(env.globals))
