@@ -587,17 +587,9 @@ def _store_options(func: F) -> F:
 
 
 def _store_path(folder: Path) -> Path:
-    from accord.engine.errors import ConfigError
-    from accord.engine.project import find_root
-    from accord.engine.store import runs_db
+    from accord.engine.store import runs_db_of
 
-    if not folder.exists():
-        raise ConfigError(
-            f"project folder '{folder}' does not exist; give --project a file or folder "
-            "of the project (the default is the current folder)"
-        )
-    root, _config = find_root(folder)
-    return runs_db(root)
+    return runs_db_of(folder)
 
 
 @runs.command("list")

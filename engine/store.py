@@ -85,6 +85,19 @@ def runs_db(root: Path) -> Path:
     return root / ".accord" / "runs.db"
 
 
+def runs_db_of(folder: Path) -> Path:
+    """The run store of the project a file or folder (`--project`) belongs to."""
+    from accord.engine.errors import ConfigError
+    from accord.engine.project import find_root
+
+    if not folder.exists():
+        raise ConfigError(
+            f"project folder '{folder}' does not exist; give --project a file or folder "
+            "of the project (the default is the current folder)"
+        )
+    return runs_db(find_root(folder)[0])
+
+
 _CHECKED: set[Path] = set()  # stores that passed SQLite's quick check in this process
 
 

@@ -76,3 +76,30 @@ def write(tmp_path: Path) -> Any:
         return path
 
     return _write
+
+
+# Tests whose outcome depends on time or signals (a timeout, a kill, Ctrl-C): each waits for
+# an event, never a fixed sleep. tests/faults/test_under_load.py runs them again beside two
+# busy loops, so that a busy CI machine cannot make them fail.
+TIMING_TESTS = (
+    "tests/engine/test_query_cancel.py",
+    "tests/faults/test_hangs.py",
+    "tests/faults/test_refused_endpoint.py",
+    "tests/faults/test_render_budget.py::test_a_task_timeout_bounds_its_render",
+    "tests/faults/test_render_budget.py::test_sigterm_stops_a_long_render",
+    "tests/faults/test_timeouts_end.py",
+    "tests/scenarios/test_macro_interrupt.py",
+    "tests/scenarios/test_scenarios.py::test_ctrl_c_exits_130",
+    "tests/store/test_crash_harness.py",
+    "tests/store/test_resume_and_interrupt.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "timing: depends on time or signals (run under load too)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(TIMING_TESTS):
+            item.add_marker(pytest.mark.timing)

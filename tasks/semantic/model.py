@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -142,19 +142,11 @@ class ViewSpec(Spec):
         return next((e for e in self.entities if e.type == "primary"), None)
 
 
-FILTER_OPS = (
-    "eq",
-    "neq",
-    "gt",
-    "gte",
-    "lt",
-    "lte",
-    "contains",
-    "in",
-    "not_in",
-    "in_date_range",
+FilterOp = Literal[
+    "eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "not_in", "in_date_range",
     "not_in_date_range",
-)
+]  # fmt: skip
+FILTER_OPS: tuple[str, ...] = get_args(FilterOp)
 
 
 class FilterSpec(Spec):
@@ -163,22 +155,7 @@ class FilterSpec(Spec):
     them) `{field, op: {value ...}}` with the operator as its own key."""
 
     field: str = Field(description="'view.field' (a dimension, or a measure).")
-    op: (
-        Literal[
-            "eq",
-            "neq",
-            "gt",
-            "gte",
-            "lt",
-            "lte",
-            "contains",
-            "in",
-            "not_in",
-            "in_date_range",
-            "not_in_date_range",
-        ]
-        | None
-    ) = None
+    op: FilterOp | None = None
     value: Any = None
     values: list[Any] | None = None
     from_: Any = Field(None, alias="from")

@@ -13,16 +13,9 @@ from accord.tasks.suites.compare.storeview import find_row, load_run
 
 def project_store(folder: Path) -> Path:
     """The run store of the project `folder` (a file or folder) belongs to."""
-    from accord.engine.project import find_root
-    from accord.engine.store import runs_db
+    from accord.engine.store import runs_db_of
 
-    if not folder.exists():
-        raise ConfigError(
-            f"project folder '{folder}' does not exist; give --project a file or folder of "
-            "the project (the default is the current folder)"
-        )
-    root, _config = find_root(folder)
-    return runs_db(root)
+    return runs_db_of(folder)
 
 
 def is_file_ref(ref: str) -> bool:
