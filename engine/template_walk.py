@@ -55,6 +55,12 @@ def plain_template(env: SandboxedEnvironment, ast: nodes.Template) -> PlainTempl
             if isinstance(child, nodes.TemplateData):
                 parts.append(child.data)
                 continue
+            if isinstance(child, nodes.Const):
+                # text the template itself holds, folded by Jinja's optimizer (TemplateData
+                # becomes a Const): written as Jinja writes a constant, and never a value
+                # filled in from data, which a path template checks
+                parts.append(str(child.value))
+                continue
             value = _expression(env, child)
             if value is None:
                 return None

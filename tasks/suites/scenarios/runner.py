@@ -72,8 +72,13 @@ def report_folder(suite: Suite, output_dir: Path | None) -> Path:
     """Where a scenario suite's reports go: `output_dir`, else `reports/` of its project."""
     if output_dir is not None:
         return output_dir
+    from accord.engine.paths import shown_path
+
     project = suite.project
-    return (project.root if project is not None else Path.cwd()) / DEFAULT_OUTPUT_DIR
+    # as it opens from the current folder, which is how messages and the report line show it
+    return Path(
+        shown_path((project.root if project is not None else Path.cwd()) / DEFAULT_OUTPUT_DIR)
+    )
 
 
 def write_reports(runs: list[SuiteRun], output_dir: Path | None, err: Console) -> list[Path]:
