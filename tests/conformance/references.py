@@ -18,11 +18,6 @@ from typing import Any
 
 import pytest
 
-autoblocks = pytest.importorskip(
-    "autoblocks.testing.evaluators",
-    reason="the Autoblocks SDK is not installed: pip install -e '.[conformance]'",
-)
-
 
 def _genai_stand_in() -> None:
     if "google.genai" in sys.modules:

@@ -256,3 +256,30 @@ def test_test_case_config_repeats_a_case(tmp_path: Path) -> None:
     assert run is not None and sorted(c.id for c in run.cases) == ["q-0", "q-1", "q-2"]
     assert run.cases[0].input == {"question": "q"}
     assert re.fullmatch(r"q-\d", run.cases[0].id)
+
+
+def test_event_evaluators_are_refused_and_both_kinds_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As in the SDK: a BaseEventEvaluator alone is not a test evaluator (the suite is
+    reported and not run); a BaseEvaluator (both kinds) runs its evaluate_test_case."""
+
+    class OnEvents(accord.BaseEventEvaluator):
+        id = "events"
+
+        def evaluate_event(self, event: accord.TracerEvent) -> Evaluation:
+            return Evaluation(score=1)
+
+    class Both(accord.BaseEvaluator):
+        id = "both"
+
+        def evaluate_test_case(self, test_case: Case, output: str) -> Evaluation:
+            return Evaluation(score=1, threshold=Threshold(gte=1))
+
+        def evaluate_event(self, event: accord.TracerEvent) -> Evaluation:
+            return Evaluation(score=0)
+
+    assert run_test_suite("ev", [Case("a")], str, [OnEvents()], project_root=tmp_path) is None
+    assert "does not implement BaseTestEvaluator" in capsys.readouterr().err
+    run = run_test_suite("both", [Case("a")], str, [Both()], project_root=tmp_path, quiet=True)
+    assert run is not None and run.cases[0].status == "passed"
