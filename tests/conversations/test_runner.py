@@ -304,3 +304,24 @@ def test_a_judge_without_tools_gives_its_reason_not_its_whole_reply(
     text = str(failed.value)
     assert "rule:      statement at text: It talks about fog, not rain.\n" in text
     assert "Answer: no" not in text
+
+
+def test_a_conversation_without_judge_questions_never_imports_litellm(tmp_path: Path) -> None:
+    """litellm's import is seconds of CPU (B20): a conversation whose turns all match exactly
+    must not pay it. Run in a fresh process, where nothing else imported it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from accord import AgentTurn, ConversationRunner, ToolCall, UserTurn\n"
+        "turns = [UserTurn('hi'), AgentTurn('Hello  there', [ToolCall('wave', {'hand': '*'})])]\n"
+        "agent = lambda h: {'text': 'hello there', 'tool_calls': [\n"
+        "    {'name': 'wave', 'arguments': {'hand': 'left'}}]}\n"
+        f"ConversationRunner(agent, turns, project_root={str(tmp_path)!r}).run_sync()\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
