@@ -21,7 +21,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
 $(STAMP): pyproject.toml | $(BIN)/python
 	@echo "installing accord and its dependencies; a first install compiles llama.cpp for the"
 	@echo "offline local model (about 10 minutes on 2 cores, once: pip caches the wheel)"
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/pip install --progress-bar on -e '.[dev,local,ray]' \
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/pip install --progress-bar on -e '.[dev,local,ray,conformance]' \
 		--config-settings editable_mode=compat
 	touch $(STAMP)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +27,8 @@ import pytest
 
 MARKER = "accord"
 FIXTURE = "accord_conversation"
-REPEAT_ID = re.compile(r"(?:\[|-)\d+-\d+\]$")
+REPEAT_PARAM = "__pytest_repeat_step_number"  # pytest-repeat's parameter: only it is folded
+BASE_ID = "accord_base_id"  # a report's user property: the test's id without the repeat
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -58,6 +58,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if FIXTURE in getattr(item, "fixturenames", ()) and item.get_closest_marker(MARKER) is None:
             item.add_marker(MARKER)
+        if item.get_closest_marker(MARKER) is not None:
+            # carried by every report of the item, also from an xdist worker to the controller
+            item.user_properties.append((BASE_ID, base_id(item)))
 
 
 @pytest.fixture
@@ -130,7 +133,8 @@ class PassRates:
         if MARKER not in report.keywords:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
-            tally = self.tallies.setdefault(base_id(report.nodeid), _Tally())
+            name = dict(report.user_properties).get(BASE_ID, report.nodeid)
+            tally = self.tallies.setdefault(str(name), _Tally())
             if report.passed:
                 tally.passed += 1
             elif report.skipped:
@@ -158,9 +162,21 @@ class PassRates:
             )
 
 
-def base_id(nodeid: str) -> str:
-    """A test's id without pytest-repeat's `[i-n]` (or `-i-n]`) suffix."""
-    match = REPEAT_ID.search(nodeid)
-    if match is None:
+def base_id(item: pytest.Item) -> str:
+    """The item's id without pytest-repeat's own `i-n` parameter id; other parameters
+    (`[4-19]`, `[2024-01]`) are kept, so those tests stay apart in the summary."""
+    nodeid = item.nodeid
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or REPEAT_PARAM not in callspec.params or not nodeid.endswith("]"):
         return nodeid
-    return nodeid[: match.start()] + ("]" if match.group().startswith("-") else "")
+    marker = item.get_closest_marker("repeat")
+    count = marker.args[0] if marker and marker.args else item.config.getoption("count", None)
+    repeat = f"{callspec.params[REPEAT_PARAM] + 1}-{count}"
+    head, _, params = nodeid[:-1].partition("[")
+    if params == repeat:
+        return head
+    if params.endswith(f"-{repeat}"):
+        return f"{head}[{params[: -len(repeat) - 1]}]"
+    if params.startswith(f"{repeat}-"):
+        return f"{head}[{params[len(repeat) + 1 :]}]"
+    return nodeid

@@ -87,6 +87,12 @@ class Battle(EvaluatorSpec):
         return self.finding(
             SCORES[winner],
             reason,
-            metadata={"winner": winner, "baseline": baseline, "challenger": challenger},
+            metadata={
+                "reason": reason,
+                "winner": winner,
+                "criteria": self.criteria,
+                "baseline": baseline,
+                "challenger": challenger,
+            },
             scoring="model",
         )

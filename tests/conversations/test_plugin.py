@@ -95,3 +95,36 @@ def test_require_judge_fails_instead(project: Callable[..., Path]) -> None:
     done = pytest_run(root, "-k", "greets", "--accord-require-judge")
     assert done.returncode == 1, done.stdout[-3000:]
     assert "no judge model (--accord-require-judge)" in done.stdout
+
+
+PARAMETRIZED = """
+import pytest
+from accord import AgentTurn, UserTurn
+
+
+@pytest.mark.parametrize("size,age", [(4, 19), (2, 20)])
+def test_party(accord_conversation, size, age):
+    accord_conversation(lambda h: "Hello", [UserTurn("hi"), AgentTurn("hello")]).run_sync()
+
+
+@pytest.mark.parametrize("month", ["2024-01", "2024-02"])
+def test_month(accord_conversation, month):
+    answer = "Hello" if month == "2024-01" else ""  # an empty reply fails without a judge
+    accord_conversation(lambda h: answer, [UserTurn("hi"), AgentTurn("hello")]).run_sync()
+"""
+
+
+def test_the_summary_folds_only_pytest_repeats_own_parameter(project: Callable[..., Path]) -> None:
+    """Ids ending in `digits-digits` are parameters of their own: `[4-19]` and `[2-20]`, or
+    `[2024-01]` and `[2024-02]`, are different tests; only `--count`'s `i-n` folds."""
+    root = project({"test_chat.py": PARAMETRIZED}, judge=False)
+    once = summary(pytest_run(root).stdout)
+    assert {n: rate.split("  ")[0] for n, rate in once.items() if " - " not in n} == {
+        "test_party[4-19]": "1/1 passed", "test_party[2-20]": "1/1 passed",
+        "test_month[2024-01]": "1/1 passed", "test_month[2024-02]": "0/1 passed",
+    }  # fmt: skip
+    repeated = summary(pytest_run(root, "--count", "2", "-n", "2").stdout)
+    assert {n: rate.split("  ")[0] for n, rate in repeated.items() if " - " not in n} == {
+        "test_party[4-19]": "2/2 passed", "test_party[2-20]": "2/2 passed",
+        "test_month[2024-01]": "2/2 passed", "test_month[2024-02]": "0/2 passed",
+    }  # fmt: skip

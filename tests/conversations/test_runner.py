@@ -21,6 +21,7 @@ from accord import (
     ToolCall,
     UserTurn,
 )
+from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 
 WEATHER = {"location": "San Francisco", "units": "fahrenheit"}
@@ -269,3 +270,58 @@ def test_an_agent_files_tools_really_run(
         m for r in judge_server.requests for m in r["messages"] if m["role"] == "tool"
     )
     assert "60" in tool_reply["content"]  # DuckDB really summed the CSV
+
+
+def test_a_turn_names_every_mismatch_not_only_the_first(project: Callable[..., Path]) -> None:
+    """A failed statement and, behind it, a wrong tool argument and a wrong result: all named."""
+    expected = script()
+    expected[3] = AgentTurn("<mentions rain>", [ToolCall("get_weather", {
+        "location": "San Francisco", "forecast": "next week"}, {"temperature": 50})])  # fmt: skip
+    with pytest.raises(ConversationFailed) as failed:
+        ConversationRunner(weather_agent, expected, project_root=project()).run_sync()
+    text = str(failed.value)
+    assert "rule:      statement at text: it does not" in text
+    assert "rule:      tool arguments (same meaning) at tool call 1 (get_weather).arguments" \
+        ".forecast" in text  # fmt: skip
+    assert "rule:      tool result (same keys) at tool call 1 (get_weather).result" in text
+    assert text.count("rule:") == 3
+
+
+def test_a_judge_without_tools_gives_its_reason_not_its_whole_reply(
+    tmp_path: Path, judge_server: FakeOpenAI
+) -> None:
+    """A model without tool calling answers in text ending `Answer: no`: the reason shown is
+    the text before that line."""
+    judge_server.responder = lambda body: Reply(text="It talks about fog, not rain.\nAnswer: no")
+    (tmp_path / "config.yml").write_text(
+        fake_model_config(judge_server, max_retries=0, tools="false")
+        + "defaults:\n  judge_model: fake\n"
+    )
+    call = ToolCall("get_weather", {"location": "San Francisco", "forecast": "tomorrow"})
+    expected = [UserTurn("What about tomorrow?"), AgentTurn("<mentions rain>", [call])]
+    with pytest.raises(ConversationFailed) as failed:
+        ConversationRunner(weather_agent, expected, project_root=tmp_path).run_sync()
+    text = str(failed.value)
+    assert "rule:      statement at text: It talks about fog, not rain.\n" in text
+    assert "Answer: no" not in text
+
+
+def test_a_conversation_without_judge_questions_never_imports_litellm(tmp_path: Path) -> None:
+    """litellm's import is seconds of CPU (B20): a conversation whose turns all match exactly
+    must not pay it. Run in a fresh process, where nothing else imported it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from accord import AgentTurn, ConversationRunner, ToolCall, UserTurn\n"
+        "turns = [UserTurn('hi'), AgentTurn('Hello  there', [ToolCall('wave', {'hand': '*'})])]\n"
+        "agent = lambda h: {'text': 'hello there', 'tool_calls': [\n"
+        "    {'name': 'wave', 'arguments': {'hand': 'left'}}]}\n"
+        f"ConversationRunner(agent, turns, project_root={str(tmp_path)!r}).run_sync()\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -183,7 +183,7 @@ def test_concurrency_limits_of_the_function_and_evaluators(in_project: Path) -> 
             return Evaluation(score=1, threshold=Threshold(gte=1))
 
     cases = [TestCase(f"case {i}") for i in range(12)]
-    run = run_test_suite("limits", cases, [Slow()], fn, max_test_case_concurrency=3, quiet=True)
+    run = run_test_suite("limits", cases, fn, [Slow()], max_test_case_concurrency=3, quiet=True)
     assert all(c.status == "passed" for c in run.cases)
     assert peak == {"fn": 3, "ev": 2}
 
@@ -214,8 +214,9 @@ def test_non_llm_ragas_recall(in_project: Path) -> None:
 
     case = RagCase("tower height?", ["The tower is 300 metres tall.", "It opened in 1889."])
     run = run_test_suite(
-        "rag", [case], [Recall()],
-        lambda tc: Answer("300 m", ["The tower is 300 metres tall.", "Paris is in France."]), quiet=True,
+        "rag", [case],
+        lambda tc: Answer("300 m", ["The tower is 300 metres tall.", "Paris is in France."]),
+        [Recall()], quiet=True,
     )  # fmt: skip
     finding = run.cases[0].findings[0]
     assert finding.score == 0.5 and finding.scoring == "lexical" and finding.passed is True

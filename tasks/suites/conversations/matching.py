@@ -125,57 +125,80 @@ async def match_value(expected: Any, actual: Any, judge: Judge) -> Mismatch | No
 async def match_dict(
     expected: dict[str, Any], actual: dict[str, Any], judge: Judge
 ) -> Mismatch | None:
+    found = await dict_mismatches(expected, actual, judge)
+    return found[0] if found else None
+
+
+async def dict_mismatches(
+    expected: dict[str, Any], actual: dict[str, Any], judge: Judge
+) -> list[Mismatch]:
+    """Every key that does not match (keys missing or unexpected: that one mismatch)."""
     missing = [k for k, v in expected.items() if v is not None and k not in actual]
     extra = [k for k in actual if k not in expected]
     if missing or extra:
         parts = [f"missing keys {missing}"] if missing else []
         parts += [f"unexpected keys {extra}"] if extra else []
-        return Mismatch("same keys", expected, actual, ", ".join(parts))
+        return [Mismatch("same keys", expected, actual, ", ".join(parts))]
+    out: list[Mismatch] = []
     for key, value in expected.items():
         if value is None:
             continue
         found = await match_value(value, actual[key], judge)
         if found is not None:
-            return found.inside(f"[{key!r}]" if not key.isidentifier() else key)
-    return None
+            out.append(found.inside(f"[{key!r}]" if not key.isidentifier() else key))
+    return out
 
 
 async def match_tool_calls(
     expected: list[ToolCall], actual: list[ToolCall], judge: Judge
 ) -> Mismatch | None:
+    found = await tool_call_mismatches(expected, actual, judge)
+    return found[0] if found else None
+
+
+async def tool_call_mismatches(
+    expected: list[ToolCall], actual: list[ToolCall], judge: Judge
+) -> list[Mismatch]:
+    """Every expected call that no actual call matches, with all of its mismatches."""
     names = [c.name for c in actual]
     if len(expected) != len(actual):
-        return Mismatch(
-            "tool call count",
-            [c.name for c in expected],
-            names,
-            f"expected {len(expected)} tool call(s), the agent made {len(actual)}",
-        )
+        return [
+            Mismatch(
+                "tool call count",
+                [c.name for c in expected],
+                names,
+                f"expected {len(expected)} tool call(s), the agent made {len(actual)}",
+            )
+        ]
     unused = list(range(len(actual)))
+    out: list[Mismatch] = []
     for number, call in enumerate(expected, 1):
         candidates = [i for i in unused if actual[i].name == call.name]
         if not candidates:
-            return Mismatch(
-                "tool name", call.name, names, f"no unmatched call of '{call.name}' was made"
+            out.append(
+                Mismatch(
+                    "tool name", call.name, names, f"no unmatched call of '{call.name}' was made"
+                )
             )
-        first: Mismatch | None = None
+            continue
+        first: list[Mismatch] | None = None
         for index in candidates:
-            found = await _match_call(call, actual[index], judge)
-            if found is None:
+            found = await _call_mismatches(call, actual[index], judge)
+            if not found:
                 unused.remove(index)
                 break
             first = first or found
         else:
             assert first is not None
-            return first.inside(f"tool call {number} ({call.name})")
-    return None
+            out += [m.inside(f"tool call {number} ({call.name})") for m in first]
+    return out
 
 
-async def _match_call(expected: ToolCall, actual: ToolCall, judge: Judge) -> Mismatch | None:
-    found = await match_dict(expected.arguments, actual.arguments, judge)
-    if found is not None:
-        return found.inside("arguments", f"tool arguments ({found.rule})")
-    if expected.result is None:
-        return None
-    found = await match_value(expected.result, actual.result, judge)
-    return None if found is None else found.inside("result", f"tool result ({found.rule})")
+async def _call_mismatches(expected: ToolCall, actual: ToolCall, judge: Judge) -> list[Mismatch]:
+    found = await dict_mismatches(expected.arguments, actual.arguments, judge)
+    out = [m.inside("arguments", f"tool arguments ({m.rule})") for m in found]
+    if expected.result is not None:
+        result = await match_value(expected.result, actual.result, judge)
+        if result is not None:
+            out.append(result.inside("result", f"tool result ({result.rule})"))
+    return out

@@ -28,7 +28,7 @@ from accord.tasks.suites.conversations.matching import (
     Mismatch,
     Verdict,
     match_text,
-    match_tool_calls,
+    tool_call_mismatches,
 )
 from accord.tasks.suites.conversations.turns import ToolCall, Turn, check_script
 from accord.tasks.suites.core.cases import Case, Output, Suite
@@ -171,11 +171,11 @@ class ConversationCheck(EvaluatorSpec):
         except JudgeNeeded as exc:
             return Finding("conversation", error=exc.message, kind=NEEDS_JUDGE)
         children = [
-            Finding(f"turn {n}", score=0.0 if m else 1.0, passed=m is None,
-                    reason=m.text() if m else "matched")
+            Finding(f"turn {n}", score=0.0 if m else 1.0, passed=not m,
+                    reason="\n".join(x.text() for x in m) if m else "matched")
             for n, m in zip(numbers, found, strict=True)
         ]  # fmt: skip
-        failed = [(n, m) for n, m in zip(numbers, found, strict=True) if m is not None]
+        failed = [(n, m) for n, m in zip(numbers, found, strict=True) if m]
         reason = "every agent turn matched"
         if failed:
             reason = failure_text(script, played, *failed[0])
@@ -187,35 +187,42 @@ class ConversationCheck(EvaluatorSpec):
                        children=children, judge_calls=ev.calls)  # fmt: skip
 
 
-async def _check_turn(expected: Turn, actual: dict[str, Any], judge: ModelJudge) -> Mismatch | None:
+async def _check_turn(expected: Turn, actual: dict[str, Any], judge: ModelJudge) -> list[Mismatch]:
+    """Every way the turn does not match: its text, and each tool call (a wrong argument
+    behind a failed statement is named too)."""
     from accord.tasks.suites.conversations.agents import reply_of
 
     reply = reply_of(actual)
+    out: list[Mismatch] = []
     try:
         if expected.text != "" or reply.text:
             found = await match_text(expected.text, reply.text, judge)
             if found is not None:
-                return found.inside("text")
-        return await match_tool_calls(list(expected.tool_calls), reply.tool_calls, judge)
+                out.append(found.inside("text"))
+        out += await tool_call_mismatches(list(expected.tool_calls), reply.tool_calls, judge)
     except EvaluatorFailure as exc:
         raise EvaluatorFailure(f"turn {actual['turn']}: {exc}") from None
+    return out
 
 
 def failure_text(
-    script: Sequence[Turn], played: dict[int, dict[str, Any]], number: int, found: Mismatch
+    script: Sequence[Turn],
+    played: dict[int, dict[str, Any]],
+    number: int,
+    found: Sequence[Mismatch],
 ) -> str:
     """What a developer reads when a turn fails: the turn, what the user said, the expected
-    and the actual turn, the rule that failed and the judge's reason."""
+    and the actual turn, every rule that failed and the judge's reasons."""
     said = script[number - 2].text if number > 1 else "(the agent's opening message)"
     expected = script[number - 1]
     actual = played[number]
     calls = [ToolCall(c["name"], c.get("arguments"), c.get("result")) for c in actual["tool_calls"]]
+    rules = "".join(f"\n  rule:      {m.text()}" for m in found)
     return (
         f"turn {number} did not match\n"
         f"  user said: {said}\n"
         f"  expected:  {_turn_text(expected.text, expected.tool_calls)}\n"
-        f"  actual:    {_turn_text(actual['text'], calls)}\n"
-        f"  rule:      {found.text()}"
+        f"  actual:    {_turn_text(actual['text'], calls)}" + rules
     )
 
 

@@ -103,7 +103,7 @@ class EvalContext:
             text, lambda r: parse_choice(r, choices), model=model, system=CHOOSE_SYSTEM,
             missing=f"answer among {list(choices)}",
         )  # fmt: skip
-        return found, reply
+        return found, reason_of(reply, choices)
 
     async def _choose_by_tool(
         self, prompt: str, choices: Sequence[str], model: str | None
@@ -225,6 +225,16 @@ def _tool_choice(completion: Any, choices: Sequence[str]) -> tuple[tuple[str, st
     if answer not in choices:
         return None, f"an answer {answer!r} that is none of {list(choices)}"
     return (str(answer), str(args.get("reason", ""))), ""
+
+
+def reason_of(reply: str, choices: Sequence[str]) -> str:
+    """A judge's reply without its closing `Answer: <choice>` line: its reason."""
+    lines = reply.strip().splitlines()
+    for index in range(len(lines) - 1, -1, -1):
+        if parse_choice(lines[index], choices) is not None:
+            kept = lines[:index] + lines[index + 1 :]
+            return "\n".join(kept).strip() or reply.strip()
+    return reply.strip()
 
 
 def parse_choice(reply: str, choices: Sequence[str]) -> str | None:

@@ -46,6 +46,13 @@ class Metric:
             return None
         return wilson_interval(self.successes, self.n)
 
+    def __float__(self) -> float:
+        return self.value
+
+    def __str__(self) -> str:
+        """The value: `print(run.pass_rate())` shows a number, as a script expects."""
+        return str(self.value)
+
     @property
     def lower_bound(self) -> float:
         interval = self.interval
