@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import PROCESS_SECONDS
 from tests.compare.test_compare_cli import HOSTILE, suite, write
 from tests.evals.conftest import accord
 
@@ -43,7 +44,7 @@ def stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGINT)
     try:
-        return proc.communicate(timeout=30)
+        return proc.communicate(timeout=PROCESS_SECONDS)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         return proc.communicate()
@@ -136,7 +137,9 @@ def dump(url: str, profile: Path) -> str:
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--no-first-run", f"--user-data-dir={profile}", "--dump-dom", url,
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=PROCESS_SECONDS, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 

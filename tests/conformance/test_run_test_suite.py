@@ -25,6 +25,7 @@ from accord import (
     md5,
     run_test_suite,
 )
+from tests.bounds import PROCESS_SECONDS
 
 
 @dataclasses.dataclass
@@ -87,7 +88,7 @@ def test_a_script_with_an_empty_suite_runs_its_next_suite(tmp_path: Path) -> Non
         "print('second ran:', run.cases[0].output)\n"
     )
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, check=False)  # fmt: skip
+                          text=True, timeout=PROCESS_SECONDS, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "[first] No test cases provided." in done.stderr and "Traceback" not in done.stderr
     assert "second ran: x" in done.stdout
@@ -233,7 +234,7 @@ def test_the_docs_example_prints_the_pass_rate_as_a_number(tmp_path: Path) -> No
     script = tmp_path / "example.py"
     script.write_text(block.split("```", 1)[0])
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, check=False)  # fmt: skip
+                          text=True, timeout=PROCESS_SECONDS, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "1.0"
 

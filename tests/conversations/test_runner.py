@@ -21,6 +21,7 @@ from accord import (
     ToolCall,
     UserTurn,
 )
+from tests.bounds import PROCESS_SECONDS
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 
@@ -322,6 +323,6 @@ def test_a_conversation_without_judge_questions_never_imports_litellm(tmp_path: 
         "print('litellm' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
+                          timeout=PROCESS_SECONDS, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from accord.cli import main
+from tests.bounds import PROCESS_SECONDS
 
 WriteFile = Callable[[str, str], Path]
 
@@ -405,7 +406,11 @@ def test_validate_does_not_import_litellm(write: WriteFile) -> None:
         "print(result.exit_code, 'litellm' in sys.modules)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_SECONDS,
+        check=False,
     )
     assert done.stdout.split() == ["0", "False"], done.stderr
 
@@ -477,7 +482,9 @@ def test_a_failure_is_shown_once_and_logs_are_json_only_when_asked(tmp_path: Pat
 
     def accord_process(*args: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "accord.cli", *args]
-        return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=PROCESS_SECONDS, check=False
+        )
 
     pretty = accord_process("run", str(path))
     assert pretty.returncode == 1

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.bounds import PROCESS_SECONDS
+
 WORKFLOW = """
 tasks:
   - name: totals
@@ -56,7 +58,7 @@ def test_a_project_with_its_own_tasks_and_engine_runs_the_python_api(tmp_path: P
         env=_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PROCESS_SECONDS,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True total 7"
@@ -66,7 +68,7 @@ def test_a_project_with_its_own_tasks_and_engine_runs_the_cli(tmp_path: Path) ->
     project = _user_project(tmp_path)
     command = [sys.executable, "-m", "accord.cli", "run", "report.workflow.yml", "--format", "json"]
     done = subprocess.run(
-        command, cwd=project, env=_env(), capture_output=True, text=True, timeout=120
+        command, cwd=project, env=_env(), capture_output=True, text=True, timeout=PROCESS_SECONDS
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["outputs"]["answer"] == "total 7"
@@ -83,7 +85,7 @@ def test_accord_does_not_put_engine_or_tasks_on_the_import_path(tmp_path: Path) 
         env=_env(),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PROCESS_SECONDS,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["None", "None"]
@@ -113,7 +115,7 @@ def test_the_readme_python_example_runs_as_written(tmp_path: Path) -> None:
         env=_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PROCESS_SECONDS,
     )
     assert done.returncode == 0, done.stderr
     assert "# Support tickets by team" in done.stdout and "2024-03" in done.stdout

@@ -20,6 +20,7 @@ from jinja2.bccache import bc_magic
 
 from accord.engine import render, template_cache
 from accord.engine.template_walk import free_names
+from tests.bounds import PROCESS_SECONDS
 
 WriteFile = Callable[[str, str], Path]
 
@@ -95,7 +96,7 @@ def run(
         [sys.executable, "-c", COUNTING, "run", str(path), *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PROCESS_SECONDS,
         env=env,
     )
     # the cache's writer may still report after the command returned (entries are written

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.bounds import PROCESS_SECONDS
 from tests.faults.helpers import accord, assert_no_traceback
 
 DEEP = "[" * 200_000 + "]" * 200_000
@@ -26,7 +27,7 @@ def test_an_agentv_jsonl_dataset(tmp_path: Path) -> None:
         '{"id": "nan", "input": "hi", "criteria": "x", "expected_output": NaN}\n'
         '{"id": "broken", "input": "hi",\n'
     )
-    done = accord("eval", "evals/dataset.jsonl", cwd=tmp_path, timeout=120)
+    done = accord("eval", "evals/dataset.jsonl", cwd=tmp_path, timeout=PROCESS_SECONDS)
     assert done.code == 2, done.stderr[-2000:]
     assert_no_traceback(done)
     assert f"evals/dataset.jsonl:2:1 the value is {NESTED}" in done.stderr
@@ -52,7 +53,7 @@ def test_custom_test_datasets_in_jsonl_and_csv(tmp_path: Path) -> None:
     deep_cell = "[" * 150 + "]" * 150
     (tmp_path / "rows.csv").write_text(f'query,relevant_contexts\na,"{deep_cell}"\n')
     (tmp_path / "typed.jsonl").write_text('{"query": "a"}\n{"query": 5}\n')
-    done = accord("test", "a.agent.yml", cwd=tmp_path, timeout=120)
+    done = accord("test", "a.agent.yml", cwd=tmp_path, timeout=PROCESS_SECONDS)
     assert done.code == 2, done.stderr[-2000:]
     assert_no_traceback(done)
     assert f"{tmp_path / 'rows.jsonl'}:2:1 the value is {NESTED}" in done.stderr

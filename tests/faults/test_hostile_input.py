@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
+from tests.bounds import PROCESS_SECONDS
 
 
 @pytest.mark.parametrize(
@@ -30,7 +31,7 @@ def test_deep_nesting_is_refused_not_a_crash(tmp_path: Path, name: str, text: st
         [sys.executable, "-m", "accord.cli", "validate", str(path)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PROCESS_SECONDS,
     )
     assert done.returncode == 2, (done.returncode, done.stderr[-500:])
     assert "nested far more than 100 levels deep" in done.stderr

@@ -22,6 +22,7 @@ from accord.engine import retry as engine_retry
 from accord.engine.errors import ConfigError, ModelError
 from accord.engine.models import ModelCatalog, ModelClient
 from accord.engine.spec import ConfigSpec
+from tests.bounds import PROCESS_SECONDS
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 from tests.faults.helpers import accord, assert_no_traceback
@@ -174,7 +175,9 @@ def test_replies_slower_than_the_timeout_fail_naming_task_and_model(
     config = config.replace("defaults:", patient + "defaults:")
     (tmp_path / "config.yml").write_text(config)
 
-    done = accord("run", str(path), "--keep-going", "--format", "json", cwd=tmp_path, timeout=60)
+    done = accord(
+        "run", str(path), "--keep-going", "--format", "json", cwd=tmp_path, timeout=PROCESS_SECONDS
+    )
 
     assert done.code == 1, done.stderr[-3000:]
     doc = json.loads(done.stdout)
@@ -253,7 +256,9 @@ def test_dropped_connections_and_malformed_bodies_retry_then_fail_clearly(
     fake_llm.responder = broken
     path = write_project(tmp_path, fake_llm, FLAKY, max_retries=2)
 
-    done = accord("run", str(path), "--keep-going", "--format", "json", cwd=tmp_path, timeout=60)
+    done = accord(
+        "run", str(path), "--keep-going", "--format", "json", cwd=tmp_path, timeout=PROCESS_SECONDS
+    )
 
     assert done.code == 1, done.stderr[-3000:]
     doc = json.loads(done.stdout)
@@ -286,7 +291,7 @@ def test_fail_fast_stops_on_the_first_broken_reply(tmp_path: Path, fake_llm: Fak
     workflow = "tasks:\n  - name: only\n    type: agent\n    prompt: garbage always\n"
     path = write_project(tmp_path, fake_llm, workflow, max_retries=0)
 
-    done = accord("run", str(path), cwd=tmp_path, timeout=60)
+    done = accord("run", str(path), cwd=tmp_path, timeout=PROCESS_SECONDS)
 
     assert done.code == 3  # the run produced nothing: every model call failed
     assert "only" in done.stderr and "not valid JSON" in done.stderr

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import PROCESS_SECONDS
 from tests.faults.helpers import accord, assert_no_traceback
 
 
@@ -31,7 +32,7 @@ def test_a_refused_connection_fails_at_once_naming_the_endpoint(
     )
     path = tmp_path / "ask.workflow.yml"
     path.write_text("tasks:\n  - name: ask\n    type: agent\n    prompt: hi\n")
-    done = accord("run", str(path), "--format", "json", cwd=tmp_path, timeout=60)
+    done = accord("run", str(path), "--format", "json", cwd=tmp_path, timeout=PROCESS_SECONDS)
     assert_no_traceback(done)
     assert done.code == 3, done.stderr
     assert f"connection refused by {base}" in done.stderr

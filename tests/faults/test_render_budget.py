@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from accord.cli import main
 from accord.engine.errors import AccordError
 from accord.engine.render import render
+from tests.bounds import PROCESS_SECONDS
 
 BOMBS = {
     "center": ("{{ 'a'|center(1000000000) }}", "center would make a value"),
@@ -101,7 +102,7 @@ def test_sigterm_stops_a_long_render(tmp_path: Path) -> None:
         else:
             raise AssertionError("the run ended before its task started")
         process.send_signal(signal.SIGTERM)
-        _out, err = process.communicate(timeout=120)
+        _out, err = process.communicate(timeout=PROCESS_SECONDS)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import PROCESS_SECONDS
+
 FAILING = "tasks:\n  - name: a\n    type: execute_sql\n    sql_query: SELECT x FROM nope\n"
 
 
@@ -27,7 +29,7 @@ def _accord(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "accord.cli", *args],
         text=True,
-        timeout=60,
+        timeout=PROCESS_SECONDS,
         **kwargs,  # type: ignore[arg-type]
     )
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from accord.engine.programs import run_program
+from tests.bounds import PROCESS_SECONDS
 from tests.fakes import FakeOpenAI, Reply
 from tests.faults.helpers import accord, assert_no_traceback
 
@@ -52,7 +53,9 @@ def test_a_code_judge_printing_past_its_timeout_is_killed_and_the_run_ends(
         f"        - {{name: floods, type: code_judge, script: '{script}', timeout_ms: 1000}}\n",
     )
     out = tmp_path / "out.jsonl"
-    finished = accord("eval", str(file), "--output", str(out), cwd=tmp_path, timeout=60)
+    finished = accord(
+        "eval", str(file), "--output", str(out), cwd=tmp_path, timeout=PROCESS_SECONDS
+    )
     assert_no_traceback(finished)
     assert finished.code == 3, finished.stderr  # no case produced a result
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
@@ -116,7 +119,7 @@ def test_a_blocking_python_target_fails_at_its_timeout_and_the_process_ends(
     out = tmp_path / "report.json"
     finished = accord(
         "eval", "blocks.eval.yml", "--format", "json", "--output", str(out), cwd=tmp_path,
-        timeout=60,
+        timeout=PROCESS_SECONDS,
     )  # fmt: skip
     assert_no_traceback(finished)
     assert finished.code == 3, finished.stdout + finished.stderr  # no case produced a result
@@ -132,7 +135,7 @@ def test_a_blocking_scenario_agent_fails_at_its_timeout_and_the_process_ends(
         "agent_class: slowtarget.BlockingAgent\ntimeout: 2\n"
         "scenarios:\n  - {name: A, input_message: hello}\n"
     )
-    finished = accord("eval", "scenarios.yaml", "-q", cwd=tmp_path, timeout=60)
+    finished = accord("eval", "scenarios.yaml", "-q", cwd=tmp_path, timeout=PROCESS_SECONDS)
     assert_no_traceback(finished)
     assert finished.code == 1, finished.stdout + finished.stderr  # a case errored
     assert "BlockingAgent gave no answer within 2 s" in finished.stderr
@@ -165,7 +168,7 @@ def test_run_sync_with_a_blocking_agent_returns_and_the_interpreter_exits(
         stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=PROCESS_SECONDS)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.bounds import PROCESS_SECONDS
+
 PROBE = """
 import sys
 from accord.cli import main
@@ -24,7 +26,7 @@ def probe(args: list[str], cwd: Path) -> tuple[int, bool]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PROCESS_SECONDS,
         check=False,
     ).stdout
     lines = dict(line.split(" ", 1) for line in out.strip().splitlines()[-2:])

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import PROCESS_SECONDS
+
 ENDLESS = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c"
 )
@@ -50,7 +52,7 @@ def test_ctrl_c_stops_an_endless_sql_query_macro(scenario_project: Callable[...,
             assert time.monotonic() < deadline, "the SQL_QUERY macro never opened the database"
             time.sleep(0.01)
         proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=PROCESS_SECONDS)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

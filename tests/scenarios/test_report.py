@@ -22,6 +22,7 @@ from accord.tasks.suites.reports.scenarios import (
     scenario_data,
     write_scenario_reports,
 )
+from tests.bounds import PROCESS_SECONDS
 
 HOSTILE = '<script>alert(1)</script> "quotes" & co'
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt; &quot;quotes&quot; &amp; co"
@@ -219,7 +220,9 @@ def test_the_report_renders_in_chromium(run: SuiteRun, tmp_path: Path) -> None:
         "--dump-dom",
         probed.as_uri(),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=PROCESS_SECONDS, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     dom = done.stdout
     parser = Rows()

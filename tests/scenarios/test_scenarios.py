@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.bounds import PROCESS_SECONDS
 from tests.fakes import FakeOpenAI
 from tests.scenarios.conftest import cases, judge_models, judge_prompts, report, run
 
@@ -276,7 +277,7 @@ def test_ctrl_c_exits_130(scenario_project: Callable[..., Path]) -> None:
             raise AssertionError("the run ended before the agent was called: " + "".join(lines))
         assert "macros seeded with" in lines[0]
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=120) == 130
+        assert proc.wait(timeout=PROCESS_SECONDS) == 130
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

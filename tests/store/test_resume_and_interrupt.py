@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
+from tests.bounds import PROCESS_SECONDS
 
 REPO = Path(__file__).resolve().parents[2]
 # minutes of DuckDB work unless interrupted
@@ -169,7 +170,7 @@ def test_an_interrupted_run_is_recorded_and_can_be_resumed(
     reader = threading.Thread(target=read_stderr, daemon=True)
     reader.start()
     try:
-        assert q1_started.wait(timeout=60), "".join(lines)
+        assert q1_started.wait(timeout=PROCESS_SECONDS), "".join(lines)
         deadline = time.monotonic() + 60
         while process.poll() is None and stored_results(db).get("q0") != "succeeded":
             assert time.monotonic() < deadline, "q0 was never stored"

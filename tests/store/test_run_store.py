@@ -15,6 +15,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from accord.cli import main
+from tests.bounds import PROCESS_SECONDS
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 
@@ -164,7 +165,7 @@ def test_two_runs_at_once_share_store_and_cache(tmp_path: Path, fake_llm: FakeOp
         )
         for _ in range(2)
     ]
-    outs = [p.communicate(timeout=120) for p in procs]
+    outs = [p.communicate(timeout=PROCESS_SECONDS) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
     docs = [json.loads(o[0]) for o in outs]
     assert docs[0]["outputs"] == docs[1]["outputs"]

@@ -40,6 +40,7 @@ from accord.engine.store import (
     save_baseline,
 )
 from accord.engine.usage import Completion
+from tests.bounds import PROCESS_SECONDS
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 
@@ -420,7 +421,9 @@ def test_a_warning_about_a_tampered_value_prints_it_as_text(
     _tamper(runs_db(project), "results", "output", tag, " WHERE key = 'first'")
     command = [sys.executable, "-m", "accord.cli", "run", str(project / "w.workflow.yml"),
                "--resume", "last", "--quiet"]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=PROCESS_SECONDS, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert "stored_output_unreadable" in done.stderr
     assert "x1b]0;owned" in done.stderr  # shown, as \x1b (quoted by the log line)

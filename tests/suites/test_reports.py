@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import PROCESS_SECONDS
 from tests.fakes import Reply
 from tests.suites.conftest import JUDGE_YAML, Script, accord_test
 
@@ -161,7 +162,9 @@ def dump_dom(page: Path, profile: Path) -> tuple[str, str]:
         "--dump-dom",
         page.as_uri(),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=PROCESS_SECONDS, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, done.stderr
 

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
+from tests.bounds import PROCESS_SECONDS
 
 
 def _server_binary(name: str) -> str | None:
@@ -55,7 +56,7 @@ def postgres() -> Iterator[int]:
         _as_postgres([initdb, "-D", str(data), "-U", "postgres", "-A", "trust"]),
         check=True,
         capture_output=True,
-        timeout=120,
+        timeout=PROCESS_SECONDS,
     )
     options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1"
     subprocess.run(
@@ -64,7 +65,7 @@ def postgres() -> Iterator[int]:
         ),
         check=True,
         capture_output=True,
-        timeout=120,
+        timeout=PROCESS_SECONDS,
     )
     import psycopg
 
@@ -77,7 +78,7 @@ def postgres() -> Iterator[int]:
     subprocess.run(
         _as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]),
         capture_output=True,
-        timeout=60,
+        timeout=PROCESS_SECONDS,
         check=False,
     )
     shutil.rmtree(base, ignore_errors=True)
