@@ -43,7 +43,6 @@ UNSUPPORTED_TOOLS = {
     "save_automation": "the automation tool",
     "dbt_run": "the dbt tool",
     "dbt_compile": "the dbt tool",
-    "retrieval": "the retrieval tool",
     "retrieval_sql": "the retrieval tool",
 }
 _SQL_TOOLS = ("execute_sql", "validate_sql")
