@@ -31,7 +31,6 @@ Loc = tuple[str | int, ...]
 UNSUPPORTED_FILES = {
     ".aw.yml": "Oxy agentic workflows (.aw.yml)",
     ".agentic.yml": "Oxy agentic agents (.agentic.yml)",
-    ".app.yml": "Oxy data apps (.app.yml)",
 }
 UNSUPPORTED_TOOLS = {
     "create_data_app": "the data-app tool",
