@@ -36,12 +36,15 @@ select 'apple' as name, 325 as sales
 """
 REFUNDS = "Refund policy for damaged bikes: refunded within 30 days.\n"
 SHIPPING = "description: shipping times for orders abroad\n"
+# Oxy's exclude: a text this near shrinks the match radius from 0.2 to 90% of its distance
+EXCLUDE = "retrieval:\n  exclude: [shipping times for orders abroad today]\n"
 TASK = "tasks:\n  - name: ask\n    type: agent\n    agent_ref: main.agent.yml\n    prompt: go\n"
 QUESTIONS = [
     "fruit sales by region",
     "refund policy for damaged bikes within 30 days",
     "what is the weather tomorrow",
     "shipping times for orders abroad",
+    "shipping times for orders abroad by sea",  # distance 0.155: within 0.2, not 0.078
 ]
 
 
@@ -50,7 +53,7 @@ def project(tmp_path: Path, fake: FakeOpenAI, src: str | None = None) -> Path:
     (tmp_path / "queries" / "fruit.sql").write_text(FRUIT)
     (tmp_path / "notes" / "policies").mkdir(parents=True)
     (tmp_path / "notes" / "policies" / "refunds.md").write_text(REFUNDS)
-    (tmp_path / "notes" / "shipping.yml").write_text(SHIPPING)
+    (tmp_path / "notes" / "shipping.yml").write_text(SHIPPING + EXCLUDE)
     (tmp_path / "config.yml").write_text(fake_model_config(fake))
     agent = AGENT.format(url=fake.url)
     if src is not None:
@@ -72,9 +75,8 @@ def ask(fake: FakeOpenAI, questions: list[str]) -> None:
 
 
 def tool_results(fake: FakeOpenAI) -> list[str]:
-    return [
-        r["messages"][-1]["content"] for r in fake.requests if r["messages"][-1]["role"] == "tool"
-    ]
+    """Every tool result of the conversation, as the model's last request carries them."""
+    return [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
 
 
 def test_retrieval_answers_from_the_nearest_documents(
@@ -88,16 +90,22 @@ def test_retrieval_answers_from_the_nearest_documents(
     ask(fake_llm, QUESTIONS)
     result = CliRunner().invoke(main, ["run", str(path)])
     assert result.exit_code == 0, result.output
-    fruit, refunds, weather, shipping = tool_results(fake_llm)
+    fruit, refunds, weather, shipping, by_sea = tool_results(fake_llm)
     assert fruit == f"--- queries/fruit.sql (sql::local)\n{FRUIT}"
     assert refunds == f"--- notes/policies/refunds.md (file)\n{REFUNDS}"
     assert weather == "no document matched the query"
-    assert shipping == f"--- notes/shipping.yml (yaml)\n{SHIPPING}"
+    assert shipping == f"--- notes/shipping.yml (yaml)\n{SHIPPING}{EXCLUDE}"
+    assert by_sea == "no document matched the query"  # kept out by the exclude text
     # Oxy's keys: the endpoint, the model, the key from key_var
     first = fake_llm.embedded[0]
     assert first["model"] == "text-embedding-3-small"
     assert sorted(first["input"]) == sorted(
-        ["monthly fruit sales by region", REFUNDS, "shipping times for orders abroad"]
+        [
+            "monthly fruit sales by region",
+            REFUNDS,
+            "shipping times for orders abroad",
+            "shipping times for orders abroad today",
+        ]
     )
     assert "Bearer embed-secret" in fake_llm.authorizations
     indexes = list((tmp_path / ".accord" / "retrieval").glob("docs-*.duckdb"))
@@ -105,14 +113,17 @@ def test_retrieval_answers_from_the_nearest_documents(
     built = len(fake_llm.embedded)
     assert built == 1 + len(QUESTIONS)  # the documents once, then each question
 
-    # a document changes: the index is built again, with the new text
+    # documents change: the index is built again, with the new text and without the exclude
     (tmp_path / "notes" / "policies" / "refunds.md").write_text("Bikes are never refunded.\n")
+    (tmp_path / "notes" / "shipping.yml").write_text(SHIPPING)
     fake_llm.requests.clear()
     result = CliRunner().invoke(main, ["run", str(path)])
     assert result.exit_code == 0, result.output
     rebuilt = fake_llm.embedded[built:]
     assert [b["input"] for b in rebuilt if "Bikes are never refunded.\n" in b["input"]]
-    assert tool_results(fake_llm)[1] == "no document matched the query"
+    second = tool_results(fake_llm)
+    assert second[1] == "no document matched the query"
+    assert second[4] == f"--- notes/shipping.yml (yaml)\n{SHIPPING}"
 
     # replayed: documents unchanged, every embedding and answer from the cache
     requests, embedded = len(fake_llm.requests), len(fake_llm.embedded)
