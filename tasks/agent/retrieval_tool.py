@@ -73,11 +73,11 @@ class Settings:
     @classmethod
     def of(cls, spec: OxyToolSpec, ctx: TaskContext) -> Settings:
         extra = spec.model_extra or {}
-        src = extra.get("src")
-        if isinstance(src, str):
-            src = [src]
-        if not isinstance(src, list) or not src or not all(isinstance(s, str) for s in src):
-            raise ConfigError(f"retrieval tool '{spec.name}': src must list file globs")
+        problems = settings_problems(extra)
+        if problems:
+            raise ConfigError(f"retrieval tool '{spec.name}': {problems[0][1]}")
+        src = extra["src"]
+        src = [src] if isinstance(src, str) else src
         embed_model = str(extra.get("embed_model") or "text-embedding-3-small")
         catalog = ctx.run.models().catalog
         if embed_model in catalog.specs:  # a model of config.yml, with its own endpoint
@@ -91,15 +91,28 @@ class Settings:
                 key_var=None if key else str(extra.get("key_var") or "OPENAI_API_KEY"),
                 api_key=str(key) if key else None,
             )
-        numbers: dict[str, int | None] = {}
-        for name, default in (("top_k", 4), ("factor", 5), ("n_dims", None)):
-            value = extra.get(name, default)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigError(f"retrieval tool '{spec.name}': {name} must be a number >= 1")
-            numbers[name] = value
+        numbers: dict[str, int | None] = {
+            name: extra.get(name, default)
+            for name, default in (("top_k", 4), ("factor", 5), ("n_dims", None))
+        }
         return cls(
             tuple(src), model, numbers["n_dims"], numbers["top_k"] or 4, numbers["factor"] or 5
         )
+
+
+def settings_problems(tool: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, what is wrong) of a retrieval tool's settings; `accord validate` shows them."""
+    problems = []
+    src = tool.get("src")
+    src = [src] if isinstance(src, str) else src
+    if not isinstance(src, list) or not src or not all(isinstance(s, str) for s in src):
+        problems.append(("src", "src must list file globs, e.g. [docs/*.md]"))
+    for name in ("top_k", "factor", "n_dims"):
+        value = tool.get(name)
+        whole = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        if value is not None and not whole:
+            problems.append((name, f"{name} must be a whole number of 1 or more"))
+    return problems
 
 
 def retrieval_tool(

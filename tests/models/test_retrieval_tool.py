@@ -154,3 +154,20 @@ def test_retrieval_sources_stay_inside_the_project(tmp_path: Path, fake_llm: Fak
         "error: retrieval document 'queries/leak.sql' leads outside the project root"
     )
     assert fake_llm.embedded == []
+
+
+def test_validate_names_bad_retrieval_settings_at_their_lines(tmp_path: Path) -> None:
+    (tmp_path / "config.yml").write_text("databases: []\n")
+    agent = tmp_path / "docs.agent.yml"
+    agent.write_text(
+        "model: openai/gpt-4o-mini\ntools:\n  - name: docs\n    type: retrieval\n"
+        "    src: 3\n    top_k: 0\n"
+    )
+    result = CliRunner().invoke(main, ["validate", str(agent)])
+    assert result.exit_code == 2
+    assert f"{agent}:5:10 tools[0].src: src must list file globs, e.g. [docs/*.md]" in (
+        result.stderr
+    )
+    assert f"{agent}:6:12 tools[0].top_k: top_k must be a whole number of 1 or more" in (
+        result.stderr
+    )
