@@ -55,6 +55,12 @@ def plain_template(env: SandboxedEnvironment, ast: nodes.Template) -> PlainTempl
             if isinstance(child, nodes.TemplateData):
                 parts.append(child.data)
                 continue
+            if isinstance(child, nodes.Const) and isinstance(child.value, str):
+                # text of the template itself: Jinja's optimizer (referenced_names folds the
+                # cached tree in place) turns TemplateData into Const; a literal is no value
+                # filled in from data, which paths check
+                parts.append(child.value)
+                continue
             value = _expression(env, child)
             if value is None:
                 return None
