@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, TypeAdapter, create_model
 
 from accord.engine import log
 from accord.engine.errors import Issue, ValidationError
-from accord.engine.registry import task_types
+from accord.engine.registry import task_types, workflow_kind
 from accord.engine.spec import ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 
@@ -51,8 +51,9 @@ def workflow_model() -> type[WorkflowSpecBase]:
 
 
 def is_workflow_file(path: Path) -> bool:
-    """Whether the file name says it is a workflow (any of Oxy's names)."""
-    return path.name.endswith(WORKFLOW_SUFFIXES)
+    """Whether the file name says it is a workflow (any of Oxy's names, or a kind of file a
+    plugin runs as one)."""
+    return path.name.endswith(WORKFLOW_SUFFIXES) or workflow_kind(path) is not None
 
 
 class Loaded(typing.NamedTuple):
@@ -95,6 +96,10 @@ def load_workflow(path: Path) -> Loaded:
     `InvalidTask`) and the issues travel with the result, so the compiler can add its own
     findings and the user sees every problem of the file at once.
     """
+    load = workflow_kind(path)
+    if load is not None:
+        loaded: Loaded = load(path)
+        return loaded
     try:
         return load_spec(path, workflow_model(), kind="workflow")
     except ValidationError as exc:

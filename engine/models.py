@@ -364,16 +364,31 @@ class ModelClient:
         self.usage.record(task, completion)
         return completion
 
-    async def embed(self, model_name: str, texts: list[str], *, task: str) -> list[list[float]]:
-        """Embedding vectors of `texts` (a config.yml model, with its api_base and key, or
-        a litellm string), from the call cache when allowed, else from the provider."""
+    async def embed(
+        self,
+        model_name: str | ModelConfig,
+        texts: list[str],
+        *,
+        task: str,
+        dimensions: int | None = None,
+    ) -> list[list[float]]:
+        """Embedding vectors of `texts` (a config.yml model, with its api_base and key, a
+        litellm string, or a model a tool configures itself), from the call cache when
+        allowed, else from the provider. `dimensions` asks for shortened vectors."""
         import json
 
-        model = self.catalog.resolve(model_name)
+        if isinstance(model_name, ModelConfig):
+            model = model_name
+        else:
+            model = self.catalog.resolve(model_name)
+        shape: dict[str, Any] = {"embedding": 1}
+        extra: dict[str, Any] = {}
+        if dimensions is not None:
+            shape["dimensions"] = extra["dimensions"] = dimensions
         key = ""
         if self.cache is not None:
             inputs = [{"role": "input", "content": text} for text in texts]
-            key = call_key(model.litellm_model, model.api_base, {"embedding": 1}, inputs, None, 0)
+            key = call_key(model.litellm_model, model.api_base, shape, inputs, None, 0)
         if self.cache is not None and self.mode in ("on", "readonly", "replay"):
             hit = self.cache.get(key)
             vectors = _cached_vectors(hit, len(texts)) if hit is not None else None
@@ -386,7 +401,7 @@ class ModelClient:
         litellm = await litellm_ready()
         response = await litellm.aembedding(
             model=model.litellm_model, input=texts, timeout=model.timeout, num_retries=0,
-            **self._credentials(model, task),
+            **extra, **self._credentials(model, task),
         )  # fmt: skip
         vectors = [list(map(float, item["embedding"])) for item in response.data]
         if self.cache is not None and self.mode == "on":

@@ -151,6 +151,7 @@ class TaskType:
 TASK_TYPES: Registry[TaskType] = Registry("task type")
 FILE_KINDS: Registry[Any] = Registry("file kind")
 FILE_CHECKS: Registry[Callable[[Path], str | None]] = Registry("file check")
+WORKFLOW_KINDS: Registry[Callable[[Path], Any]] = Registry("workflow kind")
 
 
 def register_task(
@@ -187,6 +188,21 @@ def register_file_check(name: str, check: Callable[[Path], str | None]) -> None:
 
 def file_checks() -> list[Callable[[Path], str | None]]:
     return [check for _name, check in FILE_CHECKS.items()]
+
+
+def register_workflow_kind(suffix: str, load: Callable[[Path], Any]) -> None:
+    """A file that runs as a workflow though it is written otherwise (Oxy's `.app.yml`):
+    `load` turns a file whose name ends in `suffix` into a `Loaded` workflow spec."""
+    WORKFLOW_KINDS.add(suffix, load)
+
+
+def workflow_kind(path: Path) -> Callable[[Path], Any] | None:
+    """The loader registered for the file's name, if any."""
+    load_plugins()
+    for suffix, load in WORKFLOW_KINDS.items():
+        if path.name.endswith(suffix):
+            return load
+    return None
 
 
 def register_file_kind(name: str, model: Any) -> None:

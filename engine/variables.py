@@ -205,6 +205,39 @@ def schema_problem(value: Any, spec: VariableSpec) -> str | None:
     return None
 
 
+def _keys_of_objects(
+    specs: Mapping[str, VariableSpec], given: Mapping[str, Any], where: str
+) -> Mapping[str, Any]:
+    """`-v controls.region=EU` sets one key of the object variable `controls` (the others
+    keep their defaults), converted by that key's own schema in `properties`."""
+    out = {name: value for name, value in given.items() if name.partition(".")[0] not in specs
+           or "." not in name}  # fmt: skip
+    for name, raw in given.items():
+        head, _, key = name.partition(".")
+        if not key or head not in specs or name in specs:
+            continue
+        spec = specs[head]
+        if "object" not in _declared_types(spec):
+            raise ConfigError(f"{where}: -v {name}: variable '{head}' is not an object")
+        base = out.get(head, given.get(head, spec.default if spec.has_default else None))
+        if isinstance(base, str):
+            base = convert(head, base, spec)
+        properties = spec.properties or {}
+        if key not in properties and spec.additional_properties is False:
+            raise ConfigError(
+                f"{where}: -v {name}: '{head}' has no key '{key}' "
+                f"(keys: {', '.join(properties) or 'none'})"
+            )
+        value = raw
+        if isinstance(properties.get(key), dict):
+            try:
+                value = convert(name, raw, VariableSpec.model_validate(properties[key]))
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc.message}") from None
+        out[head] = {**(base if isinstance(base, dict) else {}), key: value}
+    return out
+
+
 def resolve(
     specs: Mapping[str, VariableSpec],
     given: Mapping[str, Any],
@@ -216,6 +249,7 @@ def resolve(
 
     A variable without a default must be given; an unknown given name is an error.
     """
+    given = _keys_of_objects(specs, given, where)
     unknown = sorted(set(given) - set(specs))
     if unknown:
         declared = ", ".join(sorted(specs)) or "none"

@@ -5,6 +5,7 @@ from pathlib import Path
 from accord.engine.registry import register_file_check, register_file_kind
 from accord.tasks import (
     agent,
+    apps,
     conditional,
     consistency,
     evaluators,
@@ -38,6 +39,7 @@ register_file_check("tests", _check_tests)
 
 __all__ = [
     "agent",
+    "apps",
     "conditional",
     "consistency",
     "evaluators",

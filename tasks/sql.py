@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from accord.engine.databases import QueryError, QueryResult
 from accord.engine.errors import TaskError
@@ -34,6 +34,12 @@ class SqlTaskSpec(TaskSpec):
     )
     dry_run_limit: int | None = Field(None, ge=1, description="Fetch at most this many rows.")
     warehouse: Any = oxy_ignored()
+
+    @field_validator("variables", mode="before")
+    @classmethod
+    def _no_variables(cls, value: Any) -> Any:
+        """Oxy writes `variables: null` for none (its generated apps do)."""
+        return {} if value is None else value
 
     @model_validator(mode="after")
     def _one_source(self) -> SqlTaskSpec:

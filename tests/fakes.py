@@ -7,6 +7,7 @@ HTTP, JSON, retries, timeouts. Replies come from a queue or a function of the re
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -204,3 +205,14 @@ def letter_counts(text: str) -> list[float]:
     """A 26-dimensional embedding: how often each letter a-z occurs."""
     lowered = text.lower()
     return [float(lowered.count(chr(ord("a") + i))) for i in range(26)]
+
+
+def hashed_words(text: str, dims: int = 64) -> list[float]:
+    """A bag-of-words embedding: each word counts in the slot its SHA-256 picks, so texts
+    sharing words are near and others far, the same in every process."""
+    import hashlib
+
+    vector = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dims] += 1.0
+    return vector

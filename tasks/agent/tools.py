@@ -100,6 +100,10 @@ class Toolbox:
                 from accord.tasks.agent.chart_tool import visualize_tool
 
                 self._add(*visualize_tool(spec, ctx, self))
+            elif isinstance(spec, OxyToolSpec) and spec.type == "retrieval":
+                from accord.tasks.agent.retrieval_tool import retrieval_tool
+
+                self._add(*retrieval_tool(spec, ctx))
             elif isinstance(spec, OxyToolSpec):
                 log.get().warning(
                     "agent_tool_unsupported", task=ctx.key, tool=spec.name, type=spec.type

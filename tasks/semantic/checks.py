@@ -31,7 +31,6 @@ Loc = tuple[str | int, ...]
 UNSUPPORTED_FILES = {
     ".aw.yml": "Oxy agentic workflows (.aw.yml)",
     ".agentic.yml": "Oxy agentic agents (.agentic.yml)",
-    ".app.yml": "Oxy data apps (.app.yml)",
 }
 UNSUPPORTED_TOOLS = {
     "create_data_app": "the data-app tool",
@@ -43,7 +42,6 @@ UNSUPPORTED_TOOLS = {
     "save_automation": "the automation tool",
     "dbt_run": "the dbt tool",
     "dbt_compile": "the dbt tool",
-    "retrieval": "the retrieval tool",
     "retrieval_sql": "the retrieval tool",
 }
 _SQL_TOOLS = ("execute_sql", "validate_sql")
@@ -336,6 +334,13 @@ def _agent_tools(path: Path) -> str | None:
                 f"line {line}: {UNSUPPORTED_TOOLS[kind]} ({kind}) is not supported: not offered "
                 "to the model"
             )
+        if kind == "retrieval":
+            from accord.tasks.agent.retrieval_tool import settings_problems
+
+            for field, message in settings_problems(tool):
+                at = marks.find(("tools", index, field))
+                place = at if at[0] else (line, None)
+                issues.append(Issue(path, place[0], place[1], f"tools[{index}].{field}", message))
         if kind in _SQL_TOOLS:
             note = _unreachable_tool_database(path, tool)
             if note is not None:

@@ -1,7 +1,8 @@
 """`accord validate` names at its line every tool and database it cannot run, and passes
 where Oxy's validate passes: databases of types accord cannot connect to (snowflake,
 bigquery, clickhouse, mysql, domo) are noted in config.yml and at each task and agent tool
-that uses one; retrieval tools are named as not offered to the model."""
+that uses one; tools accord does not offer (omni_query, ...) are named as not offered to the
+model."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ tools:
     type: visualize
   - name: local_sql
     type: execute_sql
+  - {name: omni, type: omni_query}
 """
 WORKFLOW = """tasks:
   - name: here
@@ -91,7 +93,8 @@ def test_agent_tools_accord_cannot_run_are_named_at_their_lines(tmp_path: Path) 
     run = accord("validate", root / "ask.agent.yml")
     assert run.exit_code == 0, run.output
     summary = run.stdout
-    assert "line 4: the retrieval tool (retrieval) is not supported: not offered" in summary
+    assert "line 13: the Omni tool (omni_query) is not supported: not offered" in summary
+    assert "retrieval" not in summary  # offered: it answers from the project's documents
     assert "line 8: tool 'warehouse_sql': database 'wh' is of type snowflake" in summary
     assert "each call of it fails" in summary
     assert "visualize" not in summary  # offered: it charts the last query's table

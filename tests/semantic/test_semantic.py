@@ -198,13 +198,10 @@ def test_ambiguous_and_impossible_joins_are_named(tmp_path: Path) -> None:
 
 def test_unsupported_oxy_files_are_named_and_the_others_still_validate(tmp_path: Path) -> None:
     root = project(tmp_path)
-    app = root / "dashboard.app.yml"
-    app.write_text("tasks: []\n")
     flow = root / "flow.aw.yml"
     flow.write_text("start: x\n")
-    result = accord("validate", app, flow, root / "semantics/sales.view.yml")
+    result = accord("validate", flow, root / "semantics/sales.view.yml")
     assert result.exit_code == 0, result.stderr
-    assert f"unsupported: {app}:1: Oxy data apps (.app.yml) are not supported" in result.stderr
     assert f"{flow}:1: Oxy agentic workflows (.aw.yml) are not supported" in result.stderr
     assert "ok: " in result.stdout and "sales.view.yml (view, 3 dimensions" in result.stdout
 
