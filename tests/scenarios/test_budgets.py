@@ -203,5 +203,5 @@ def test_an_xlsx_is_read_by_its_cells_not_its_declared_range(
     found = cases(result)
     assert found["Far cell"]["status"] == "passed", found["Far cell"]
     text = found["Far cell"]["input"]
-    assert text.startswith("# Data\nnear\n\t2\n") and text.endswith("\tfar")
+    assert text.startswith("Sheet: Data\nnear,Unnamed: 1,Unnamed: 2,") and text.endswith(",far\n")
     assert len(text) < 2_200_000  # a million rows, most of them empty, and one wide one
