@@ -93,6 +93,7 @@ SCENARIOS = """agent_class: agents.Echo
 scenarios:
   - name: one
     input_message: hi
+    expected_output: ok
     agent_config: %s
 """
 AGENTS = """
