@@ -3,9 +3,10 @@
 
 Expansion, in passes (at most `MAX_PASSES`): each pass expands, left to right, every innermost
 macro (a `{{ ... }}` holding no other `{{`); text that still holds macros after the last pass
-is an error. A pass runs every innermost macro before any outer one, so in one text
-`{{ SET a {{ X }} }} {{ GET a }}` reads `a` before it is set: set variables in the input and
-read them in the expected output (one `MacroContext`, one variable scope, per scenario).
+is an error. A pass runs every innermost macro before any outer one; a GET of a variable not
+set yet (no default) stays as written for a later pass, so `{{ SET a {{ X }} }} {{ GET a }}`
+reads `a` once it is set, and one never set stays in the text, as the reference leaves it (one
+`MacroContext`, one variable scope, per scenario: its input, expected output and criteria).
 
 - Arguments split like a POSIX shell (`shlex.split`); quotes group and are removed. An inner
   macro's output is always part of one argument, whatever spaces or quotes it holds (as
@@ -19,11 +20,11 @@ read them in the expected output (one `MacroContext`, one variable scope, per sc
   `[[`/`]]` into `{{`/`}}` and expands it with LOOP_INDEX (0-based) and LOOP_COUNT (1-based)
   set in the scope; their earlier values come back after the loop. A LOOP inside a template
   has its `[[ ]]` turned too, so they expand with the outer loop's values.
-- Choices: TRUNCATE's output is never longer than max_length, suffix included (a suffix longer
-  than max_length gives a plain cut); IF's false_value defaults to ""; SAMPLE's third argument
-  is a flag read like IF's condition (`random` is true); DATE's format "" is the default one;
-  TIMESTAMP formats other than `iso` and `ms` are strftime formats; PATH's project_root is a
-  folder inside the project root; LOOP and REPEAT count to `MAX_COUNT` at most.
+- Outputs are the reference's (agent-evaluator's macros), as docs/scenarios.md lists them.
+  Choices where it is broken or silent: TRUNCATE's output is never longer than max_length,
+  suffix included (a suffix longer than max_length gives a plain cut); IF's false_value
+  defaults to ""; DATE's format "" is the default one; PATH's project_root is a folder inside
+  the project root; LOOP and REPEAT count to `MAX_COUNT` at most.
 - Every random value comes from the context's one `random.Random(seed)` (Faker is seeded from
   it), and every date from its `now`, so a run with the same seed replays exactly.
 - Files stay inside the project root (symlinks followed), ENV reads only `allow_env`, HTTP_GET
