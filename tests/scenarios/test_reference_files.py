@@ -192,6 +192,21 @@ def test_agent_config_is_relative_to_the_scenario_file_with_env_vars(
     result = run(root, "suite/cases.yaml")
     assert result.exit_code == 0, result.stderr
     assert seen(cases(result)["Env"])["config"] == {"model": {"model_id": "beside-the-file"}}
+    up = "agent_class: ref_agents.RefAgent\nagent_config: %s\nscenarios:\n" + (
+        "  - {name: Up, input_message: x, expected_output: y}\n"
+    )
+    (root / "suite" / "up.yaml").write_text(up % "../configs/agent.yaml")
+    result = run(root, "suite/up.yaml")
+    assert seen(cases(result)["Up"])["config"] == {"model": {"model_id": "at-the-root"}}
+    (root.parent / "outside.yaml").write_text("model: {model_id: outside}\n")
+    (root / "suite" / "up.yaml").write_text(up % "../../outside.yaml")
+    result = run(root, "suite/up.yaml")
+    assert result.exit_code == 2  # still confined to the project root (tests/security)
+    assert "up.yaml:2:15 agent_config: agent_config file '../outside.yaml' leads outside" in (
+        result.stderr
+    )
+    assert "'../../outside.yaml' is read relative to the scenario file's folder" in result.stderr
+    assert result.stderr.count("leads outside") == 1
 
 
 def test_a_file_level_problem_is_reported_once(project: Callable[..., Path]) -> None:
@@ -287,3 +302,11 @@ def test_the_regression_runner_exits_1_when_a_scenario_failed(
     )  # fmt: skip
     assert done.returncode == code, done.stderr
     assert done.stdout.strip() == printed  # sys.exit(1) ends the script inside run()
+
+
+def test_text_of_reads_content_blocks_as_their_text() -> None:
+    # the shape evaluator.evaluate_scenario reads: a block list is text, not user messages
+    from accord.tasks.suites.core.cases import text_of
+
+    assert text_of([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]) == "a\nb"
+    assert text_of([{"role": "user", "content": "hi"}]) == "hi"

@@ -93,8 +93,8 @@ SCENARIOS = """agent_class: agents.Echo
 scenarios:
   - name: one
     input_message: hi
-    expected_output: ok
     agent_config: %s
+    expected_output: ok
 """
 AGENTS = """
 class Echo:

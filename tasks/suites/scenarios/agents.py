@@ -135,7 +135,8 @@ class AgentClassTarget(Target):
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         agent = await self._built(tctx.root)
-        ainvoke = getattr(agent, "ainvoke", None)
+        # only the reference's kind: another class's ainvoke (a LangChain runnable's) differs
+        ainvoke = getattr(agent, "ainvoke", None) if takes_agent_name(type(agent)) else None
         try:
             if callable(ainvoke):
                 overrides = case.metadata.get("config_overrides")

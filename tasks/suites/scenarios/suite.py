@@ -169,12 +169,8 @@ class _Builder:
             path = inside(self.root, relative, "agent_config file")
         except (PathError, ValueError) as exc:  # never read, so never stored nor shown
             message = exc.message if isinstance(exc, PathError) else str(exc)
-            if isinstance(exc, PathError) and relative.parts[:1] == ("..",):
-                message = (
-                    f"agent_config file '{given}' ({wanted}) is outside the project root "
-                    f"{self.root}: it is read relative to the scenario file's folder and must "
-                    "lie under the project root"
-                )
+            if given != str(relative):
+                message += f" ('{given}' is read relative to the scenario file's folder)"
             self.issues.append(self.loaded.issue((*at, "agent_config"), message))
             return None
         problem = f"agent_config file '{given}' not found: {wanted}"
