@@ -81,6 +81,25 @@ def test_open_xlsx_as_pandas_writes_it(ctx: MacroContext, root: Path) -> None:
     )
 
 
+def test_open_xlsx_reads_text_as_pandas_does(ctx: MacroContext, root: Path) -> None:
+    # pandas.read_excel (file_macros._read_excel): its default na_values are blank in the body
+    # (a header keeps them), and a column of numbers and numeric text is a number column
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Text"
+    sheet.append(["NA", "code", "mixed", "ratio"])
+    sheet.append(["x", "007", "007", "1.5"])
+    sheet.append(["null", "12", "abc", 2])
+    sheet.append(["N/A", 3, None, "n/a"])
+    book.save(root / "text.xlsx")
+    assert expand("{{ OPEN text.xlsx }}", ctx) == (
+        "Sheet: Text\nNA,code,mixed,ratio\nx,7,007,1.5\n,12,abc,2.0\n,3,,\n"
+    )
+
+
 def test_concat_puts_a_rule_between_blank_lines(ctx: MacroContext, root: Path) -> None:
     # file_macros.macro_concat: "\n\n---\n\n".join(contents)
     (root / "a.txt").write_text("A\n")

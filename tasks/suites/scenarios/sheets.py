@@ -11,14 +11,16 @@ pandas is not needed; what pandas does is kept:
   nothing); dates only print as `2024-01-05` when every one is at midnight, else
   `2024-01-05 10:30:00`; true/false only as `True`/`False`; any other mix prints each value as
   Python's `str` does.
-- Text cells are kept as text (pandas would read a text cell `007` as the number 7: accord
-  does not guess numbers in text, a departure listed in docs/scenarios.md).
+- As pandas reads text: a cell holding one of pandas' missing-value words (`NA`, `N/A`,
+  `null`, `NaN`, `#N/A`, ...) or an error (`#DIV/0!`) is blank, and a column whose every
+  value is a number or text that reads as one (`007`, `1e3`) is a number column (`7`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import datetime, time
 from pathlib import Path
 from typing import Any
@@ -26,19 +28,47 @@ from typing import Any
 from accord.engine.render_budget import MAX_TEXT
 from accord.tasks.suites.scenarios.readers import MacroProblem
 
+# pandas' default na_values (pandas._libs.parsers.STR_NA_VALUES) and Excel's error values
+MISSING = frozenset({
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+    "#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!",
+})  # fmt: skip
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
 
 def _cell(value: Any) -> Any:
     """A cell's value as pandas' openpyxl reader gives it: whole numbers as ints."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value == "":
+    if value == "":
         return None
+    return value
+
+
+def _value(value: Any) -> Any:
+    """A body cell's value: pandas' missing-value words and Excel's errors are blank (the
+    header keeps them as names)."""
+    return None if isinstance(value, str) and value in MISSING else value
+
+
+def _as_number(value: Any) -> Any:
+    """A text that reads as a number, as that number (pandas converts a column of them)."""
+    if isinstance(value, str) and _NUMBER.fullmatch(value):
+        number = float(value)
+        is_int = "." not in value and "e" not in value.lower()
+        return int(value) if is_int else number
     return value
 
 
 def _column(values: list[Any]) -> list[str]:
     """One column's values as to_csv writes them, typed as pandas types the whole column."""
     present = [v for v in values if v is not None]
+    converted = [_as_number(v) for v in values]
+    if all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in converted if v is not None
+    ):
+        values, present = converted, [v for v in converted if v is not None]
     blank = len(present) < len(values)
     if present and all(isinstance(v, bool) for v in present) and not blank:
         return [str(v) for v in values]
@@ -80,7 +110,8 @@ def sheet_csv(rows: list[list[Any]]) -> str:
     if not rows or width == 0:
         return "\n"  # an empty sheet: an empty frame, one empty line
     rows = [(row + [None] * width)[:width] for row in rows]
-    header, body = _header(rows[0]), [r for r in rows[1:] if any(v is not None for v in r)]
+    body = [[_value(v) for v in row] for row in rows[1:] if any(v is not None for v in row)]
+    header = _header(rows[0])
     columns = [_column([row[i] for row in body]) for i in range(width)]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
