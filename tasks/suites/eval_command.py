@@ -61,6 +61,7 @@ class EvalCommand:
     agent_class: str | None = None
     project_root: Path | None = None
     seed: int | None = None
+    pass_threshold: float | None = None
 
 
 def load_suites(path: Path, command: EvalCommand) -> list[Suite]:
@@ -74,6 +75,7 @@ def load_suites(path: Path, command: EvalCommand) -> list[Suite]:
         options = ScenarioOptions(
             seed=command.seed, project_root=command.project_root, agent_class=command.agent_class,
             judge_model=command.judge_model, concurrency=command.max_concurrency,
+            pass_threshold=command.pass_threshold,
         )  # fmt: skip
         paths = scenario_paths(path)
         resumed = _resumed_run(command, options.root_for(paths[0]))
@@ -389,6 +391,9 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
               "own).")  # fmt: skip
 @click.option("--seed", type=int, help="Scenario files: the seed of random macros (default: "
               "the run's; the report shows it).")  # fmt: skip
+@click.option("--pass-threshold", type=click.FloatRange(0, 10), help="Scenario files: the mean "
+              "metric score a scenario needs (0-10), below the scenario's and the file's "
+              "pass_threshold (default 7).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
 @max_concurrency_option("Work running at once (default: config, else 16).")
 @cache_option
@@ -402,7 +407,7 @@ def eval_command(
     repeat: int | None, judge_model: str | None, concurrency: int | None, resume: str | None,
     target: str | None, targets_file: Path | None, agent_class: str | None,
     project_root: Path | None, seed: int | None, quiet: bool, max_concurrency: int | None,
-    cache_mode: str,
+    cache_mode: str, pass_threshold: float | None = None,
 ) -> None:  # fmt: skip
     """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, scenario files or
     folders of them) and report their cases. `--output x.jsonl` writes AgentV's result
@@ -413,5 +418,6 @@ def eval_command(
         repeat=repeat, judge_model=judge_model, max_concurrency=max_concurrency or concurrency,
         cache_mode=cache_mode, resume=resume, quiet=quiet, target=target, targets=targets_file,
         agent_class=agent_class, project_root=project_root, seed=seed,
+        pass_threshold=pass_threshold,
     )  # fmt: skip
     sys.exit(run_eval_command(command))

@@ -69,7 +69,7 @@ def test_a_scenario_agent_config_file_nested_too_deep(tmp_path: Path) -> None:
     (tmp_path / "deep.yml").write_text("model: " + "[" * 30_000 + "\n")
     (tmp_path / "scenarios.yaml").write_text(
         "agent_class: agents.Echo\nagent_config: deep.yml\n"
-        "scenarios:\n  - {name: A, input_message: hi}\n"
+        "scenarios:\n  - {name: A, input_message: hi, expected_output: ok}\n"
     )
     done = accord("eval", "scenarios.yaml", "--project-root", str(tmp_path), cwd=tmp_path)
     assert done.code == 2, done.stderr[-2000:]
@@ -86,8 +86,10 @@ def test_json_extract_of_a_file_nested_too_deep_fails_its_scenario(tmp_path: Pat
     )
     (tmp_path / "scenarios.yaml").write_text(
         "agent_class: agents.Echo\nscenarios:\n"
-        "  - {name: Deep, input_message: '{{ JSON_EXTRACT deep.json $[0] }}'}\n"
-        "  - {name: Nan, input_message: '{{ JSON_EXTRACT nan.json $.score }}'}\n"
+        "  - {name: Deep, input_message: '{{ JSON_EXTRACT deep.json $[0] }}',\n"
+        "    expected_output: ok}\n"
+        "  - {name: Nan, input_message: '{{ JSON_EXTRACT nan.json $.score }}',\n"
+        "    expected_output: ok}\n"
     )
     done = accord("eval", "scenarios.yaml", "--project-root", str(tmp_path), cwd=tmp_path)
     assert done.code == 1, done.stderr[-2000:]  # the scenarios failed; the run went on

@@ -133,7 +133,7 @@ def test_a_blocking_scenario_agent_fails_at_its_timeout_and_the_process_ends(
     (tmp_path / "slowtarget.py").write_text(BLOCKING_MODULE)
     (tmp_path / "scenarios.yaml").write_text(
         "agent_class: slowtarget.BlockingAgent\ntimeout: 2\n"
-        "scenarios:\n  - {name: A, input_message: hello}\n"
+        "scenarios:\n  - {name: A, input_message: hello, expected_output: ok}\n"
     )
     finished = accord("eval", "scenarios.yaml", "-q", cwd=tmp_path, timeout=PROCESS_SECONDS)
     assert_no_traceback(finished)

@@ -54,9 +54,13 @@ def bounded(root: Path) -> tuple[Run, float]:
 
 
 def scenarios(*entries: tuple[str, str]) -> str:
-    lines = [f"  - name: {name}\n    input_message: '{text}'\n" for name, text in entries]
-    return "agent_class: scen_agents.Echo\nscenarios:\n  - {name: Fine, input_message: hi}\n" + (
-        "".join(lines)
+    lines = [
+        f"  - name: {name}\n    input_message: '{text}'\n    expected_output: ok\n"
+        for name, text in entries
+    ]
+    return (
+        "agent_class: scen_agents.Echo\nscenarios:\n  - {expected_output: ok, name: Fine, input_message: hi}\n"
+        + ("".join(lines))
     )
 
 
@@ -137,7 +141,7 @@ def test_a_slow_web_page_and_an_endless_query_stop_at_the_deadline(
     root = scenario_project(
         "allow_hosts: [127.0.0.1]\n"
         + scenarios(("Slow page", f"{{{{ HTTP_GET {trickle} }}}}"))
-        + f'  - name: Endless query\n    input_message: "{{{{ SQL_QUERY app.db \\"{endless}\\" }}}}"\n'
+        + f'  - name: Endless query\n    input_message: "{{{{ SQL_QUERY app.db \\"{endless}\\" }}}}"\n    expected_output: ok\n'
     )
     sqlite3.connect(root / "app.db").close()
     result, seconds = bounded(root)
@@ -203,5 +207,5 @@ def test_an_xlsx_is_read_by_its_cells_not_its_declared_range(
     found = cases(result)
     assert found["Far cell"]["status"] == "passed", found["Far cell"]
     text = found["Far cell"]["input"]
-    assert text.startswith("# Data\nnear\n\t2\n") and text.endswith("\tfar")
+    assert text.startswith("Sheet: Data\nnear,Unnamed: 1,Unnamed: 2,") and text.endswith(",far\n")
     assert len(text) < 2_200_000  # a million rows, most of them empty, and one wide one

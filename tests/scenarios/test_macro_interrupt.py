@@ -35,7 +35,7 @@ def has_open(pid: int, path: Path) -> bool:
 def test_ctrl_c_stops_an_endless_sql_query_macro(scenario_project: Callable[..., Path]) -> None:
     root = scenario_project(
         "agent_class: scen_agents.Echo\n"
-        f"scenarios:\n  - name: A\n    input_message: '{{{{ SQL_QUERY app.db {ENDLESS} }}}}'\n"
+        f"scenarios:\n  - name: A\n    input_message: '{{{{ SQL_QUERY app.db {ENDLESS} }}}}'\n    expected_output: ok\n"
     )
     database = root / "app.db"
     sqlite3.connect(database).close()

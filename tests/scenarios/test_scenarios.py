@@ -25,6 +25,7 @@ scenarios:
     expected_output: "A greeting for {{ GET who }}"
   - name: Override
     input_message: "Explain {{ CALC 6 * 7 }}"
+    expected_output: "42"
     agent_model_config: {model_id: solo}
     metrics: [correctness, tone]
     pass_threshold: 9
@@ -73,8 +74,10 @@ agent_config: {style: plain}
 scenarios:
   - name: From the command line
     input_message: hi
+    expected_output: ok
   - name: Own class
     input_message: hi
+    expected_output: ok
     agent_class: scen_agents.AsyncCall
     agent_config: {style: own}
     pass_threshold: 8.5
@@ -98,9 +101,11 @@ agent_class: scen_agents.Echo
 scenarios:
   - name: From a file
     input_message: hi
+    expected_output: ok
     agent_config: configs/agent.yaml
   - name: Own default
     input_message: hi
+    expected_output: ok
 """
     root = scenario_project(scenarios, {"configs/agent.yaml": "model: {model_id: from-file}\n"})
     assert run(root).exit_code == 0
@@ -109,7 +114,7 @@ scenarios:
 
 
 def test_an_accord_target_in_place_of_a_class(scenario_project: Callable[..., Path]) -> None:
-    scenarios = "agent_class: {type: echo}\nscenarios:\n  - {name: Echo, input_message: ping}\n"
+    scenarios = "agent_class: {type: echo}\nscenarios:\n  - {expected_output: ok, name: Echo, input_message: ping}\n"
     root = scenario_project(scenarios)
     result = run(root)
     assert cases(result)["Echo"]["output"] == "ping" and result.exit_code == 0
@@ -122,17 +127,17 @@ def test_bad_scenarios_fail_alone_and_the_others_run(
 agent_class: scen_agents.Echo
 timeout: 0.5
 scenarios:
-  - {name: Fine, input_message: hi}
-  - {name: Unknown macro, input_message: "{{ NOPE 1 }}"}
-  - {name: Wrong arguments, input_message: "{{ RANDOM_INT 1 }}"}
-  - {name: Missing file, input_message: "{{ OPEN nowhere.txt }}"}
-  - {name: Outside the root, input_message: "{{ OPEN ../secret.txt }}"}
-  - {name: Env refused, input_message: "{{ ENV HOME }}"}
-  - {name: No module, input_message: hi, agent_class: nowhere.Agent}
-  - {name: Bad init, input_message: hi, agent_class: scen_agents.BadInit}
-  - {name: Raises, input_message: hi, agent_class: scen_agents.Raises}
-  - {name: Hangs, input_message: hi, agent_class: scen_agents.Hangs}
-  - {name: No scores, input_message: unscored}
+  - {expected_output: ok, name: Fine, input_message: hi}
+  - {expected_output: ok, name: Unknown macro, input_message: "{{ NOPE 1 }}"}
+  - {expected_output: ok, name: Wrong arguments, input_message: "{{ RANDOM_INT 1 }}"}
+  - {expected_output: ok, name: Missing file, input_message: "{{ OPEN nowhere.txt }}"}
+  - {expected_output: ok, name: Outside the root, input_message: "{{ OPEN ../secret.txt }}"}
+  - {expected_output: ok, name: Env refused, input_message: "{{ ENV HOME }}"}
+  - {expected_output: ok, name: No module, input_message: hi, agent_class: nowhere.Agent}
+  - {expected_output: ok, name: Bad init, input_message: hi, agent_class: scen_agents.BadInit}
+  - {expected_output: ok, name: Raises, input_message: hi, agent_class: scen_agents.Raises}
+  - {expected_output: ok, name: Hangs, input_message: hi, agent_class: scen_agents.Hangs}
+  - {expected_output: ok, name: No scores, input_message: unscored}
 """
     root = scenario_project(scenarios)
     result = run(root)
@@ -167,7 +172,7 @@ def test_invalid_files_exit_2_with_lines(scenario_project: Callable[..., Path]) 
     assert result.exit_code == 2
     assert "scenarios.yaml:3:5 scenarios[0].input_mesage" in result.stderr
     root = scenario_project(
-        "scenarios:\n  - {name: A, input_message: a}\n  - {name: A, input_message: b}\n"
+        "scenarios:\n  - {expected_output: ok, name: A, input_message: a}\n  - {expected_output: ok, name: A, input_message: b}\n"
     )
     result = run(root)
     assert result.exit_code == 2 and "duplicate scenario name 'A'" in result.stderr
@@ -183,7 +188,7 @@ def test_the_seed_replays_random_macros_and_resume_reuses_answers(
     scenarios = """\
 agent_class: scen_agents.Echo
 scenarios:
-  - {name: Random, input_message: "{{ UUID }} {{ RANDOM_INT 1 1000000 }} {{ FAKER name }}"}
+  - {expected_output: ok, name: Random, input_message: "{{ UUID }} {{ RANDOM_INT 1 1000000 }} {{ FAKER name }}"}
 """
     root = scenario_project(scenarios)
     first = cases(run(root, "--seed", "7"))["Random"]["input"]
@@ -233,11 +238,11 @@ def test_a_folder_of_scenario_files(scenario_project: Callable[..., Path]) -> No
     from tests.evals.conftest import accord
 
     root = scenario_project(
-        "agent_class: scen_agents.Echo\nscenarios:\n  - {name: A, input_message: a}\n"
+        "agent_class: scen_agents.Echo\nscenarios:\n  - {expected_output: ok, name: A, input_message: a}\n"
     )
     (root / "more").mkdir()
     (root / "more" / "b.yaml").write_text(
-        "agent_class: scen_agents.Echo\nscenarios:\n  - {name: B, input_message: b}\n"
+        "agent_class: scen_agents.Echo\nscenarios:\n  - {expected_output: ok, name: B, input_message: b}\n"
     )
     (root / "more" / "notes.yaml").write_text("title: not a scenario file\n")
     result = accord(
@@ -259,7 +264,7 @@ def test_ctrl_c_exits_130(scenario_project: Callable[..., Path]) -> None:
     import sys
 
     root = scenario_project(
-        "agent_class: scen_agents.Hangs\nscenarios:\n  - {name: A, input_message: a}\n"
+        "agent_class: scen_agents.Hangs\nscenarios:\n  - {expected_output: ok, name: A, input_message: a}\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-m", "accord.cli", "eval", "scenarios.yaml", "-q"],

@@ -1,11 +1,13 @@
-"""Seed 003's own scenario file, unchanged, with the project it assumes: its agent classes, the
-files its macros read and a SQLite database. Every scenario runs; HTTP_GET to a host the file
-does not allow fails only its scenario, naming `allow_hosts`."""
+"""Seed 003's own scenario file with the project it assumes: its agent classes, the files its
+macros read and a SQLite database. Unchanged, it is refused as the reference refuses it: six of
+its scenarios have neither expected_output nor evaluation_criteria (the reference's
+TestScenario.__post_init__ raises). With criteria given to those, every scenario runs; HTTP_GET
+to a host the file does not allow fails only its scenario, naming `allow_hosts`."""
 
 from __future__ import annotations
 
 import json
-import shutil
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +16,28 @@ from tests.fakes import FakeOpenAI
 from tests.scenarios.conftest import cases, judge_models, run
 
 SEED_FILE = Path(__file__).parent / "data" / "seed_scenarios.yaml"
+UNJUDGED = [2, 3, 4, 6, 8, 10]  # the scenarios without expected_output or evaluation_criteria
+
+
+def judged(text: str) -> str:
+    """The seed file with criteria for every scenario (after each input_message)."""
+    return re.sub(
+        r"^(    input_message: .*)$", r'\1\n    evaluation_criteria: "A helpful answer."',
+        text, flags=re.MULTILINE,
+    )  # fmt: skip
+
+
+def test_the_unchanged_seed_file_is_refused_as_the_reference_refuses_it(
+    scenario_project: Callable[..., Path], judge_server: FakeOpenAI
+) -> None:
+    root = scenario_project(SEED_FILE.read_text())
+    result = run(root, "--judge-model", "fake")
+    assert result.exit_code == 2
+    refused = re.findall(r"scenarios\[(\d+)\]: a scenario needs expected_output", result.stderr)
+    assert [int(i) for i in refused] == UNJUDGED
+    assert not judge_server.requests
+
+
 MODULE = """
 class MyAgent:
     def __init__(self, config):
@@ -42,7 +66,7 @@ def test_the_seed_file_runs_unchanged(
         "templates/greeting.txt": "Hello {name}, today is {date}.",
         "data/sample.txt": "A sample file.",
     })  # fmt: skip
-    shutil.copy(SEED_FILE, root / "scenarios.yaml")
+    (root / "scenarios.yaml").write_text(judged(SEED_FILE.read_text()))
     # the file's judges, gpt-4o and gpt-4-turbo, named in config.yml as an accord project does
     config = (root / "config.yml").read_text()
     (root / "config.yml").write_text(
@@ -67,7 +91,7 @@ def test_the_seed_file_runs_unchanged(
     assert all("allow_hosts" in e and "api.example.com" in e for e in errors.values())
     inputs = {k: v["input"] for k, v in found.items()}
     assert inputs["File Concatenation Test [gpt-4o (temperature 0.1)]"] == (
-        "Compare these reports: Q1 revenue grew 4%.\n---\nQ2 revenue grew 6%."
+        "Compare these reports: Q1 revenue grew 4%.\n\n---\n\nQ2 revenue grew 6%."
     )
     assert inputs["JSON Data Extraction [gpt-4o (temperature 0.1)]"].endswith("ada@example.com")
     template = inputs["Template Population [gpt-4o (temperature 0.1)]"]
@@ -85,11 +109,11 @@ def test_the_seed_file_runs_unchanged(
 
 
 def test_an_unknown_judge_is_an_error_at_its_line(scenario_project: Callable[..., Path]) -> None:
-    root = scenario_project(SEED_FILE.read_text())
+    root = scenario_project(judged(SEED_FILE.read_text()))  # a criteria line after each input
     result = run(root)
     assert result.exit_code == 2
     assert "scenarios.yaml:17:17 judge_model_id: unknown model 'gpt-4o'" in result.stderr
     assert (
-        "scenarios.yaml:56:21 scenarios[4].judge_model_id: unknown model 'gpt-4-turbo'"
+        "scenarios.yaml:61:21 scenarios[4].judge_model_id: unknown model 'gpt-4-turbo'"
         in result.stderr
     )

@@ -103,7 +103,8 @@ def test_scenario_reports_need_their_folder_before_any_scenario_runs(
     scenario_project: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = scenario_project(
-        "agent_class: scen_agents.Echo\nscenarios:\n  - {name: Hi, input_message: hello}\n"
+        "agent_class: scen_agents.Echo\nscenarios:\n"
+        "  - {name: Hi, input_message: hello, expected_output: ok}\n"
     )
     (root / "reports").write_text("not a folder\n")
     monkeypatch.chdir(root)
@@ -127,7 +128,8 @@ def test_the_regression_runner_checks_its_output_dir_before_any_scenario_runs(
     from accord.engine.errors import AccordError
 
     root = scenario_project(
-        "agent_class: scen_agents.Echo\nscenarios:\n  - {name: Hi, input_message: hello}\n"
+        "agent_class: scen_agents.Echo\nscenarios:\n"
+        "  - {name: Hi, input_message: hello, expected_output: ok}\n"
     )
     monkeypatch.chdir(root)
     before = snapshot(root)

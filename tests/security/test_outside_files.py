@@ -94,6 +94,7 @@ scenarios:
   - name: one
     input_message: hi
     agent_config: %s
+    expected_output: ok
 """
 AGENTS = """
 class Echo:

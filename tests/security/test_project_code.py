@@ -19,7 +19,7 @@ from tests.fakes import FakeOpenAI
 POPEN = """agent_class: {cls}
 agent_config: {{touch: 1, pwned: 1}}
 scenarios:
-  - {{name: run, input_message: hi}}
+  - {{expected_output: ok, name: run, input_message: hi}}
 """
 HELPERS = "from subprocess import Popen\nfrom os import system\n"
 
@@ -68,7 +68,8 @@ def test_a_scenario_own_agent_class_is_refused_at_its_line(project: Path) -> Non
     path = project / "scenarios.yaml"
     path.write_text(
         "agent_config: {touch: 1, pwned: 1}\nscenarios:\n"
-        "  - name: run\n    input_message: hi\n    agent_class: shutil.rmtree\n"
+        "  - name: run\n    input_message: hi\n"
+        "    agent_class: shutil.rmtree\n    expected_output: ok\n"
     )
     result = accord("eval", path)
     assert result.exit_code == 2

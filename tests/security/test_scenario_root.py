@@ -26,8 +26,8 @@ class Echo:
 """
 SCENARIOS = """agent_class: home_agents.Echo
 scenarios:
-  - {name: credentials, input_message: "{{ OPEN .aws/credentials }}"}
-  - {name: own file, input_message: "{{ OPEN data/doc.txt }}"}
+  - {expected_output: ok, name: credentials, input_message: "{{ OPEN .aws/credentials }}"}
+  - {expected_output: ok, name: own file, input_message: "{{ OPEN data/doc.txt }}"}
 """
 
 

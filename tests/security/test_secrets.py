@@ -163,9 +163,11 @@ allow_env: [MY_TOKEN]
 allow_hosts: [127.0.0.1]
 scenarios:
   - name: Denied
+    expected_output: ok
     input_message: |
       Data: {{ HTTP_GET %(url)s/denied '{"Authorization": "Bearer {{ ENV MY_TOKEN }}"}' }}
   - name: Fetched
+    expected_output: ok
     input_message: |
       Data: {{ HTTP_GET %(url)s/ok '{"Authorization": "Bearer {{ ENV MY_TOKEN }}"}' }}
       for {{ ENV MY_TOKEN }}

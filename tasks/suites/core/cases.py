@@ -26,12 +26,15 @@ if TYPE_CHECKING:
 
 def text_of(value: Any) -> str:
     """A value as the text evaluators compare: strings as they are, the last user message
-    of a message list, anything else as JSON."""
+    of a message list, the text of a list of content blocks, anything else as JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(isinstance(m, dict) for m in value):
+        if not any("role" in m or "content" in m for m in value):
+            # content blocks (`[{"type": "text", "text": ...}]`), not messages
+            return content_text(value)
         contents = [m.get("content") for m in value if m.get("role", "user") == "user"]
         if not contents:
             contents = [m.get("content") for m in value]

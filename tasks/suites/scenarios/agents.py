@@ -1,17 +1,29 @@
-"""The agent under test of a scenario: a Python class `module.Class`, constructed with the
-scenario's merged configuration (or None, so it loads its own default) and called with the
-input message: `run(message)` or `__call__(message)`, sync or async.
+"""The agent under test of a scenario: a Python class `module.Class`, of one of two kinds.
+
+- The reference's (seed 003's) agent class, one whose constructor takes `agent_name`: built as
+  the reference's evaluator builds it, `cls(agent_name=..., agent_config=config,
+  config_root=project root)` (`cls(agent_name=...)` when the configuration is empty), then
+  `initialize()` once, and called `ainvoke(user_message=input, config=config_overrides)` (the
+  scenario's `config_overrides`, None when it has none).
+- accord's own: constructed with the merged configuration (or None, so it loads its own
+  default) and called with the input message: `run(message)` or `__call__(message)`.
+
+Every method may be sync or async.
 
 One agent is built per distinct (class, merged configuration): a matrix entry never reuses the
 agent built for another model. The class must be the project's own code: its module a file
 under the project root (engine/project_code.py). It may answer text,
 or a dict with `output` (or `text`, `response`, `content`) and `usage` (tokens), or an object
-with those attributes.
+with those attributes. A `content` list is read as the reference reads its own answer
+(`{"content": [{"type": "text", "text": ...}]}`: the first block's text), a `content` mapping
+by its `text`; an answer whose text cannot be read fails its scenario with the answer's shape,
+never judged as empty text.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,6 +34,8 @@ from accord.engine.blocking import call_blocking
 from accord.engine.project_code import ProjectCodeError, import_from_project, module_problem
 from accord.tasks.suites.core.cases import Case, Output, text_of
 from accord.tasks.suites.core.targets import Target, TargetFailure
+
+MAX_SHAPE = 200  # characters of an unreadable answer shown in its error
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -75,6 +89,7 @@ class AgentClassTarget(Target):
     type: Literal["agent_class"] = "agent_class"
     agent_class: str
     config: Any = Field(None, description="The merged configuration (None: the agent's own).")
+    agent_name: str = Field("", description="A reference-style agent's agent_name.")
     _agent: Any = PrivateAttr(None)
     _lock: asyncio.Lock | None = PrivateAttr(None)
 
@@ -89,34 +104,79 @@ class AgentClassTarget(Target):
             self._lock = asyncio.Lock()
         async with self._lock:
             if self._agent is None:
-                cls = import_class(self.agent_class, root)
-                try:
-                    self._agent = await call_blocking(cls, self.config)
-                except Exception as exc:
-                    raise TargetFailure(
-                        f"cannot construct {self.agent_class}: {type(exc).__name__}: {exc}"
-                    ) from None
+                self._agent = await self.build_agent(import_class(self.agent_class, root), root)
             return self._agent
+
+    async def build_agent(self, cls: Any, root: Path) -> Any:
+        """An agent of `cls`, built (and for the reference's kind, initialized) as its kind is."""
+        try:
+            if not takes_agent_name(cls):
+                return await call_blocking(cls, self.config)
+            name = self.agent_name or "UnknownAgent"
+            if self.config:
+                agent = await _called(
+                    cls, agent_name=name, agent_config=self.config, config_root=str(root)
+                )
+            else:
+                agent = await _called(cls, agent_name=name)
+        except Exception as exc:
+            raise TargetFailure(
+                f"cannot construct {self.agent_class}: {type(exc).__name__}: {exc}"
+            ) from None
+        initialize = getattr(agent, "initialize", None)
+        if callable(initialize):
+            try:
+                await _called(initialize)
+            except Exception as exc:
+                raise TargetFailure(
+                    f"{self.agent_class}.initialize() raised {type(exc).__name__}: {exc}"
+                ) from None
+        return agent
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         agent = await self._built(tctx.root)
-        call = getattr(agent, "run", None)
-        if not callable(call):
-            call = agent if callable(agent) else None
-        if call is None:
-            raise TargetFailure(f"{self.agent_class} has neither run() nor __call__()")
+        # only the reference's kind: another class's ainvoke (a LangChain runnable's) differs
+        ainvoke = getattr(agent, "ainvoke", None) if takes_agent_name(type(agent)) else None
         try:
-            if inspect.iscoroutinefunction(call) or (
-                not inspect.isroutine(call) and inspect.iscoroutinefunction(type(call).__call__)
-            ):
-                value = await call(case.input)
+            if callable(ainvoke):
+                overrides = case.metadata.get("config_overrides")
+                value = await _called(ainvoke, user_message=case.input, config=overrides)
             else:
-                value = await call_blocking(call, case.input)
-            if inspect.isawaitable(value):
-                value = await value
+                call = getattr(agent, "run", None)
+                if not callable(call):
+                    call = agent if callable(agent) else None
+                if call is None:
+                    raise TargetFailure(
+                        f"{self.agent_class} has none of ainvoke(), run() or __call__()"
+                    )
+                value = await _called(call, case.input)
+        except TargetFailure:
+            raise
         except Exception as exc:
             raise TargetFailure(f"the agent raised {type(exc).__name__}: {exc}") from None
         return reply_output(value)
+
+
+def takes_agent_name(cls: Any) -> bool:
+    """A reference-style agent class: its constructor takes `agent_name`."""
+    try:
+        return "agent_name" in inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+async def _called(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """`function(...)`'s value: awaited when async, in a daemon thread when not (a blocking
+    call must not hold the event loop: engine/blocking.py)."""
+    if inspect.iscoroutinefunction(function) or (
+        not inspect.isroutine(function) and inspect.iscoroutinefunction(type(function).__call__)
+    ):
+        value = await function(*args, **kwargs)
+    else:
+        value = await call_blocking(functools.partial(function, *args, **kwargs))
+    if inspect.isawaitable(value):
+        value = await value
+    return value
 
 
 def reply_output(value: Any) -> Output:
@@ -125,11 +185,38 @@ def reply_output(value: Any) -> Output:
         return value
     if isinstance(value, str):
         return Output(text=value)
+    if value is None:
+        raise TargetFailure("the agent answered None: no text to judge")
     fields = value if isinstance(value, dict) else getattr(value, "__dict__", {})
     text = next((fields[k] for k in TEXT_KEYS if fields.get(k) is not None), None)
-    usage = _usage(fields.get("usage"))
+    usage = _usage(fields.get("usage", fields.get("token_usage")))
+    content: object = fields.get("content")
+    if text is content and isinstance(content, list | dict):
+        return Output(text=_content_text(value, content), usage=usage)
     shown = text if isinstance(text, str) else text_of(value if text is None else text)
     return Output(text=shown, usage=usage)
+
+
+def _content_text(answer: Any, content: list[Any] | dict[str, Any]) -> str:
+    """The text of a `content` list (its first block's) or mapping, as the reference's
+    evaluator reads it; an error naming the answer's shape when it has none."""
+    block = content if isinstance(content, dict) else (content[0] if content else None)
+    text = block.get("text") if isinstance(block, dict) else None
+    if isinstance(text, str):
+        return text
+    shape = _shape(answer)
+    raise TargetFailure(
+        f"the agent's answer {shape} has no text to judge: a 'content' list is read by its "
+        "first block's 'text' ({'content': [{'type': 'text', 'text': '...'}]}), a 'content' "
+        "mapping by its 'text'"
+    )
+
+
+def _shape(answer: Any) -> str:
+    import json
+
+    shown = json.dumps(answer, ensure_ascii=False, default=lambda v: type(v).__name__)
+    return shown if len(shown) <= MAX_SHAPE else shown[: MAX_SHAPE - 3] + "..."
 
 
 def _usage(raw: Any) -> dict[str, int] | None:

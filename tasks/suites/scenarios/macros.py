@@ -3,9 +3,10 @@
 
 Expansion, in passes (at most `MAX_PASSES`): each pass expands, left to right, every innermost
 macro (a `{{ ... }}` holding no other `{{`); text that still holds macros after the last pass
-is an error. A pass runs every innermost macro before any outer one, so in one text
-`{{ SET a {{ X }} }} {{ GET a }}` reads `a` before it is set: set variables in the input and
-read them in the expected output (one `MacroContext`, one variable scope, per scenario).
+is an error. A pass runs every innermost macro before any outer one; a GET of a variable not
+set yet (no default) stays as written for a later pass, so `{{ SET a {{ X }} }} {{ GET a }}`
+reads `a` once it is set, and one never set stays in the text, as the reference leaves it (one
+`MacroContext`, one variable scope, per scenario: its input, expected output and criteria).
 
 - Arguments split like a POSIX shell (`shlex.split`); quotes group and are removed. An inner
   macro's output is always part of one argument, whatever spaces or quotes it holds (as
@@ -19,11 +20,11 @@ read them in the expected output (one `MacroContext`, one variable scope, per sc
   `[[`/`]]` into `{{`/`}}` and expands it with LOOP_INDEX (0-based) and LOOP_COUNT (1-based)
   set in the scope; their earlier values come back after the loop. A LOOP inside a template
   has its `[[ ]]` turned too, so they expand with the outer loop's values.
-- Choices: TRUNCATE's output is never longer than max_length, suffix included (a suffix longer
-  than max_length gives a plain cut); IF's false_value defaults to ""; SAMPLE's third argument
-  is a flag read like IF's condition (`random` is true); DATE's format "" is the default one;
-  TIMESTAMP formats other than `iso` and `ms` are strftime formats; PATH's project_root is a
-  folder inside the project root; LOOP and REPEAT count to `MAX_COUNT` at most.
+- Outputs are the reference's (agent-evaluator's macros), as docs/scenarios.md lists them.
+  Choices where it is broken or silent: TRUNCATE's output is never longer than max_length,
+  suffix included (a suffix longer than max_length gives a plain cut); IF's false_value
+  defaults to ""; DATE's format "" is the default one; PATH's project_root is a folder inside
+  the project root; LOOP and REPEAT count to `MAX_COUNT` at most.
 - Every random value comes from the context's one `random.Random(seed)` (Faker is seeded from
   it), and every date from its `now`, so a run with the same seed replays exactly.
 - Files stay inside the project root (symlinks followed), ENV reads only `allow_env`, HTTP_GET
@@ -58,7 +59,7 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -74,7 +75,7 @@ MAX_PASSES = 10
 MAX_COUNT = 10_000  # LOOP and REPEAT
 EXPANSION_SECONDS = render_budget.RENDER_SECONDS  # one top-level expand
 MAX_TEXT = render_budget.MAX_TEXT  # characters of any value expansion makes
-FALSE_WORDS = frozenset({"", "0", "false", "no", "none", "null", "off"})
+FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})  # the reference's IF
 NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 _INNERMOST = re.compile(r"\{\{((?:(?!\{\{|\}\}).)*)\}\}", re.DOTALL)
 _OPENING = re.compile(r"\{\{\s*[A-Z_][A-Z0-9_]*(?=\s|\}\}|$)")
@@ -259,8 +260,10 @@ def expand(text: str, context: MacroContext) -> str:
 def _expand(text: str, context: MacroContext) -> str:
     outputs: list[str] = []
     for _ in range(MAX_PASSES):
-        text, found = _expand_pass(text, context, outputs)
-        if not found:
+        text, ran, waiting = _expand_pass(text, context, outputs)
+        if not ran and waiting:  # nothing left to set them: they stay as written
+            text, ran, waiting = _expand_pass(text, context, outputs, final=True)
+        if not ran:
             break
     if _next_macro(text) is not None:
         raise MacroError(f"text still holds macros after {MAX_PASSES} passes (nested too deep)")
@@ -285,22 +288,41 @@ def _next_macro(text: str, start: int = 0) -> re.Match[str] | None:
     return None
 
 
-def _expand_pass(text: str, context: MacroContext, outputs: list[str]) -> tuple[str, bool]:
+def _expand_pass(
+    text: str, context: MacroContext, outputs: list[str], final: bool = False
+) -> tuple[str, bool, bool]:
+    """One pass: the text, whether a macro ran, whether a GET waits for its variable.
+
+    A GET of a variable not set yet (and no default) stays as written, to be expanded on a
+    later pass, once a SET of this or an earlier pass has run (the reference's: `{{ SET a
+    {{ CALC 1 + 1 }} }} and {{ GET a }}` gives `2 and 2`); on the `final` pass, when nothing
+    else can run, it stays in the text for good, as the reference leaves it."""
     parts: list[str] = []
     position = 0
     match = _next_macro(text)
-    found = match is not None
+    ran = waiting = False
     size = 0  # of the text so far, outputs restored
     while match is not None:
         parts.append(text[position : match.start()])
         size += _restored_size(parts[-1], outputs)
-        outputs.append(_run(match.group(1), context, outputs, size))
+        try:
+            outputs.append(_run(match.group(1), context, outputs, size))
+            ran = True
+        except Unset:
+            if not final:
+                waiting = True
+                parts.append(match.group(0))
+                position = match.end()
+                match = _next_macro(text, position)
+                continue
+            outputs.append(_restore(match.group(0), outputs))
+            ran = True
         size += len(outputs[-1])
         parts.append(f"\ue000{len(outputs) - 1}\ue001")
         position = match.end()
         match = _next_macro(text, position)
     parts.append(text[position:])
-    return "".join(parts), found
+    return "".join(parts), ran, waiting
 
 
 def _too_large(size: int, what: str) -> str:
@@ -343,7 +365,7 @@ def _run(body: str, context: MacroContext, outputs: list[str], before: int = 0) 
         if before + len(result) > MAX_TEXT:
             what = "its output" if not before else "the text with its output"
             raise MacroProblem(_too_large(before + len(result), what))
-    except MacroError:
+    except (MacroError, Unset):
         raise
     except OutOfTime as exc:
         problem = (
@@ -403,18 +425,19 @@ def _count(value: str, what: str) -> int:
 
 def truthy(value: str) -> bool:
     """IF's reading of a condition: false for "", 0, false, no, none, null, off."""
-    return value.strip().lower() not in FALSE_WORDS
+    return value.lower() not in FALSE_WORDS
 
 
 @_builtin("SAMPLE file_path n_lines [random]")
 def _sample(ctx: MacroContext, args: list[str]) -> str:
-    lines = readers.read_document(ctx.project_root, args[0]).splitlines()
+    # lines keep their ends, as the reference's readlines() gives them
+    lines = readers.read_document(ctx.project_root, args[0]).splitlines(keepends=True)
     n = min(_int(args[1], "n_lines"), len(lines))
     if n < 0:
         raise MacroProblem(f"n_lines must not be negative, got {n}")
-    if len(args) > 2 and truthy(args[2]):
-        return "\n".join(lines[i] for i in sorted(ctx.rng.sample(range(len(lines)), n)))
-    return "\n".join(lines[:n])
+    if len(args) > 2 and args[2].lower() == "random":
+        return "".join(ctx.rng.sample(lines, n))
+    return "".join(lines[:n])
 
 
 @_builtin("TRUNCATE text max_length [suffix]")
@@ -440,8 +463,8 @@ def _repeat(ctx: MacroContext, args: list[str]) -> str:
 @_builtin("HASH string [algorithm]")
 def _hash(ctx: MacroContext, args: list[str]) -> str:
     algorithm = _optional(args, 1, "md5").lower()
-    if algorithm not in hashlib.algorithms_guaranteed:
-        known = ", ".join(sorted(hashlib.algorithms_guaranteed))
+    if algorithm not in hashlib.algorithms_available:
+        known = ", ".join(sorted(hashlib.algorithms_available))
         raise MacroProblem(f"unknown hash algorithm '{algorithm}'; known: {known}")
     digest = hashlib.new(algorithm, args[0].encode("utf-8"), usedforsecurity=False)
     if algorithm.startswith("shake_"):
@@ -474,18 +497,19 @@ def _date(ctx: MacroContext, args: list[str]) -> str:
 @_builtin("TIMESTAMP [offset_seconds] [format]")
 def _timestamp(ctx: MacroContext, args: list[str]) -> str:
     moment = ctx.now() + timedelta(seconds=_int(args[0], "offset_seconds") if args else 0)
-    form = _optional(args, 1, "")
+    form = _optional(args, 1, "unix").lower()
     if form == "iso":
-        return moment.isoformat(timespec="seconds")
+        return moment.isoformat()
     if form == "ms":
         return str(int(moment.timestamp() * 1000))
-    return moment.strftime(form) if form else str(int(moment.timestamp()))
+    return str(int(moment.timestamp()))  # any other format: unix seconds, as the reference
 
 
 @_builtin("BUSINESS_DAYS_FROM date count [format]")
 def _business_days(ctx: MacroContext, args: list[str]) -> str:
     try:
-        day = ctx.now().date() if args[0] == "today" else date.fromisoformat(args[0])
+        today = args[0].lower() == "today"
+        day = ctx.now().date() if today else datetime.strptime(args[0], "%Y-%m-%d").date()
     except ValueError:
         raise MacroProblem(f"date must be 'today' or YYYY-MM-DD, got '{args[0]}'") from None
     count = _int(args[1], "count")
@@ -611,14 +635,24 @@ def calculate(expression: str) -> str:
         ast.Constant: number,
     }
     result = evaluator.eval(expression)
-    if isinstance(result, float) and result.is_integer():
-        return str(int(result))
-    return str(result)
+    return str(result)  # Python's own: `10.5 * 2` is 21.0, `5 * 10 + 2` is 52
 
 
 def _set(ctx: MacroContext, args: list[str]) -> str:
     ctx.variables[args[0]] = " ".join(args[1:])
     return ctx.variables[args[0]]
+
+
+class Unset(Exception):
+    """GET of a variable not set yet, without a default: the macro stays as written."""
+
+
+def _get(ctx: MacroContext, args: list[str]) -> str:
+    if args[0] in ctx.variables:
+        return ctx.variables[args[0]]
+    if len(args) > 1:
+        return args[1]
+    raise Unset(args[0])
 
 
 def _joined(function: Callable[[str], str]) -> Builtin:
@@ -628,7 +662,7 @@ def _joined(function: Callable[[str], str]) -> Builtin:
 # The built-ins whose work fits in one expression, by usage.
 _SIMPLE: dict[str, Builtin] = {
     "OPEN file_path [file_type]": lambda ctx, a: readers.read_document(ctx.project_root, *a),
-    "CONCAT file1 [file2 ...]": lambda ctx, a: "\n---\n".join(
+    "CONCAT file1 [file2 ...]": lambda ctx, a: "\n\n---\n\n".join(
         readers.read_document(ctx.project_root, path) for path in a
     ),
     "IMAGE file_path": lambda ctx, a: base64.b64encode(
@@ -637,28 +671,28 @@ _SIMPLE: dict[str, Builtin] = {
     "LIST_FILES directory_path [pattern]": lambda ctx, a: json.dumps(
         readers.list_files(ctx.project_root, a[0], _optional(a, 1, "*"))
     ),
-    "BASE64 string...": _joined(lambda text: base64.b64encode(text.encode()).decode("ascii")),
-    "JSON_ESCAPE string...": _joined(lambda text: json.dumps(text, ensure_ascii=False)[1:-1]),
-    "URL_ENCODE string...": _joined(lambda text: urllib.parse.quote(text, safe="")),
+    "BASE64 [string...]": _joined(lambda text: base64.b64encode(text.encode()).decode("ascii")),
+    "JSON_ESCAPE [string...]": _joined(lambda text: json.dumps(text)[1:-1]),
+    "URL_ENCODE [string...]": _joined(urllib.parse.quote),
     "JSON_EXTRACT file_path json_path": lambda ctx, a: readers.json_extract(
         ctx.project_root, a[0], a[1]
     ),
-    "NOW [format]": lambda ctx, a: (
-        ctx.now().strftime(a[0]) if a and a[0] else ctx.now().isoformat(timespec="seconds")
-    ),
+    "NOW [format]": lambda ctx, a: ctx.now().strftime(a[0]) if a else ctx.now().isoformat(),
     "UUID": lambda ctx, a: str(uuid.UUID(int=ctx.rng.getrandbits(128), version=4)),
     "RANDOM_CHOICE item1 [item2 ...]": lambda ctx, a: ctx.rng.choice(a),
-    "FAKER provider [args...]": lambda ctx, a: _fake(ctx.faker(), a[0], a[1:]),
+    "FAKER provider [args...]": lambda ctx, a: _fake(
+        ctx.faker(ctx.variables.get("FAKER_LOCALE", "")), a[0], a[1:]
+    ),
     "FAKER_LOCALE locale provider [args...]": lambda ctx, a: _fake(ctx.faker(a[0]), a[1], a[2:]),
     "SET name [value ...]": _set,
-    "GET name [default]": lambda ctx, a: ctx.variables.get(a[0], _optional(a, 1, "")),
+    "GET name [default]": _get,
     "IF condition true_value [false_value]": lambda ctx, a: (
         a[1] if truthy(a[0]) else _optional(a, 2, "")
     ),
     "SQL_QUERY db_path query...": lambda ctx, a: json.dumps(
         readers.sql_query(ctx.project_root, a[0], " ".join(a[1:]), ctx.remaining()),
-        ensure_ascii=False,
-        default=str,
+        indent=2,
+        default=str,  # a blob as its repr (the reference fails on one)
     ),
     "CALC expression...": _joined(calculate),
 }

@@ -16,9 +16,11 @@ which macro failed and its usage.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import http.client
 import importlib
 import json
+import os
 import re
 import shutil
 import socket
@@ -82,10 +84,15 @@ def read_bytes(root: Path, raw: str) -> bytes:
         raise MacroProblem(f"file '{raw}' cannot be read: {exc.strerror or exc}") from exc
 
 
+def universal_newlines(text: str) -> str:
+    """`\r\n` and `\r` as `\n`, as Python's text mode reads a file (the reference's `open`)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def read_text(root: Path, raw: str) -> str:
-    """A UTF-8 text file inside `root`."""
+    """A UTF-8 text file inside `root`, read as text mode reads it."""
     try:
-        return read_bytes(root, raw).decode("utf-8")
+        return universal_newlines(read_bytes(root, raw).decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise MacroProblem(
             f"file '{raw}' is not UTF-8 text (give its file_type if it is a document)"
@@ -99,13 +106,21 @@ def _pdf(path: Path) -> str:
 
 
 def _docx(path: Path) -> str:
+    """Paragraphs and tables in the body's order, joined by a blank line; a table's rows as
+    `| a | b |` (the reference's layout, merged cells repeated as python-docx gives them)."""
     import docx
+    from docx.table import Table
 
-    document = docx.Document(str(path))
-    lines = [paragraph.text for paragraph in document.paragraphs]
-    for table in document.tables:
-        lines.extend("\t".join(cell.text for cell in row.cells) for row in table.rows)
-    return "\n".join(lines)
+    blocks: list[str] = []
+    for block in docx.Document(str(path)).iter_inner_content():
+        if isinstance(block, Table):
+            rows = (
+                [cell.text.strip().replace("\n", " ") for cell in row.cells] for row in block.rows
+            )
+            blocks.append("\n".join("| " + " | ".join(cells) + " |" for cells in rows))
+        else:
+            blocks.append(block.text)
+    return "\n\n".join(blocks)
 
 
 def _shape_texts(shapes: Any) -> Iterator[str]:
@@ -127,30 +142,9 @@ def _pptx(path: Path) -> str:
 
 
 def _xlsx(path: Path) -> str:
-    import openpyxl
+    from accord.tasks.suites.scenarios.sheets import workbook_csv
 
-    book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    try:
-        blocks = []
-        size = 0
-        for sheet in book.worksheets:
-            # the declared dimension may name any cell (XFD1048576: 17 billion of them);
-            # without it the rows are the ones the sheet holds, each as wide as its last cell
-            sheet.reset_dimensions()
-            lines = [f"# {sheet.title}"]
-            for row in sheet.iter_rows(values_only=True):
-                line = "\t".join("" if cell is None else str(cell) for cell in row)
-                size += len(line) + 1
-                if size > MAX_TEXT:
-                    raise MacroProblem(
-                        f"'{path.name}' makes more than {MAX_TEXT:,} characters of text "
-                        "(the macro expansion budget); read a smaller workbook"
-                    )
-                lines.append(line)
-            blocks.append("\n".join(lines))
-        return "\n\n".join(blocks)
-    finally:
-        book.close()
+    return workbook_csv(path)
 
 
 def _ocr(path: Path) -> str:
@@ -176,7 +170,7 @@ def _old_format(modern: str) -> Callable[[Path], str]:
 
 
 def _text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8")
+    return universal_newlines(path.read_bytes().decode("utf-8"))
 
 
 IMAGE_TYPES = frozenset({"png", "jpg", "jpeg", "gif", "bmp", "tiff", "tif", "webp"})
@@ -284,41 +278,35 @@ def json_path(document: Any, path: str) -> list[Any]:
 
 
 def json_extract(root: Path, raw: str, path: str) -> str:
-    """What `path` selects in a JSON file: one value (a string as it is, anything else as
-    JSON), or a JSON list of several."""
+    """What `path` selects in a JSON file, written as the reference writes it: a path with a
+    wildcard gives the JSON list of what it matches, another path its one value or `None`;
+    a list or mapping as JSON, anything else as Python's `str` (`True`, `None`, `42`)."""
     try:
         document = parse_json(read_text(root, raw))
     except DataProblem as exc:
         raise MacroProblem(f"file '{raw}' is not JSON accord reads: {exc.message}") from None
+    steps = _steps(path.strip())
     matches = json_path(document, path)
-    if not matches:
-        raise MacroProblem(f"json path '{path}' matches nothing in '{raw}'")
-    value = matches[0] if len(matches) == 1 else matches
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    value: Any = matches if "*" in steps else (matches[0] if matches else None)
+    return json.dumps(value) if isinstance(value, dict | list) else str(value)
 
 
 def fill_template(root: Path, raw: str, variables: Mapping[str, Any]) -> str:
-    """A template file inside `root` with its `{name}` placeholders filled (str.format_map)."""
-    try:
-        return read_text(root, raw).format_map(variables)
-    except KeyError as exc:
-        raise MacroProblem(
-            f"template '{raw}' uses {{{exc.args[0]}}}, which variables_json does not give"
-        ) from exc
+    """A template file inside `root` with each `{name}` of `variables` replaced by its value
+    (`str`); other braces, and names not given, stay as they are (the reference's)."""
+    text = read_text(root, raw)
+    for name, value in variables.items():
+        text = text.replace(f"{{{name}}}", str(value))
+    return text
 
 
 def list_files(root: Path, raw: str, pattern: str) -> list[str]:
-    """The files of a directory inside `root` matching a glob, relative to it, sorted."""
+    """The names in a directory inside `root` (files and folders) matching a glob, sorted:
+    `os.listdir` and `fnmatch`, as the reference lists them."""
     directory = inside_root(root, raw)
     if not directory.is_dir():
         raise MacroProblem(f"directory '{raw}' not found under {root.resolve()}")
-    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-        raise MacroProblem(f"pattern '{pattern}' must stay inside the directory")
-    return sorted(
-        path.relative_to(directory).as_posix()
-        for path in directory.glob(pattern)
-        if path.is_file() and path.resolve().is_relative_to(root.resolve())
-    )
+    return sorted(name for name in os.listdir(directory) if fnmatch.fnmatch(name, pattern))
 
 
 def _deny_attach(action: int, *rest: object) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -100,7 +101,10 @@ class RegressionRunner:
     output_dir, max_concurrency, macro_functions).run("tests/scenarios.yaml")`.
 
     `agent_class` is a class or a `module.Class` path (a scenario's or file's own wins);
-    `run` prints the results, writes the reports and returns the runs (one per file).
+    `pass_threshold` is below the scenario's and the file's. `run` prints the results and
+    writes the reports; then, as the reference's, it exits 1 (`sys.exit`) when a scenario
+    failed or errored, so a CI script that ends with it fails. `run(path,
+    exit_on_failure=False)` only returns the runs (one per file), for use as a library.
     """
 
     def __init__(
@@ -115,6 +119,7 @@ class RegressionRunner:
         seed: int | None = None,
         cache_mode: str = "on",
         quiet: bool = False,
+        pass_threshold: float | None = None,
     ) -> None:
         self.options = ScenarioOptions(
             seed=seed,  # None: each run's own (load_scenarios)
@@ -123,12 +128,26 @@ class RegressionRunner:
             judge_model=judge_model_id,
             concurrency=max_concurrency,
             macro_functions=dict(macro_functions or {}),
+            pass_threshold=pass_threshold,
         )
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self.cache_mode = cache_mode
         self.quiet = quiet
 
-    def run(self, path: str | Path) -> list[SuiteRun]:
+    def run(self, path: str | Path, *, exit_on_failure: bool = True) -> list[SuiteRun]:
+        """Run the scenarios of `path` (a file or a folder); see the class."""
+        if not exit_on_failure:
+            return self._run(path)
+        try:
+            runs = self._run(path)
+        except KeyboardInterrupt:
+            print("\nExecution interrupted by user.", file=sys.stderr)
+            sys.exit(130)
+        if not self.passed(runs):
+            sys.exit(1)
+        return runs
+
+    def _run(self, path: str | Path) -> list[SuiteRun]:
         from accord.engine.runner import RunOptions
         from accord.tasks.suites.core.nodes import run_suite
         from accord.tasks.suites.pyapi import _run_in_loop

@@ -1,7 +1,9 @@
 """The scenario file (seed 003): global settings, then `scenarios:`, each of which may override
-`agent_config`, `metrics`, `agent_class`, `judge_model_id`, `agent_model_config` and
-`pass_threshold` (the scenario's value wins over the file's, the file's over the command
-line's). Unknown keys are errors, as in every accord file.
+`agent_config`, `agent_name`, `metrics`, `agent_class`, `judge_model_id`, `agent_model_config`
+and `pass_threshold` (the scenario's value wins over the file's, the file's over the command
+line's), and may give `config_overrides` (what a reference-style agent's `ainvoke` gets as
+`config`). A scenario needs `expected_output` or `evaluation_criteria`, as in the reference.
+Unknown keys are errors, as in every accord file.
 
 accord adds three file-level keys: `allow_env` (names ENV may read), `allow_hosts` (hosts
 HTTP_GET may reach) and `timeout` (seconds an agent has for one scenario).
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from accord.engine.specbase import Spec
 
@@ -28,6 +30,10 @@ class _Overridable(Spec):
     agent_config: dict[str, Any] | str | None = Field(
         None, description="The agent's configuration, or a YAML file holding it."
     )
+    agent_name: str | None = Field(
+        None, min_length=1, description="A reference-style agent's agent_name (default: the "
+        "scenario file's name)."
+    )  # fmt: skip
     metrics: list[str] | None = Field(None, description="Metrics the judge scores (0-10).")
     agent_class: AgentClass | None = Field(
         None, description="module.Class of the agent, or an accord target ({type: ...})."
@@ -66,6 +72,19 @@ class ScenarioSpec(_Overridable):
     input_message: str = Field(description="What the agent is given (macros expand).")
     expected_output: str | None = None
     evaluation_criteria: str | None = None
+    config_overrides: dict[str, Any] | None = Field(
+        None, description="What a reference-style agent's ainvoke() gets as config."
+    )
+
+    @model_validator(mode="after")
+    def _judged_against_something(self) -> ScenarioSpec:
+        # the reference's TestScenario.__post_init__: an empty string counts as missing
+        if not self.expected_output and not self.evaluation_criteria:
+            raise ValueError(
+                "a scenario needs expected_output or evaluation_criteria (the judge scores "
+                "the answer against them); give one"
+            )
+        return self
 
 
 class ScenarioFileSpec(_Overridable):

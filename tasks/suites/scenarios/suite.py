@@ -19,9 +19,11 @@ error fails that scenario (its cases error with the message) and the others stil
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +70,7 @@ class ScenarioOptions:
     judge_model: str | None = None
     concurrency: int | None = None
     macro_functions: Mapping[str, Callable[..., object]] = field(default_factory=dict)
+    pass_threshold: float | None = None  # --pass-threshold: below the scenario's and file's
 
     def root_for(self, path: Path) -> Path:
         """The project root of scenario file `path`: `project_root` when given, else the
@@ -100,14 +103,12 @@ class ClassTarget(AgentClassTarget):
         return None  # given from Python: the caller's own code
 
     async def _built(self, root: Path) -> Any:
-        if self._agent is None:
-            try:
-                self._agent = self.python_class(self.config)
-            except Exception as exc:
-                raise TargetFailure(
-                    f"cannot construct {self.agent_class}: {type(exc).__name__}: {exc}"
-                ) from None
-        return self._agent
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._agent is None:
+                self._agent = await self.build_agent(self.python_class, root)
+            return self._agent
 
 
 def model_label(entry: dict[str, Any] | None) -> str:
@@ -140,6 +141,7 @@ class _Builder:
         self.targets: dict[str, Target] = {}
         self.catalog: ModelCatalog | None = None
         self.checked: set[str] = set()
+        self.config_files: dict[str, dict[str, Any] | None] = {}  # the file's, read once
 
     def pick(self, scenario: ScenarioSpec, name: str) -> Any:
         mine = getattr(scenario, name)
@@ -149,13 +151,29 @@ class _Builder:
         given: dict[str, Any] | str | None = self.pick(scenario, "agent_config")
         if not isinstance(given, str):
             return given
-        at = where if scenario.agent_config is not None else ()
+        if scenario.agent_config is not None:
+            return self.config_file(given, where)
+        if given not in self.config_files:  # the file's setting: read, and reported, once
+            self.config_files[given] = self.config_file(given, ())
+        return copy.deepcopy(self.config_files[given])
+
+    def config_file(self, given: str, at: Loc) -> dict[str, Any] | None:
+        """An agent_config file, as the reference finds it: `$VAR`s expanded, relative to the
+        scenario file's folder (or absolute); it must lie under the project root."""
+        expanded = Path(os.path.expandvars(given))
+        folder = self.loaded.path.resolve().parent
+        wanted = expanded if expanded.is_absolute() else folder / expanded
         try:
-            path = inside(self.root, given, "agent_config file")
-        except PathError as exc:  # never read, so never stored nor shown
-            self.issues.append(self.loaded.issue((*at, "agent_config"), exc.message))
+            # relative to the root for engine/paths.inside, which follows links and `..`
+            relative = Path(os.path.relpath(wanted, self.root))
+            path = inside(self.root, relative, "agent_config file")
+        except (PathError, ValueError) as exc:  # never read, so never stored nor shown
+            message = exc.message if isinstance(exc, PathError) else str(exc)
+            if given != str(relative):
+                message += f" ('{given}' is read relative to the scenario file's folder)"
+            self.issues.append(self.loaded.issue((*at, "agent_config"), message))
             return None
-        problem = f"agent_config file '{given}' not found under {self.root}"
+        problem = f"agent_config file '{given}' not found: {wanted}"
         if path.is_file():
             data, _marks = parse_yaml(read_text(path), path)
             if data is None:
@@ -182,8 +200,11 @@ class _Builder:
         else:
             self.issues.append(Issue(None, None, None, "--judge-model", problem))
 
-    def target(self, agent: Any, config: Any, entry: dict[str, Any] | None, where: Loc) -> str:
-        """The key of the target answering with `agent` and `config` (built once per key)."""
+    def target(
+        self, agent: Any, config: Any, entry: dict[str, Any] | None, where: Loc, name: str
+    ) -> str:
+        """The key of the target answering with `agent`, `config` and agent name `name`
+        (built once per key)."""
         if isinstance(agent, dict):
             try:
                 target: Target = target_from(agent)
@@ -193,14 +214,15 @@ class _Builder:
             if entry is not None and target.type == "model" and entry.get("model_id"):
                 target = target.model_copy(update={"model": entry["model_id"]})
         elif isinstance(agent, type):
-            name = f"{agent.__module__}.{agent.__qualname__}"
             target = ClassTarget.model_construct(
-                type="agent_class", agent_class=name, config=config, python_class=agent,
-                timeout=self.spec.timeout,
+                type="agent_class", agent_class=f"{agent.__module__}.{agent.__qualname__}",
+                config=config, python_class=agent, timeout=self.spec.timeout, agent_name=name,
             )  # fmt: skip
         else:
-            target = AgentClassTarget(agent_class=agent, config=config, timeout=self.spec.timeout)
-        text = json.dumps([str(agent), config], sort_keys=True, default=str)
+            target = AgentClassTarget(
+                agent_class=agent, config=config, timeout=self.spec.timeout, agent_name=name
+            )
+        text = json.dumps([str(agent), config, name], sort_keys=True, default=str)
         key = f"agent-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
         if key not in self.targets:
             self.check_target(target, where)
@@ -231,6 +253,9 @@ class _Builder:
         models = self.pick(scenario, "agent_model_config")
         entries = models if isinstance(models, list) else [models]
         threshold = self.pick(scenario, "pass_threshold")
+        if threshold is None:
+            threshold = self.options.pass_threshold
+        agent_name = self.pick(scenario, "agent_name") or self.loaded.path.stem
         judge = self.pick(scenario, "judge_model_id") or self.options.judge_model
         self.check_judge(scenario, judge, where)
         context = MacroContext(
@@ -248,7 +273,7 @@ class _Builder:
         for entry in entries:
             label = model_label(entry)
             config_for = merged_config(config, entry)
-            key = self.target(agent, config_for, entry, where)
+            key = self.target(agent, config_for, entry, where, agent_name)
             if failure is not None:
                 key = f"macros-{index}"
                 self.targets[key] = MacroFailure(message=failure)
@@ -259,7 +284,8 @@ class _Builder:
                 "criteria": texts[2], "pass_threshold": DEFAULT_THRESHOLD if threshold is None
                 else threshold, "metrics": list(self.pick(scenario, "metrics") or BUILTIN_METRICS),
                 "judge_model": judge, "agent_config": config_for, "seed": context.seed,
-                "run_seed": seed,
+                "run_seed": seed, "agent_name": agent_name,
+                "config_overrides": copy.deepcopy(scenario.config_overrides),
             }  # fmt: skip
             case_id = scenario.name if len(entries) == 1 else f"{scenario.name} [{label}]"
             out.append(Case(
@@ -288,8 +314,8 @@ def load_scenario_file(path: Path, options: ScenarioOptions) -> Suite:
             builder.issues.append(loaded.issue(("scenarios", index, "name"), problem))
         seen[scenario.name] = index
         cases += builder.cases(index, scenario, options.seed or 0)
-    if builder.issues:
-        raise ValidationError(builder.issues)
+    if builder.issues:  # a file-level setting's problem, found for each scenario, shown once
+        raise ValidationError(list(dict.fromkeys(builder.issues)))
     judge = options.judge_model or project.default_judge
     for case in cases:
         if case.metadata["judge_model"] is None:
