@@ -412,6 +412,11 @@ async def run_script(
     return data
 
 
+AGENTV_CODE_JUDGE_KEYS = frozenset({"name", "type", "script", "cwd", "weight", "target"})
+# accord's own keys on a code judge (they reach the script in `config` too, as in AgentV)
+ACCORD_KEYS = frozenset({"required", "negate", "timeout_ms"})
+
+
 @agentv("code_judge")
 class CodeJudge(AgentVEvaluator):
     """A program judging the answer: the case as snake_case JSON on stdin (`question`,
@@ -424,7 +429,23 @@ class CodeJudge(AgentVEvaluator):
     script: str | list[str] = Field(description="argv, or a command line for the shell.")
     cwd: str | None = Field(None, description="Working folder (default: the eval file's).")
     timeout_ms: float = Field(60_000, gt=0, allow_inf_nan=False)
+    target: dict[str, Any] | bool | None = Field(
+        None, description="{max_calls: N} (or true): the script may call the case's target."
+    )
     base: str = Field("", exclude=True)
+    passed_config: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    own_threshold: ClassVar[bool] = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_config(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        config = {k: v for k, v in data.items() if k not in AGENTV_CODE_JUDGE_KEYS}
+        # keys accord reads itself besides AgentV's: the rest (threshold, any other) is only
+        # the script's configuration, never a gate or an error
+        kept = {k: v for k, v in data.items() if k in AGENTV_CODE_JUDGE_KEYS | ACCORD_KEYS}
+        return {**kept, "passed_config": config}
 
     @field_validator("script")
     @classmethod
@@ -434,7 +455,7 @@ class CodeJudge(AgentVEvaluator):
         return value
 
     def config(self) -> dict[str, Any] | None:
-        return dict(self.model_extra or {}) or None
+        return dict(self.passed_config) or None
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         test = agentv_case(case)

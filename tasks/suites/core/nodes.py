@@ -350,6 +350,7 @@ async def run_suite(
 ) -> SuiteRun:
     """Run every case of `suite` on one scheduler; results in case order."""
     from accord.engine.project import Project
+    from accord.tasks.suites.core.trials import combine_trials
 
     plan, limits = build_plan(suite)
     project = suite.project
@@ -386,7 +387,7 @@ async def run_suite(
             cases.append(_errored(suite, case, repeat, error))
     return SuiteRun(
         suite=suite,
-        cases=cases,
+        cases=combine_trials(suite, cases),
         seconds=time.perf_counter() - started,
         usage=result.usage,
         stats=dict(result.stats),
