@@ -227,3 +227,133 @@ def test_trials_mean_is_one_test(folder: Path, fake_llm: FakeOpenAI) -> None:
     assert found["b"]["score"] == pytest.approx(0.5) and found["b"]["verdict"] == "fail"
     assert len(found["a"]["trials"]) == 3 and found["a"]["aggregation"]["strategy"] == "mean"
     assert code == 1
+
+
+# --- item 5: code judges ------------------------------------------------------------------
+
+# what AgentV's SDK checks before a judge runs (packages/eval/src/schemas.ts,
+# CodeJudgeInputSchema / MessageSchema / TraceSummarySchema), written out in Python
+SCHEMA_JUDGE = r"""
+import json, sys
+data = json.load(sys.stdin)
+problems = []
+for key in ("expected_messages", "input_messages", "output_messages"):
+    for index, message in enumerate(data[key] or []):
+        content = message.get("content", "absent")
+        ok = content == "absent" or isinstance(content, (str, dict)) or (
+            isinstance(content, list) and all(isinstance(c, dict) for c in content))
+        if not ok:
+            problems.append(f"{key}[{index}].content: {content!r}")
+        for call in message.get("tool_calls", []):
+            if not isinstance(call.get("tool"), str):
+                problems.append(f"{key}[{index}]: tool call without tool")
+summary = data["trace_summary"]
+for key in ("event_count", "tool_names", "tool_calls_by_name", "error_count"):
+    if key not in summary:
+        problems.append(f"trace_summary lacks {key}")
+if problems:
+    print("invalid input: " + "; ".join(problems))
+    sys.exit(1)
+print(json.dumps({"score": 1.0, "hits": [json.dumps(summary, sort_keys=True)]}))
+"""
+
+
+def test_code_judge_input_passes_agentv_schema(folder: Path, fake_llm: FakeOpenAI) -> None:
+    calls = [
+        {"tool": "search", "input": {"q": "x"}, "duration_ms": 40},
+        {"tool": "search", "input": {"q": "y"}, "duration_ms": 60},
+        {"tool": "answer", "input": {}},
+    ]
+    reply = {
+        "output_messages": [{"role": "assistant", "content": "done", "tool_calls": calls}],
+        "token_usage": {"input": 100, "output": 20},
+        "cost_usd": 0.01,
+    }
+    command_target(folder, reply)
+    (folder / "judge.py").write_text(SCHEMA_JUDGE)
+    file = write(
+        folder,
+        """tests:
+  - id: t
+    criteria: Searches
+    input: go
+    expected_output:
+      - role: assistant
+        tool_calls: [{tool: search, input: {q: x}}]
+    execution:
+      evaluators:
+        - {name: schema, type: code_judge, script: [python3, ../judge.py]}
+""",
+    )
+    _code, found, stderr = run(folder, file)
+    result = found["t"]["evaluator_results"][0]
+    assert result["score"] == 1.0, (result, stderr)
+    # trace.ts computeTraceSummary + mergeExecutionMetrics of this trace
+    assert json.loads(result["hits"][0]) == {
+        "event_count": 3, "tool_names": ["answer", "search"],
+        "tool_calls_by_name": {"search": 2, "answer": 1}, "error_count": 0,
+        "llm_call_count": 1, "tool_durations": {"search": [40, 60]},
+        "token_usage": {"input": 100, "output": 20}, "cost_usd": 0.01,
+    }  # fmt: skip
+
+
+def test_code_judge_explanation_on_stdout_is_kept(folder: Path, fake_llm: FakeOpenAI) -> None:
+    (folder / "judge.py").write_text(
+        "print('rubric file missing: rules.md'); raise SystemExit(1)\n"
+    )
+    file = write(
+        folder,
+        "tests:\n  - id: t\n    criteria: x\n    input: y\n    execution:\n      evaluators:\n"
+        "        - {name: j, type: code_judge, script: [python3, ../judge.py]}\n",
+    )
+    _code, found, _stderr = run(folder, file)
+    assert found["t"]["verdict"] == "error"
+    assert "exited with 1: stdout: rubric file missing: rules.md" in found["t"]["error"]
+
+
+PROXY_JUDGE = r"""
+import json, os, sys, urllib.request, urllib.error
+url, token = os.environ["AGENTV_TARGET_PROXY_URL"], os.environ["AGENTV_TARGET_PROXY_TOKEN"]
+assert url.startswith("http://127.0.0.1:")
+def call(path, body=None, auth=token):
+    request = urllib.request.Request(url + path, data=None if body is None else
+        json.dumps(body).encode(), headers={"Authorization": f"Bearer {auth}",
+        "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+statuses = [call("/info", auth="wrong")[0]]
+first = call("/invoke", {"question": "Is 42 right?"})
+second = call("/invoke", {"question": "Again?"})
+info = call("/info")[1]
+statuses += [first[0], second[0]]
+print(json.dumps({"score": 1.0 if first[1].get("rawText") == "proxied answer" else 0.0,
+                  "hits": [json.dumps(statuses), json.dumps(info["callCount"])],
+                  "misses": [second[1]["error"]]}))
+"""
+
+
+def test_code_judge_target_proxy_with_a_budget(folder: Path, fake_llm: FakeOpenAI) -> None:
+    def respond(request: dict[str, Any]) -> Reply:
+        if request["messages"][-1]["content"] == "Is 42 right?":
+            return Reply(text="proxied answer")
+        return Reply(text="The answer is 42.")
+
+    fake_llm.responder = respond
+    (folder / "judge.py").write_text(PROXY_JUDGE)
+    file = write(
+        folder,
+        "tests:\n  - id: t\n    criteria: x\n    input: y\n    execution:\n      evaluators:\n"
+        "        - {name: j, type: code_judge, script: [python3, ../judge.py],"
+        " target: {max_calls: 1}}\n",
+    )
+    _code, found, stderr = run(folder, file)
+    result = found["t"]["evaluator_results"][0]
+    # runtime/target-proxy.ts: a wrong token is 401; the first /invoke answers (200) with
+    # the judge's text as rawText; the second passes max_calls 1 (429)
+    assert result["score"] == 1.0, (result, stderr)
+    assert json.loads(result["hits"][0]) == [401, 200, 429]
+    assert json.loads(result["hits"][1]) == 1
+    assert result["misses"] == ["Max calls exceeded (limit: 1)"]

@@ -256,7 +256,7 @@ CODE_JUDGE = """tests:
 @pytest.mark.parametrize(
     ("code", "error"),
     [
-        ("import sys; print('boom', file=sys.stderr); sys.exit(4)", "exited with 4: boom"),
+        ("import sys; print('boom', file=sys.stderr); sys.exit(4)", "exited with 4: stderr: boom"),
         ("print('no json here')", "printed no JSON object with a score"),
         ("import json; print(json.dumps(dict(score=7)))", "with a score from 0 to 1"),
     ],

@@ -19,6 +19,8 @@ from accord.engine.specbase import Spec
 from accord.tasks.evaluators.base import EvaluatorFailure, Finding
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AgentVEvaluator, agentv, agentv_case, verdict_of
+from accord.tasks.suites.agentv.target_proxy import DEFAULT_MAX_CALLS, target_proxy
+from accord.tasks.suites.agentv.wire import judge_payload
 from accord.tasks.suites.core.targets import TargetFailure, run_program
 
 if TYPE_CHECKING:
@@ -397,8 +399,13 @@ async def run_script(
         raise EvaluatorFailure(str(exc)) from None
     shown = " ".join(argv[-2:]) if argv[:2] == ["/bin/sh", "-c"] else " ".join(argv)
     if code != 0:
-        tail = stderr.decode(errors="replace").strip()[-1000:]
-        raise EvaluatorFailure(f"`{shown}` exited with {code}: {tail or '(no stderr)'}")
+        # a judge may explain itself on stdout (a validation error printed by AgentV's SDK)
+        said = [
+            f"{name}: {text}"
+            for name, raw in (("stderr", stderr), ("stdout", stdout))
+            if (text := raw.decode(errors="replace").strip()[-1000:])
+        ]
+        raise EvaluatorFailure(f"`{shown}` exited with {code}: {'; '.join(said) or '(no output)'}")
     from accord.tasks.suites.core.judging import json_object
 
     text = stdout.decode(errors="replace")
@@ -421,10 +428,12 @@ ACCORD_KEYS = frozenset({"required", "negate", "timeout_ms"})
 class CodeJudge(AgentVEvaluator):
     """A program judging the answer: the case as snake_case JSON on stdin (`question`,
     `criteria`, `candidate_answer`, `reference_answer`, `expected_messages`,
-    `input_messages`, `output_messages`, `input_files`, `metadata`, ...), printing
-    `{score, hits, misses, reasoning}`. Keys it does not know reach it as `config`."""
+    `input_messages`, `output_messages`, `input_files`, `trace_summary`, `metadata`, ...),
+    printing `{score, hits, misses, reasoning}`. Every key but AgentV's own (`name`, `type`,
+    `script`, `cwd`, `weight`, `target`) reaches it as `config`, as AgentV's evaluator-parser
+    passes them (`threshold: 0.8` is the script's to read). `target: {max_calls}` gives it
+    the target proxy (target_proxy.py)."""
 
-    model_config = ConfigDict(extra="allow")
     type: Literal["code_judge"] = "code_judge"
     script: str | list[str] = Field(description="argv, or a command line for the shell.")
     cwd: str | None = Field(None, description="Working folder (default: the eval file's).")
@@ -457,16 +466,53 @@ class CodeJudge(AgentVEvaluator):
     def config(self) -> dict[str, Any] | None:
         return dict(self.passed_config) or None
 
+    def max_calls(self) -> int:
+        limit = self.target.get("max_calls") if isinstance(self.target, dict) else None
+        return int(limit) if isinstance(limit, int | float) else DEFAULT_MAX_CALLS
+
+    @field_validator("target")
+    @classmethod
+    def _target_budget(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
+        if isinstance(value, dict):
+            unknown = sorted(set(value) - {"max_calls"})
+            if unknown:
+                raise ValueError(f"unknown key '{unknown[0]}' in target (it takes max_calls)")
+            limit = value.get("max_calls")
+            if limit is not None and (
+                isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+            ):
+                raise ValueError("target.max_calls is a whole number of calls, 0 or more")
+        return value
+
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         test = agentv_case(case)
         payload = judge_payload(test, output, self.config())
         env = {"AGENTV_WORKSPACE_PATH": output.workspace} if output.workspace else {}
         cwd = Path(self.base) / (self.cwd or ".")
-        data = await run_script(script_argv(self.script), payload, cwd, self.timeout_ms / 1000, env)
+        argv, timeout = script_argv(self.script), self.timeout_ms / 1000
+        if self.target is None or self.target is False:
+            data = await run_script(argv, payload, cwd, timeout, env)
+        else:
+            name = ev.judge_model or "judge"
+            async with target_proxy(name, _asker(ev), self.max_calls()) as proxy:
+                data = await run_script(argv, payload, cwd, timeout, {**env, **proxy})
         return self.scored(
             float(data["score"]), _strings(data.get("hits")), _strings(data.get("misses")),
             str(data.get("reasoning") or ""), metadata=_details(data),
         )  # fmt: skip
+
+
+def _asker(ev: EvalContext) -> Any:
+    """The proxy's way to the judge: a question (and a system prompt) to its text."""
+
+    async def ask(question: str, system: str | None) -> str:
+        messages = [{"role": "user", "content": question}]
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        completion = await ev.complete(messages, None)
+        return str(completion.text or "")
+
+    return ask
 
 
 def _strings(value: Any) -> list[str]:
@@ -476,26 +522,6 @@ def _strings(value: Any) -> list[str]:
 def _details(data: dict[str, Any]) -> dict[str, Any]:
     details = data.get("details")
     return {"details": details} if isinstance(details, dict) else {}
-
-
-def judge_payload(
-    case: AgentVCase, output: Output, config: dict[str, Any] | None
-) -> dict[str, Any]:
-    return {
-        "question": case.question,
-        "criteria": case.criteria or "",
-        "candidate_answer": output.text,
-        "reference_answer": case.reference_answer,
-        "expected_messages": list(case.expected_messages),
-        "input_messages": list(case.raw_input),
-        "output_messages": output.messages or [{"role": "assistant", "content": output.text}],
-        "input_files": list(case.input_files),
-        "guideline_files": list(case.guideline_files),
-        "metadata": case.metadata or None,
-        "sidecar": case.sidecar,
-        "workspace_path": output.workspace,
-        "config": config,
-    }
 
 
 # --- composite --------------------------------------------------------------------------------
