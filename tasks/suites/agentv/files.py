@@ -44,6 +44,7 @@ from accord.engine.yamlmarks import (
     read_text,
 )
 from accord.tasks.evaluators.base import EvaluatorSpec
+from accord.tasks.suites.agentv.agent_judge import AgentJudge
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AGENTV, BORDERLINE, PASS, canonical_type
 from accord.tasks.suites.agentv.judges import Composite, LlmJudge, Rubric
@@ -70,7 +71,8 @@ def is_agentv_file(path: Path) -> bool:
 
 @cache
 def _evaluator_adapter() -> TypeAdapter[Any]:
-    from accord.tasks.suites.agentv import checks  # noqa: F401  (registers its evaluators)
+    # the modules register their evaluators
+    from accord.tasks.suites.agentv import agent_judge, checks, metrics  # noqa: F401
 
     members = tuple(AGENTV.get(name) for name in AGENTV.names())
     union: Any = Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007
@@ -363,7 +365,7 @@ class Builder:
     def _bind(self, spec: EvaluatorSpec, loc: Loc) -> EvaluatorSpec:
         """Resolve what an evaluator reads from files: prompts, script folders, members."""
         base = str(self.folder)
-        if isinstance(spec, LlmJudge) and spec.prompt:
+        if isinstance(spec, LlmJudge | AgentJudge) and spec.prompt:
             return spec.model_copy(update={"template": self.prompt(spec.prompt, (*loc, "prompt"))})
         if isinstance(spec, Composite):
             members = self.evaluators(list(spec.evaluators), (*loc, "evaluators"))
