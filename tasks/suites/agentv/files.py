@@ -48,6 +48,7 @@ from accord.tasks.suites.agentv.agent_judge import AgentJudge
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AGENTV, BORDERLINE, PASS, canonical_type
 from accord.tasks.suites.agentv.judges import Composite, LlmJudge, Rubric
+from accord.tasks.suites.agentv.providers import CliTarget
 from accord.tasks.suites.agentv.schema import CASE_KEYS, FileSpec, TestSpec, WorkspaceSpec
 from accord.tasks.suites.agentv.targets import (
     ResolvedTarget,
@@ -228,6 +229,24 @@ class Builder:
         except PathError as exc:
             self.issues.append(self.source.issue((*loc, "workspace", "template"), exc.message))
 
+    def workspace_of(
+        self, spec: FileSpec, test: TestSpec, resolved: ResolvedTarget | None, loc: Loc
+    ) -> WorkspaceSpec | None:
+        """The test's workspace: its own over the file's, else its cli target's
+        `workspace_template` (AgentV: evalCase.workspace?.template ?? the target's)."""
+        workspace = _merge_workspace(spec.workspace, test.workspace)
+        template = resolved.workspace_template if resolved is not None else None
+        if template is None or (workspace is not None and workspace.template):
+            return workspace  # type: ignore[no-any-return]
+        try:
+            self.within(self.folder, template, "workspace_template")
+        except PathError as exc:
+            self.issues.append(self.source.issue(loc, exc.message))
+            return workspace  # type: ignore[no-any-return]
+        if workspace is None:
+            return WorkspaceSpec(template=template)
+        return workspace.model_copy(update={"template": template})  # type: ignore[no-any-return]
+
     def is_guideline(self, path: Path) -> bool:
         try:
             relative = path.relative_to(self.top).as_posix()
@@ -280,6 +299,8 @@ class Builder:
                 )
                 continue
             text = found.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+            if role == "user":
+                collect["file_paths"].append(str(found))
             if role == "user" and self.is_guideline(found):
                 collect["guideline_files"].append(str(found))
                 collect["guidelines"].append(f'<file path="{found.name}">\n{text.strip()}\n</file>')
@@ -315,6 +336,10 @@ class Builder:
             else:
                 self.issues.append(self.source.issue(loc, problem))
             resolved = None
+        if resolved is not None and isinstance(resolved.target, CliTarget):
+            # AgentV resolves a cli target's cwd and workspace_template from the eval file
+            program = resolved.target.model_copy(update={"base": str(self.folder)})
+            resolved = dataclasses.replace(resolved, target=program)
         if resolved is not None and resolved.model is not None:
             self.models[resolved.model.name] = resolved.model
         self.resolved[name] = resolved
@@ -475,7 +500,9 @@ class Builder:
                 self.issues.append(self.source.issue((*loc, "rubrics"), message))
             else:
                 evaluators = (rubric, *(e for e in evaluators if e.id != "rubric"))
-        collect: dict[str, list[str]] = {"guidelines": [], "guideline_files": [], "input_files": []}
+        collect: dict[str, list[str]] = {
+            "guidelines": [], "guideline_files": [], "input_files": [], "file_paths": []
+        }  # fmt: skip
         raw_in = test.input if test.input is not None else test.input_messages
         in_key = "input" if test.input is not None else "input_messages"
         plain_in = _plain(raw_in)
@@ -516,8 +543,9 @@ class Builder:
             question=question, reference_answer=reference, raw_input=tuple(plain_in_list(plain_in)),
             expected_messages=tuple(expected), input_files=tuple(collect["input_files"]),
             guideline_files=tuple(collect["guideline_files"]), guidelines=guidelines,
+            file_paths=tuple(collect["file_paths"]),
             conversation_id=test.conversation_id, dataset=dataset,
-            workspace=_merge_workspace(spec.workspace, test.workspace),
+            workspace=self.workspace_of(spec, test, resolved, loc),
         )  # fmt: skip
         return dataclasses.replace(case, digest=case_digest(case))
 

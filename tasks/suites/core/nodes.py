@@ -36,7 +36,7 @@ from accord.engine.spec import TaskSpec
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
 from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite, case_digest
 from accord.tasks.suites.core.judging import EvalContext
-from accord.tasks.suites.core.targets import Target, TargetFailure
+from accord.tasks.suites.core.targets import WORKSPACE, Target, TargetFailure
 from accord.tasks.suites.core.verdicts import SuiteRun, decide
 
 TARGET_LIMIT = "eval:targets"
@@ -231,6 +231,7 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
         except TargetFailure as exc:
             raise TaskError(ctx.key, str(exc), permanent=True) from None
     started = time.perf_counter()
+    WORKSPACE.set(workspace)
     try:
         async with asyncio.timeout(timeout):
             output = await target.produce(ctx, spec.case_ref, spec.repeat)
