@@ -95,3 +95,19 @@ def test_unknown_target_key_is_an_error_at_its_line(folder: Path) -> None:
     assert result.exit_code == 2
     assert "targets.yaml:5:" in result.stderr
     assert "cli target key 'log_format' is not supported by accord" in result.stderr
+
+
+def test_every_invalid_file_reported_and_valid_ones_named(folder: Path) -> None:
+    bad_a = write(folder, "tests:\n  - {id: a, input: y}\n", "evals/a.yaml")
+    good = write(folder, "tests:\n  - {id: b, criteria: x, input: y}\n", "evals/b.yaml")
+    bad_c = write(
+        folder, "tests:\n  - {id: c, criteria: x, input: y, rubric: [z]}\n", "evals/c.yaml"
+    )
+    broken = write(folder, "tests: [\n", "evals/d.yaml")
+    result = accord("eval", bad_a, good, bad_c, broken)
+    assert result.exit_code == 2
+    assert "a.yaml:2:" in result.stderr and "test needs 'criteria'" in result.stderr
+    assert "c.yaml:2:" in result.stderr and "unknown key 'rubric'" in result.stderr
+    assert "d.yaml" in result.stderr
+    assert f"not run: {good} (valid" in result.stderr
+    assert "Traceback" not in result.stderr
