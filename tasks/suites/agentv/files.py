@@ -47,7 +47,7 @@ from accord.tasks.evaluators.base import EvaluatorSpec
 from accord.tasks.suites.agentv.agent_judge import AgentJudge
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AGENTV, BORDERLINE, PASS, canonical_type
-from accord.tasks.suites.agentv.judges import Composite, LlmJudge, Rubric
+from accord.tasks.suites.agentv.judges import Composite, LlmJudge, PromptScript, Rubric
 from accord.tasks.suites.agentv.providers import CliTarget
 from accord.tasks.suites.agentv.schema import CASE_KEYS, FileSpec, TestSpec, WorkspaceSpec
 from accord.tasks.suites.agentv.targets import (
@@ -390,7 +390,25 @@ class Builder:
     def _bind(self, spec: EvaluatorSpec, loc: Loc) -> EvaluatorSpec:
         """Resolve what an evaluator reads from files: prompts, script folders, members."""
         base = str(self.folder)
-        if isinstance(spec, LlmJudge | AgentJudge) and spec.prompt:
+        if isinstance(spec, LlmJudge) and isinstance(spec.prompt, PromptScript):
+            value = spec.prompt.script[-1]
+            try:
+                found = self.find_file(value, "prompt script")
+            except PathError as exc:
+                self.issues.append(self.source.issue((*loc, "prompt", "script"), exc.message))
+                return spec
+            if found is None:
+                self.issues.append(
+                    self.source.issue(
+                        (*loc, "prompt", "script"), f"prompt script '{value}' not found"
+                    )
+                )
+                return spec
+            script = spec.prompt.model_copy(
+                update={"script": [*spec.prompt.script[:-1], str(found)]}
+            )
+            return spec.model_copy(update={"prompt": script, "base": base})
+        if isinstance(spec, LlmJudge | AgentJudge) and isinstance(spec.prompt, str):
             return spec.model_copy(update={"template": self.prompt(spec.prompt, (*loc, "prompt"))})
         if isinstance(spec, Composite):
             members = self.evaluators(list(spec.evaluators), (*loc, "evaluators"))
@@ -475,6 +493,11 @@ class Builder:
             self.warnings.append(
                 f"{self.source.path}: test '{test.id}': 'expected_outcome' is the old name "
                 "of 'criteria'"
+            )
+        if test.reference_answer is not None:
+            self.warnings.append(
+                f"{self.source.path}: test '{test.id}': 'reference_answer' is ignored, as "
+                "AgentV ignores it: the reference answer is the last expected_output message"
             )
         self.check_workspace(test.workspace, loc)
         case_exec = test.execution

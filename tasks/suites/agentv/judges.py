@@ -340,6 +340,37 @@ def _rubric_prompt(case: AgentVCase, output: Output, heading: str, lines: list[s
     return "\n".join(parts)
 
 
+class PromptScript(Spec):
+    """An executable prompt template (AgentV's executePromptTemplate): the script gets the
+    code judge's JSON on stdin (with `config`) and prints the judge's prompt."""
+
+    script: list[str] = Field(min_length=1, description="argv; the last item is the script.")
+    config: dict[str, Any] | None = None
+    timeout_ms: float = Field(60_000, gt=0, allow_inf_nan=False)
+
+    async def run(self, case: AgentVCase, output: Output, base: Path) -> str:
+        from accord.tasks.suites.agentv.wire import judge_payload
+
+        script = base / self.script[-1]
+        argv = [*self.script[:-1], str(script)]
+        payload = judge_payload(case, output, self.config)
+        # AgentV runs it in the script's own folder
+        stdin = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        try:
+            stdout, stderr, code = await run_program(
+                argv, stdin, script.parent, self.timeout_ms / 1000, {}
+            )
+        except TargetFailure as exc:
+            raise EvaluatorFailure(f"prompt template: {exc}") from None
+        if code != 0:
+            tail = stderr.decode(errors="replace").strip()[-1000:]
+            raise EvaluatorFailure(f"prompt template `{' '.join(argv)}` exited with {code}: {tail}")
+        text = stdout.decode(errors="replace").strip()
+        if not text:
+            raise EvaluatorFailure(f"prompt template `{' '.join(argv)}` printed no prompt")
+        return text
+
+
 @agentv("llm_judge")
 class LlmJudge(_Rubrics):
     """A judge's `{score, hits, misses, reasoning}` for the answer, asked with `prompt` (a
@@ -348,16 +379,22 @@ class LlmJudge(_Rubrics):
 
     model_config = ConfigDict(extra="allow")
     type: Literal["llm_judge"] = "llm_judge"
-    prompt: str | None = Field(None, description="A prompt file (.md), or the prompt itself.")
+    prompt: str | PromptScript | None = Field(
+        None, description="A prompt file (.md), the prompt itself, or {script, config}."
+    )
     model: str | None = Field(None, description="The judge (default: the target's judge).")
     template: str | None = Field(None, exclude=True, description="The prompt file's text.")
+    base: str = Field("", exclude=True)
     deterministic: ClassVar[bool] = False
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         test = agentv_case(case)
         if self.rubrics:
             return await self.rubric_finding(ev, test, output)
-        template = self.template or self.prompt or JUDGE_TEMPLATE
+        if isinstance(self.prompt, PromptScript):
+            template = await self.prompt.run(test, output, Path(self.base))
+        else:
+            template = self.template or self.prompt or JUDGE_TEMPLATE
         prompt = substitute(template, template_values(test, output))
         data = await ask_score(ev, prompt, self.model)
         return self.scored(data["score"], data["hits"], data["misses"], data["reasoning"])
