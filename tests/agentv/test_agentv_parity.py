@@ -357,3 +357,36 @@ def test_code_judge_target_proxy_with_a_budget(folder: Path, fake_llm: FakeOpenA
     assert json.loads(result["hits"][0]) == [401, 200, 429]
     assert json.loads(result["hits"][1]) == 1
     assert result["misses"] == ["Max calls exceeded (limit: 1)"]
+
+
+def test_trials_stop_at_the_cost_limit(folder: Path, fake_llm: FakeOpenAI) -> None:
+    (folder / "agent.py").write_text(
+        "import json, pathlib\n"
+        "count = pathlib.Path(__file__).with_name('count')\n"
+        "n = int(count.read_text()) + 1 if count.exists() else 1\n"
+        "count.write_text(str(n))\n"
+        "print(json.dumps({'text': f'answer {n}', 'cost_usd': 0.003}))\n"
+    )
+    (folder / ".agentv" / "targets.yaml").write_text(
+        "targets:\n  - name: default\n    type: command\n"
+        f"    command: [{sys.executable}, {folder / 'agent.py'}]\n"
+    )
+    file = write(
+        folder,
+        """execution:
+  trials: {count: 3, strategy: mean, cost_limit_usd: 0.005}
+tests:
+  - id: t
+    criteria: First answer
+    input: go
+    execution:
+      evaluators:
+        - {name: first, type: contains, value: answer 1}
+""",
+    )
+    _code, found, stderr = run(folder, file)
+    # orchestrator.ts runEvalCaseWithTrials: after trial 2 the trials cost 0.006 >= 0.005,
+    # so trial 3 never runs; trials.ts aggregateMean of 1 and 0 is 0.5
+    record = found["t"]
+    assert [t["score"] for t in record["trials"]] == [1.0, 0.0], stderr
+    assert record["score"] == 0.5

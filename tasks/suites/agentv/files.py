@@ -704,6 +704,7 @@ def load_agentv_file(
         targets=resolved_targets,
         repeat=repeat or (trials.count if trials else 1),
         trials=trials.strategy if trials else None,
+        trial_cost_limit=trials.cost_limit_usd if trials else None,
         pass_score=PASS,
         bands=(PASS, BORDERLINE),
         judge_model=judge,

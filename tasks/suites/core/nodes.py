@@ -155,8 +155,10 @@ def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
                 )
             )  # fmt: skip
             order += 1
-            if suite.trials == "pass_at_k":
-                previous = (verdict,)  # the next trial runs only when this one did not pass
+            if suite.trials == "pass_at_k" or suite.trial_cost_limit is not None:
+                # the next trial runs after this one: only when none passed (pass_at_k) and
+                # the trials so far cost less than the limit
+                previous = (*previous, verdict)
     plan = Plan(
         name=suite.id,
         path=suite.path or Path(f"<suite {suite.id}>"),
@@ -217,10 +219,17 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
     spec = _spec(ctx)
     suite: Suite = spec.suite_ref
     target: Target = spec.evaluator_ref
+    spent = 0.0
     for dep in spec.deps_ref or ():
         earlier = ctx.scope.get(dep)
-        if earlier is None or (isinstance(earlier, CaseResult) and earlier.status == "passed"):
+        if earlier is None:
             return None
+        if isinstance(earlier, CaseResult):
+            if suite.trials == "pass_at_k" and earlier.status == "passed":
+                return None
+            spent += earlier.cost or 0.0
+    if suite.trial_cost_limit is not None and spent and spent >= suite.trial_cost_limit:
+        return None
     timeout = target.timeout or suite.timeout
     workspace = None
     if suite.lifecycle is not None:
