@@ -390,3 +390,24 @@ tests:
     record = found["t"]
     assert [t["score"] for t in record["trials"]] == [1.0, 0.0], stderr
     assert record["score"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("entry", "line", "message"),
+    [
+        ("    workspace: {setup: echo hi}\n", 5, "(got 'echo hi')"),
+        (
+            "    execution:\n      evaluators:\n        - {name: t, type: tool_trajectory,"
+            " mode: in_order, expected: [read]}\n",
+            7,
+            "(got 'read')",
+        ),
+    ],
+)
+def test_no_class_names_in_messages(folder: Path, entry: str, line: int, message: str) -> None:
+    file = write(folder, "tests:\n  - id: a\n    criteria: x\n    input: y\n" + entry)
+    result = accord("eval", file)
+    assert result.exit_code == 2
+    assert f"dataset.yaml:{line}:" in result.stderr
+    assert f"input should be a mapping (key: value lines) {message}" in result.stderr
+    assert "Spec" not in result.stderr and "instance of" not in result.stderr
