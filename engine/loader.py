@@ -283,6 +283,9 @@ def pydantic_text(error: Any) -> str:
     raised = (error.get("ctx") or {}).get("error")
     if error.get("type") == "value_error" and raised is not None:
         return str(raised)
+    if error.get("type") == "model_type":
+        # pydantic names its class ("instance of ScriptSpec"), which no file ever says
+        return "Input should be a mapping (key: value lines)"
     return str(error["msg"])
 
 

@@ -25,7 +25,7 @@ from accord.engine.cli import (
     max_concurrency_option,
 )
 from accord.engine.clip import clip, kept_in
-from accord.engine.errors import AccordError, LoadError
+from accord.engine.errors import AccordError, LoadError, ValidationError
 from accord.engine.masking import mask, masked
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
@@ -116,6 +116,36 @@ def load_suite(path: Path, command: EvalCommand) -> Suite:
     )
 
 
+def load_all(command: EvalCommand) -> list[Suite]:
+    """Every file's suites. An invalid file does not hide the next one's problems: all the
+    invalid files' problems are reported in one error (exit 2), naming the valid files as
+    not run."""
+    suites: list[Suite] = []
+    errors: list[tuple[Path, AccordError]] = []
+    valid: list[Path] = []
+    for path in command.files:
+        try:
+            suites += load_suites(path, command)
+        except (ValidationError, LoadError) as exc:
+            errors.append((path, exc))
+        else:
+            valid.append(path)
+    if not errors:
+        return suites
+    if len(errors) == 1 and not valid:
+        raise errors[0][1]
+    issues = [i for _path, exc in errors if isinstance(exc, ValidationError) for i in exc.issues]
+    # a file that does not parse says where in its own message
+    unread = [exc.text for _path, exc in errors if not isinstance(exc, ValidationError)]
+    error: AccordError = ValidationError(issues) if issues else LoadError(unread.pop(0))
+    lines = [error.message, *unread]
+    if valid:
+        named = ", ".join(str(p) for p in valid)
+        lines.append(f"not run: {named} (valid; nothing runs until every file is)")
+    error.message = "\n".join(lines)
+    raise error
+
+
 def select_cases(suite: Suite, tags: tuple[str, ...], names: tuple[str, ...]) -> Suite:
     from dataclasses import replace
 
@@ -181,11 +211,7 @@ def run_eval_command(command: EvalCommand) -> int:
     from accord.tasks.suites.core.nodes import build_plan
     from accord.tasks.suites.scenarios import is_scenario_suite
 
-    suites = [
-        select_cases(suite, command.tags, command.cases)
-        for path in command.files
-        for suite in load_suites(path, command)
-    ]
+    suites = [select_cases(suite, command.tags, command.cases) for suite in load_all(command)]
     empty = [s for s in suites if not s.cases]
     if empty:
         raise LoadError(f"{empty[0].path}: no case matches the --tag/--case filters")

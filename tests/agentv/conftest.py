@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "agentv-corpus"
@@ -165,3 +166,47 @@ def records(path: Path) -> dict[str, dict[str, Any]]:
 
 
 Maker = Callable[[str, str], Path]
+
+
+@pytest.fixture
+def folder(tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with `.agentv/targets.yaml`: `default` is the fake model, which answers
+    'The answer is 42.'; the judge answers what `fake_llm.judge` says."""
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(
+        "targets:\n  - name: default\n    provider: openai\n    endpoint: ${{ FAKE_URL }}\n"
+        "    api_key: key\n    model: gpt-test\n"
+    )
+    monkeypatch.setenv("FAKE_URL", fake_llm.url)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def judge_with(fake: FakeOpenAI, answer: Any, numbered: bool = False) -> None:
+    """Judges get `answer` (a function of the prompt, or a value) as JSON text; the target
+    answers 'The answer is 42.' (`numbered`: 'answer 1', 'answer 2', ... per call)."""
+    calls = iter(range(1, 1000))
+
+    def respond(request: dict[str, Any]) -> Reply:
+        system = request["messages"][0]
+        if system["role"] == "system" and "JSON object" in system["content"]:
+            prompt = request["messages"][-1]["content"]
+            value = answer(prompt) if callable(answer) else answer
+            return Reply(text=value if isinstance(value, str) else json.dumps(value))
+        return Reply(text=f"answer {next(calls)}" if numbered else "The answer is 42.")
+
+    fake.responder = respond
+
+
+def write(folder: Path, text: str, name: str = "evals/dataset.yaml") -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def run(folder: Path, file: Path, *extra: str) -> tuple[int, dict[str, dict[str, Any]], str]:
+    out = folder / "out.jsonl"
+    result = accord("eval", file, "--output", out, *extra)
+    found = records(out) if out.exists() else {}
+    return result.exit_code, found, result.stderr

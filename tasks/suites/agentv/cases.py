@@ -24,6 +24,7 @@ class AgentVCase(Case):
     expected_messages: tuple[dict[str, Any], ...] = ()
     input_files: tuple[str, ...] = ()
     guideline_files: tuple[str, ...] = ()
+    file_paths: tuple[str, ...] = ()  # every file block's file in order (AgentV's file_paths)
     guidelines: str = ""
     conversation_id: str | None = None
     dataset: str = ""

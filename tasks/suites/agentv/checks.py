@@ -4,11 +4,12 @@ target spent (latency, cost, tokens) and text checks."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from accord.engine.specbase import Spec
 from accord.tasks.evaluators.base import EvaluatorFailure, Finding
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
 
 
 class ExpectedTool(Spec):
+    """An expected call: AgentV reads `tool` and `args` and ignores the rest of the item
+    (`input:`, `output:` in its examples), so accord does too."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
     tool: str = Field(min_length=1)
     args: dict[str, Any] | Literal["any"] | None = None
     max_duration_ms: float | None = Field(None, ge=0, allow_inf_nan=False)
@@ -124,10 +129,9 @@ class ToolTrajectory(AgentVEvaluator):
                         misses.append(line)
                 else:
                     hits.append(f"{item.tool}: no duration in the trace, latency not checked")
-        if exact and len(calls) > len(expected):
-            extra = [c.get("name", "") for c in calls[len(expected) :]]
-            checked += len(extra)
-            misses.append(f"{len(extra)} calls more than expected: {', '.join(extra)}")
+        if exact and len(calls) != len(expected):
+            # AgentV's evaluateExact notes the count but scores the expected positions only
+            misses.insert(0, f"expected {len(expected)} tool calls, got {len(calls)}")
         return self.scored(met / checked if checked else 1.0, hits, misses)
 
 
@@ -135,7 +139,7 @@ class ToolTrajectory(AgentVEvaluator):
 
 
 class FieldSpec(Spec):
-    path: str = Field(min_length=1, description="Dotted path; list items by number (a.0.b).")
+    path: str = Field(min_length=1, description="Dotted path; list items a.0.b or a[0].b.")
     match: Literal["exact", "numeric_tolerance", "date"]
     required: bool = True
     weight: float = Field(1.0, ge=0, allow_inf_nan=False)
@@ -178,7 +182,9 @@ def parse_date(text: str, formats: list[str]) -> datetime | None:
 
 
 def value_at(data: Any, path: str) -> Any:
-    for part in path.split("."):
+    """The value at a dotted path with list items by number, `a.0.b` or `a[0].b` (AgentV's
+    resolvePath); `_MISSING` when there is none."""
+    for part in (p for p in re.split(r"[.\[\]]", path) if p):
         if isinstance(data, dict) and part in data:
             data = data[part]
         elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
@@ -188,15 +194,20 @@ def value_at(data: Any, path: str) -> Any:
     return data
 
 
+_FLOAT_PREFIX = re.compile(r"\s*([+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))")
+
+
 def _number(value: Any) -> float | None:
+    """A number as AgentV's toNumber reads it: numbers as they are, text by JavaScript's
+    parseFloat (its leading number: `"12.5 USD"` is 12.5, `"1,234"` is 1), else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         return float(value)
-    try:
-        return float(str(value).replace(",", "").strip())
-    except ValueError:
+    if not isinstance(value, str):
         return None
+    match = _FLOAT_PREFIX.match(value)
+    return float(match.group(1).replace("Infinity", "inf")) if match else None
 
 
 @agentv("field_accuracy")
@@ -213,34 +224,38 @@ class FieldAccuracy(AgentVEvaluator):
         from accord.tasks.suites.core.judging import json_object
 
         test = agentv_case(case)
-        expected = _expected_object(test)
-        if expected is None:
-            raise EvaluatorFailure("the case's expected_output holds no JSON object to compare")
         answer = output.value if isinstance(output.value, dict) else json_object(output.text)
         if not isinstance(answer, dict):
             return self.scored(0.0, [], ["the answer is not a JSON object"])
-        hits: list[str] = []
-        misses: list[str] = []
-        total = earned = 0.0
+        expected = _expected_object(test)
+        if expected is None:
+            raise EvaluatorFailure("the case's expected_output holds no JSON object to compare")
+        # AgentV's FieldAccuracyEvaluator: a field with nothing expected scores 1 at its
+        # weight; a missing optional one weighs 0; a missing required one scores 0
+        results: list[tuple[float, float, bool, str]] = []
         for spec in self.fields:
             want, got = value_at(expected, spec.path), value_at(answer, spec.path)
             if want is _MISSING:
-                hits.append(f"{spec.path}: nothing expected")
-                continue
-            if got is _MISSING:
+                results.append((1.0, spec.weight, True, f"{spec.path}: no expected value"))
+            elif got is _MISSING:
                 if spec.required:
-                    total += spec.weight
-                    misses.append(f"{spec.path}: missing")
-                continue
-            ok, why = _compare(spec, want, got)
-            total += spec.weight
-            earned += spec.weight if ok else 0.0
-            (hits if ok else misses).append(f"{spec.path}{': ' + why if why else ''}")
+                    results.append((0.0, spec.weight, False, f"{spec.path}: missing (required)"))
+                else:
+                    results.append((1.0, 0.0, True, f"{spec.path}: optional field missing"))
+            else:
+                ok, why = _compare(spec, want, got)
+                line = f"{spec.path}{': ' + why if why else ''}"
+                results.append((1.0 if ok else 0.0, spec.weight, ok, line))
+        hits = [line for _s, _w, ok, line in results if ok]
+        misses = [line for _s, _w, ok, line in results if not ok]
+        total = sum(weight for _s, weight, _ok, _line in results)
         if self.aggregation == "all_or_nothing":
             score = 0.0 if misses else 1.0
+        elif total == 0:
+            score = 0.0 if results else 1.0
         else:
-            score = earned / total if total else 1.0
-        return self.scored(score, hits, misses, f"{len(hits)}/{len(self.fields)} fields matched")
+            score = sum(s * weight for s, weight, _ok, _line in results) / total
+        return self.scored(score, hits, misses, f"{len(hits)}/{len(results)} fields matched")
 
 
 def _compare(spec: FieldSpec, want: Any, got: Any) -> tuple[bool, str]:
@@ -250,9 +265,13 @@ def _compare(spec: FieldSpec, want: Any, got: Any) -> tuple[bool, str]:
         a, b = _number(got), _number(want)
         if a is None or b is None:
             return False, f"not a number: {got!r}"
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return False, f"not a finite number: {got!r}"
         diff = abs(a - b)
-        allowed = spec.tolerance * abs(b) if spec.relative and b else spec.tolerance
-        return diff <= allowed, f"difference {diff:g} (tolerance {allowed:g})"
+        # AgentV: |actual - expected| / |expected| <= tolerance, the plain difference at 0
+        measured = diff / abs(b) if spec.relative and b != 0 else diff
+        ok = measured <= spec.tolerance
+        return ok, f"difference {diff:.2f} (tolerance {spec.tolerance:g})"
     formats = spec.formats or list(DATE_FORMATS)
     a_date, b_date = parse_date(str(got), formats), parse_date(str(want), formats)
     if a_date is None:
@@ -283,6 +302,7 @@ class Latency(AgentVEvaluator):
     time measured around it)."""
 
     type: Literal["latency"] = "latency"
+    own_threshold: ClassVar[bool] = True
     threshold: float = Field(  # type: ignore[assignment]
         ge=0, allow_inf_nan=False, description="Milliseconds."
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from accord.engine.registry import Registry
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec
@@ -44,6 +44,20 @@ class AgentVEvaluator(EvaluatorSpec):
         False, description="true: the score must reach 0.8; a number: that score."
     )
     default_threshold: ClassVar[ThresholdSpec | None] = ThresholdSpec(gte=PASS)
+    # `threshold` means something of its own to this type (latency's budget, a code judge's
+    # configuration); elsewhere AgentV files have no such key
+    own_threshold: ClassVar[bool] = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_threshold(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "threshold" in data and not cls.own_threshold:
+            kind = data.get("type", "this")
+            raise ValueError(
+                f"'threshold' is no key of a {kind} evaluator in AgentV files: a pass score "
+                "is written 'required: 0.8' (the test fails below it)"
+            )
+        return data
 
     @field_validator("required")
     @classmethod

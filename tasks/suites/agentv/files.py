@@ -44,9 +44,11 @@ from accord.engine.yamlmarks import (
     read_text,
 )
 from accord.tasks.evaluators.base import EvaluatorSpec
+from accord.tasks.suites.agentv.agent_judge import AgentJudge
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AGENTV, BORDERLINE, PASS, canonical_type
-from accord.tasks.suites.agentv.judges import Composite, LlmJudge, Rubric
+from accord.tasks.suites.agentv.judges import Composite, LlmJudge, PromptScript, Rubric
+from accord.tasks.suites.agentv.providers import CliTarget
 from accord.tasks.suites.agentv.schema import CASE_KEYS, FileSpec, TestSpec, WorkspaceSpec
 from accord.tasks.suites.agentv.targets import (
     ResolvedTarget,
@@ -70,7 +72,8 @@ def is_agentv_file(path: Path) -> bool:
 
 @cache
 def _evaluator_adapter() -> TypeAdapter[Any]:
-    from accord.tasks.suites.agentv import checks  # noqa: F401  (registers its evaluators)
+    # the modules register their evaluators
+    from accord.tasks.suites.agentv import agent_judge, checks, metrics  # noqa: F401
 
     members = tuple(AGENTV.get(name) for name in AGENTV.names())
     union: Any = Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007
@@ -226,6 +229,24 @@ class Builder:
         except PathError as exc:
             self.issues.append(self.source.issue((*loc, "workspace", "template"), exc.message))
 
+    def workspace_of(
+        self, spec: FileSpec, test: TestSpec, resolved: ResolvedTarget | None, loc: Loc
+    ) -> WorkspaceSpec | None:
+        """The test's workspace: its own over the file's, else its cli target's
+        `workspace_template` (AgentV: evalCase.workspace?.template ?? the target's)."""
+        workspace = _merge_workspace(spec.workspace, test.workspace)
+        template = resolved.workspace_template if resolved is not None else None
+        if template is None or (workspace is not None and workspace.template):
+            return workspace  # type: ignore[no-any-return]
+        try:
+            self.within(self.folder, template, "workspace_template")
+        except PathError as exc:
+            self.issues.append(self.source.issue(loc, exc.message))
+            return workspace  # type: ignore[no-any-return]
+        if workspace is None:
+            return WorkspaceSpec(template=template)
+        return workspace.model_copy(update={"template": template})  # type: ignore[no-any-return]
+
     def is_guideline(self, path: Path) -> bool:
         try:
             relative = path.relative_to(self.top).as_posix()
@@ -278,6 +299,8 @@ class Builder:
                 )
                 continue
             text = found.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+            if role == "user":
+                collect["file_paths"].append(str(found))
             if role == "user" and self.is_guideline(found):
                 collect["guideline_files"].append(str(found))
                 collect["guidelines"].append(f'<file path="{found.name}">\n{text.strip()}\n</file>')
@@ -313,6 +336,10 @@ class Builder:
             else:
                 self.issues.append(self.source.issue(loc, problem))
             resolved = None
+        if resolved is not None and isinstance(resolved.target, CliTarget):
+            # AgentV resolves a cli target's cwd and workspace_template from the eval file
+            program = resolved.target.model_copy(update={"base": str(self.folder)})
+            resolved = dataclasses.replace(resolved, target=program)
         if resolved is not None and resolved.model is not None:
             self.models[resolved.model.name] = resolved.model
         self.resolved[name] = resolved
@@ -363,7 +390,25 @@ class Builder:
     def _bind(self, spec: EvaluatorSpec, loc: Loc) -> EvaluatorSpec:
         """Resolve what an evaluator reads from files: prompts, script folders, members."""
         base = str(self.folder)
-        if isinstance(spec, LlmJudge) and spec.prompt:
+        if isinstance(spec, LlmJudge) and isinstance(spec.prompt, PromptScript):
+            value = spec.prompt.script[-1]
+            try:
+                found = self.find_file(value, "prompt script")
+            except PathError as exc:
+                self.issues.append(self.source.issue((*loc, "prompt", "script"), exc.message))
+                return spec
+            if found is None:
+                self.issues.append(
+                    self.source.issue(
+                        (*loc, "prompt", "script"), f"prompt script '{value}' not found"
+                    )
+                )
+                return spec
+            script = spec.prompt.model_copy(
+                update={"script": [*spec.prompt.script[:-1], str(found)]}
+            )
+            return spec.model_copy(update={"prompt": script, "base": base})
+        if isinstance(spec, LlmJudge | AgentJudge) and isinstance(spec.prompt, str):
             return spec.model_copy(update={"template": self.prompt(spec.prompt, (*loc, "prompt"))})
         if isinstance(spec, Composite):
             members = self.evaluators(list(spec.evaluators), (*loc, "evaluators"))
@@ -449,6 +494,11 @@ class Builder:
                 f"{self.source.path}: test '{test.id}': 'expected_outcome' is the old name "
                 "of 'criteria'"
             )
+        if test.reference_answer is not None:
+            self.warnings.append(
+                f"{self.source.path}: test '{test.id}': 'reference_answer' is ignored, as "
+                "AgentV ignores it: the reference answer is the last expected_output message"
+            )
         self.check_workspace(test.workspace, loc)
         case_exec = test.execution
         name = (case_exec.target if case_exec else None) or self.cli_target or default or "default"
@@ -473,7 +523,9 @@ class Builder:
                 self.issues.append(self.source.issue((*loc, "rubrics"), message))
             else:
                 evaluators = (rubric, *(e for e in evaluators if e.id != "rubric"))
-        collect: dict[str, list[str]] = {"guidelines": [], "guideline_files": [], "input_files": []}
+        collect: dict[str, list[str]] = {
+            "guidelines": [], "guideline_files": [], "input_files": [], "file_paths": []
+        }  # fmt: skip
         raw_in = test.input if test.input is not None else test.input_messages
         in_key = "input" if test.input is not None else "input_messages"
         plain_in = _plain(raw_in)
@@ -514,8 +566,9 @@ class Builder:
             question=question, reference_answer=reference, raw_input=tuple(plain_in_list(plain_in)),
             expected_messages=tuple(expected), input_files=tuple(collect["input_files"]),
             guideline_files=tuple(collect["guideline_files"]), guidelines=guidelines,
+            file_paths=tuple(collect["file_paths"]),
             conversation_id=test.conversation_id, dataset=dataset,
-            workspace=_merge_workspace(spec.workspace, test.workspace),
+            workspace=self.workspace_of(spec, test, resolved, loc),
         )  # fmt: skip
         return dataclasses.replace(case, digest=case_digest(case))
 
@@ -651,6 +704,7 @@ def load_agentv_file(
         targets=resolved_targets,
         repeat=repeat or (trials.count if trials else 1),
         trials=trials.strategy if trials else None,
+        trial_cost_limit=trials.cost_limit_usd if trials else None,
         pass_score=PASS,
         bands=(PASS, BORDERLINE),
         judge_model=judge,

@@ -19,6 +19,8 @@ from accord.engine.specbase import Spec
 from accord.tasks.evaluators.base import EvaluatorFailure, Finding
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AgentVEvaluator, agentv, agentv_case, verdict_of
+from accord.tasks.suites.agentv.target_proxy import DEFAULT_MAX_CALLS, target_proxy
+from accord.tasks.suites.agentv.wire import judge_payload
 from accord.tasks.suites.core.targets import TargetFailure, run_program
 
 if TYPE_CHECKING:
@@ -338,6 +340,37 @@ def _rubric_prompt(case: AgentVCase, output: Output, heading: str, lines: list[s
     return "\n".join(parts)
 
 
+class PromptScript(Spec):
+    """An executable prompt template (AgentV's executePromptTemplate): the script gets the
+    code judge's JSON on stdin (with `config`) and prints the judge's prompt."""
+
+    script: list[str] = Field(min_length=1, description="argv; the last item is the script.")
+    config: dict[str, Any] | None = None
+    timeout_ms: float = Field(60_000, gt=0, allow_inf_nan=False)
+
+    async def run(self, case: AgentVCase, output: Output, base: Path) -> str:
+        from accord.tasks.suites.agentv.wire import judge_payload
+
+        script = base / self.script[-1]
+        argv = [*self.script[:-1], str(script)]
+        payload = judge_payload(case, output, self.config)
+        # AgentV runs it in the script's own folder
+        stdin = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        try:
+            stdout, stderr, code = await run_program(
+                argv, stdin, script.parent, self.timeout_ms / 1000, {}
+            )
+        except TargetFailure as exc:
+            raise EvaluatorFailure(f"prompt template: {exc}") from None
+        if code != 0:
+            tail = stderr.decode(errors="replace").strip()[-1000:]
+            raise EvaluatorFailure(f"prompt template `{' '.join(argv)}` exited with {code}: {tail}")
+        text = stdout.decode(errors="replace").strip()
+        if not text:
+            raise EvaluatorFailure(f"prompt template `{' '.join(argv)}` printed no prompt")
+        return text
+
+
 @agentv("llm_judge")
 class LlmJudge(_Rubrics):
     """A judge's `{score, hits, misses, reasoning}` for the answer, asked with `prompt` (a
@@ -346,16 +379,22 @@ class LlmJudge(_Rubrics):
 
     model_config = ConfigDict(extra="allow")
     type: Literal["llm_judge"] = "llm_judge"
-    prompt: str | None = Field(None, description="A prompt file (.md), or the prompt itself.")
+    prompt: str | PromptScript | None = Field(
+        None, description="A prompt file (.md), the prompt itself, or {script, config}."
+    )
     model: str | None = Field(None, description="The judge (default: the target's judge).")
     template: str | None = Field(None, exclude=True, description="The prompt file's text.")
+    base: str = Field("", exclude=True)
     deterministic: ClassVar[bool] = False
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         test = agentv_case(case)
         if self.rubrics:
             return await self.rubric_finding(ev, test, output)
-        template = self.template or self.prompt or JUDGE_TEMPLATE
+        if isinstance(self.prompt, PromptScript):
+            template = await self.prompt.run(test, output, Path(self.base))
+        else:
+            template = self.template or self.prompt or JUDGE_TEMPLATE
         prompt = substitute(template, template_values(test, output))
         data = await ask_score(ev, prompt, self.model)
         return self.scored(data["score"], data["hits"], data["misses"], data["reasoning"])
@@ -397,8 +436,13 @@ async def run_script(
         raise EvaluatorFailure(str(exc)) from None
     shown = " ".join(argv[-2:]) if argv[:2] == ["/bin/sh", "-c"] else " ".join(argv)
     if code != 0:
-        tail = stderr.decode(errors="replace").strip()[-1000:]
-        raise EvaluatorFailure(f"`{shown}` exited with {code}: {tail or '(no stderr)'}")
+        # a judge may explain itself on stdout (a validation error printed by AgentV's SDK)
+        said = [
+            f"{name}: {text}"
+            for name, raw in (("stderr", stderr), ("stdout", stdout))
+            if (text := raw.decode(errors="replace").strip()[-1000:])
+        ]
+        raise EvaluatorFailure(f"`{shown}` exited with {code}: {'; '.join(said) or '(no output)'}")
     from accord.tasks.suites.core.judging import json_object
 
     text = stdout.decode(errors="replace")
@@ -412,19 +456,42 @@ async def run_script(
     return data
 
 
+AGENTV_CODE_JUDGE_KEYS = frozenset({"name", "type", "script", "cwd", "weight", "target"})
+# accord's own keys on a code judge (they reach the script in `config` too, as in AgentV)
+ACCORD_KEYS = frozenset({"required", "negate", "timeout_ms"})
+
+
 @agentv("code_judge")
 class CodeJudge(AgentVEvaluator):
     """A program judging the answer: the case as snake_case JSON on stdin (`question`,
     `criteria`, `candidate_answer`, `reference_answer`, `expected_messages`,
-    `input_messages`, `output_messages`, `input_files`, `metadata`, ...), printing
-    `{score, hits, misses, reasoning}`. Keys it does not know reach it as `config`."""
+    `input_messages`, `output_messages`, `input_files`, `trace_summary`, `metadata`, ...),
+    printing `{score, hits, misses, reasoning}`. Every key but AgentV's own (`name`, `type`,
+    `script`, `cwd`, `weight`, `target`) reaches it as `config`, as AgentV's evaluator-parser
+    passes them (`threshold: 0.8` is the script's to read). `target: {max_calls}` gives it
+    the target proxy (target_proxy.py)."""
 
-    model_config = ConfigDict(extra="allow")
     type: Literal["code_judge"] = "code_judge"
     script: str | list[str] = Field(description="argv, or a command line for the shell.")
     cwd: str | None = Field(None, description="Working folder (default: the eval file's).")
     timeout_ms: float = Field(60_000, gt=0, allow_inf_nan=False)
+    target: dict[str, Any] | bool | None = Field(
+        None, description="{max_calls: N} (or true): the script may call the case's target."
+    )
     base: str = Field("", exclude=True)
+    passed_config: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    own_threshold: ClassVar[bool] = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_config(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        config = {k: v for k, v in data.items() if k not in AGENTV_CODE_JUDGE_KEYS}
+        # keys accord reads itself besides AgentV's: the rest (threshold, any other) is only
+        # the script's configuration, never a gate or an error
+        kept = {k: v for k, v in data.items() if k in AGENTV_CODE_JUDGE_KEYS | ACCORD_KEYS}
+        return {**kept, "passed_config": config}
 
     @field_validator("script")
     @classmethod
@@ -434,18 +501,55 @@ class CodeJudge(AgentVEvaluator):
         return value
 
     def config(self) -> dict[str, Any] | None:
-        return dict(self.model_extra or {}) or None
+        return dict(self.passed_config) or None
+
+    def max_calls(self) -> int:
+        limit = self.target.get("max_calls") if isinstance(self.target, dict) else None
+        return int(limit) if isinstance(limit, int | float) else DEFAULT_MAX_CALLS
+
+    @field_validator("target")
+    @classmethod
+    def _target_budget(cls, value: dict[str, Any] | bool | None) -> dict[str, Any] | bool | None:
+        if isinstance(value, dict):
+            unknown = sorted(set(value) - {"max_calls"})
+            if unknown:
+                raise ValueError(f"unknown key '{unknown[0]}' in target (it takes max_calls)")
+            limit = value.get("max_calls")
+            if limit is not None and (
+                isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+            ):
+                raise ValueError("target.max_calls is a whole number of calls, 0 or more")
+        return value
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         test = agentv_case(case)
         payload = judge_payload(test, output, self.config())
         env = {"AGENTV_WORKSPACE_PATH": output.workspace} if output.workspace else {}
         cwd = Path(self.base) / (self.cwd or ".")
-        data = await run_script(script_argv(self.script), payload, cwd, self.timeout_ms / 1000, env)
+        argv, timeout = script_argv(self.script), self.timeout_ms / 1000
+        if self.target is None or self.target is False:
+            data = await run_script(argv, payload, cwd, timeout, env)
+        else:
+            name = ev.judge_model or "judge"
+            async with target_proxy(name, _asker(ev), self.max_calls()) as proxy:
+                data = await run_script(argv, payload, cwd, timeout, {**env, **proxy})
         return self.scored(
             float(data["score"]), _strings(data.get("hits")), _strings(data.get("misses")),
             str(data.get("reasoning") or ""), metadata=_details(data),
         )  # fmt: skip
+
+
+def _asker(ev: EvalContext) -> Any:
+    """The proxy's way to the judge: a question (and a system prompt) to its text."""
+
+    async def ask(question: str, system: str | None) -> str:
+        messages = [{"role": "user", "content": question}]
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        completion = await ev.complete(messages, None)
+        return str(completion.text or "")
+
+    return ask
 
 
 def _strings(value: Any) -> list[str]:
@@ -455,26 +559,6 @@ def _strings(value: Any) -> list[str]:
 def _details(data: dict[str, Any]) -> dict[str, Any]:
     details = data.get("details")
     return {"details": details} if isinstance(details, dict) else {}
-
-
-def judge_payload(
-    case: AgentVCase, output: Output, config: dict[str, Any] | None
-) -> dict[str, Any]:
-    return {
-        "question": case.question,
-        "criteria": case.criteria or "",
-        "candidate_answer": output.text,
-        "reference_answer": case.reference_answer,
-        "expected_messages": list(case.expected_messages),
-        "input_messages": list(case.raw_input),
-        "output_messages": output.messages or [{"role": "assistant", "content": output.text}],
-        "input_files": list(case.input_files),
-        "guideline_files": list(case.guideline_files),
-        "metadata": case.metadata or None,
-        "sidecar": case.sidecar,
-        "workspace_path": output.workspace,
-        "config": config,
-    }
 
 
 # --- composite --------------------------------------------------------------------------------

@@ -7,20 +7,36 @@ is what the program writes to `{OUTPUT_FILE}`, else its stdout: AgentV's JSON
 (`output_messages` with their `tool_calls`, or `text`, and `token_usage`, `cost_usd`,
 `duration_ms`) or plain text. A non-zero exit errors the case with its stderr.
 
+`{FILES}` holds the test's input files and guideline files (AgentV's `file_paths`), each
+formatted by `files_format` (`--file {path}`; `{basename}` too), word by word. The program
+runs in the test's workspace when it has one (its `workspace.template`, or the target's
+`workspace_template`), else in `cwd` from the eval file's folder (default: that folder), as
+AgentV runs it. A `healthcheck` (`{type: command, command_template, cwd}` or `{type: http,
+url}`) runs once before the target's first answer; a failing one errors every test.
+
 `mock`: answers every case with `response`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import shlex
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, PrivateAttr, field_validator
 
 from accord.tasks.suites.agentv.command_template import ENV_PREFIX, render, template_problem
 from accord.tasks.suites.core.cases import Case, Output
-from accord.tasks.suites.core.targets import Target, TargetFailure, parse_trace, run_program, target
+from accord.tasks.suites.core.targets import (
+    WORKSPACE,
+    Target,
+    TargetFailure,
+    parse_trace,
+    run_program,
+    target,
+)
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -32,8 +48,13 @@ class CliTarget(Target):
 
     type: Literal["cli"] = "cli"
     command_template: str = Field(min_length=1, description="Run by the shell; see above.")
-    cwd: str | None = Field(None, description="Working folder, relative to the project root.")
+    cwd: str | None = Field(None, description="Working folder, from the eval file's folder.")
     timeout: float | None = Field(120.0, gt=0, allow_inf_nan=False)
+    files_format: str | None = Field(None, description="Each file in {FILES}: '--file {path}'.")
+    healthcheck: dict[str, Any] | None = None
+    base: str = Field("", exclude=True, description="The eval file's folder.")
+    _checked: asyncio.Lock = PrivateAttr(default_factory=asyncio.Lock)
+    _healthy: list[bool] = PrivateAttr(default_factory=list)
 
     @field_validator("command_template")
     @classmethod
@@ -46,10 +67,58 @@ class CliTarget(Target):
     def describe(self) -> str:
         return f"cli {self.command_template.split()[0]}"
 
+    def folder(self, tctx: TaskContext, cwd: str | None) -> Path:
+        return Path(self.base or tctx.root) / (cwd or ".")
+
+    def file_words(self, case: Case) -> list[str]:
+        """The words `{FILES}` stands for: each file by `files_format` (AgentV's
+        formatFileList), split into words as the shell would split the format."""
+        files = list(dict.fromkeys(getattr(case, "file_paths", ())))
+        if not self.files_format:
+            return files
+        words = shlex.split(self.files_format)
+        return [
+            word.replace("{path}", path).replace("{basename}", Path(path).name)
+            for path in files
+            for word in words
+        ]
+
+    async def check_health(self, tctx: TaskContext) -> None:
+        if self.healthcheck is None:
+            return
+        async with self._checked:
+            if self._healthy:
+                return
+            check = self.healthcheck
+            if check.get("type") == "http" or "url" in check:
+                from aiohttp import ClientError, ClientSession, ClientTimeout
+
+                limit = ClientTimeout(total=float(check.get("timeout_seconds", 30)))
+                try:
+                    async with (
+                        ClientSession(timeout=limit) as session,
+                        session.get(str(check["url"])) as response,
+                    ):
+                        ok = response.status < 400
+                        detail = f"HTTP {response.status}"
+                except (ClientError, TimeoutError) as exc:
+                    ok, detail = False, str(exc) or type(exc).__name__
+            else:
+                argv = ["/bin/sh", "-c", str(check.get("command_template", ""))]
+                folder = self.folder(tctx, check.get("cwd"))
+                timeout = float(check.get("timeout_seconds", 30))
+                _out, stderr, code = await run_program(argv, b"", folder, timeout, {})
+                ok = code == 0
+                detail = f"exited with {code}: {stderr.decode(errors='replace').strip()[-300:]}"
+            if not ok:
+                raise TargetFailure(f"{self.describe()}: healthcheck failed ({detail})")
+            self._healthy.append(True)
+
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        await self.check_health(tctx)
         with tempfile.TemporaryDirectory(prefix="accord-cli-") as scratch:
             output_file = Path(scratch) / "output.json"
-            files = [str(f) for f in getattr(case, "input_files", ())]
+            files = self.file_words(case)
             values = {
                 "PROMPT": getattr(case, "prompt_text", lambda: case.prompt)(),
                 "GUIDELINES": getattr(case, "guidelines", ""),
@@ -58,7 +127,7 @@ class CliTarget(Target):
                 "OUTPUT_FILE": str(output_file),
                 "FILES": " ".join(files),
             }
-            if any("\0" in value for value in values.values()):
+            if any("\0" in value for value in [*values.values(), *files]):
                 raise TargetFailure(
                     f"{self.describe()}: a value holds a NUL character, which no program "
                     "argument or environment variable can carry"
@@ -70,7 +139,8 @@ class CliTarget(Target):
             env = {ENV_PREFIX + name: value for name, value in values.items()}
             # the input files are the shell's arguments: `{FILES}` unquoted is "$@"
             argv = ["/bin/sh", "-c", command, "sh", *files]
-            cwd = tctx.root / (self.cwd or ".")
+            workspace = WORKSPACE.get()
+            cwd = Path(workspace) if workspace else self.folder(tctx, self.cwd)
             stdout, stderr, code = await run_program(argv, b"", cwd, self.timeout or 120, env)
             if code != 0:
                 tail = stderr.decode(errors="replace").strip()[-500:]

@@ -11,8 +11,6 @@ lower bound of the mean's 95% t-interval).
 from __future__ import annotations
 
 import json
-import math
-import statistics
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,32 +19,6 @@ from accord.tasks.evaluators.base import Finding
 from accord.tasks.suites.agentv.evaluators import verdict_of
 from accord.tasks.suites.core.cases import Case, CaseResult
 from accord.tasks.suites.core.verdicts import SuiteRun
-
-# two-sided 95% critical values of Student's t for 1..29 degrees of freedom (standard table)
-T95 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045,
-)  # fmt: skip
-
-
-def t_critical(df: int) -> float:
-    return T95[df - 1] if 1 <= df <= len(T95) else 1.96
-
-
-def aggregate(scores: list[float], strategy: str) -> tuple[float, dict[str, Any]]:
-    """The score of a test's trials under `strategy`, with what was computed."""
-    if strategy == "pass_at_k":
-        passed = sum(s >= 0.8 for s in scores)
-        return max(scores), {"strategy": strategy, "passed": passed, "trials": len(scores)}
-    mean = statistics.fmean(scores)
-    if strategy == "mean":
-        return mean, {"strategy": strategy, "mean": mean, "min": min(scores), "max": max(scores)}
-    if len(scores) < 2:
-        return mean, {"strategy": strategy, "mean": mean, "lower": mean, "upper": mean}
-    half = t_critical(len(scores) - 1) * statistics.stdev(scores) / math.sqrt(len(scores))
-    low, high = max(0.0, mean - half), min(1.0, mean + half)
-    return low, {"strategy": strategy, "mean": mean, "lower": low, "upper": high}
 
 
 def finding_record(finding: Finding) -> dict[str, Any]:
@@ -76,6 +48,8 @@ def _reasoning(result: CaseResult) -> str:
 
 
 def case_record(run: SuiteRun, case: Case, trials: list[CaseResult]) -> dict[str, Any]:
+    """A test's record; a suite with trials has one result per test (core/trials.py) with
+    its trials and their aggregation in its metadata."""
     scored = [t for t in trials if t.score is not None]
     best = max(scored, key=lambda t: t.score or 0.0) if scored else trials[-1]
     record: dict[str, Any] = {
@@ -86,13 +60,9 @@ def case_record(run: SuiteRun, case: Case, trials: list[CaseResult]) -> dict[str
     if getattr(case, "conversation_id", None):
         record["conversation_id"] = getattr(case, "conversation_id", None)
     score = best.score
-    if run.suite.trials and len(trials) > 1 and scored:
-        score, aggregation = aggregate([t.score or 0.0 for t in scored], run.suite.trials)
-        record["aggregation"] = aggregation
-        record["trials"] = [
-            {"attempt": t.repeat, "score": t.score, "verdict": t.verdict, "error": t.error}
-            for t in trials
-        ]
+    if "trials" in best.metadata:
+        record["aggregation"] = best.metadata["aggregation"]
+        record["trials"] = best.metadata["trials"]
     verdict = (
         best.verdict if len(trials) == 1 else ("error" if score is None else verdict_of(score))
     )

@@ -84,6 +84,11 @@ class TestSpec(Spec):
     sidecar: Any = None
     note: str | None = None
     description: str | None = None
+    reference_answer: Any = Field(
+        None,
+        description="Read and ignored, as AgentV does (the reference is the last "
+        "expected message).",
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> TestSpec:

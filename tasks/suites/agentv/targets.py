@@ -69,6 +69,22 @@ CLI_AGENTS = {
     "pi-coding-agent": "the pi coding agent",
     "pi-agent-sdk": "the pi agent SDK",
 }
+# the keys of AgentV's targets accord reads (providers/targets.ts at 4a86b769)
+CLI_KEYS = frozenset({
+    "name", "provider", "command_template", "commandTemplate", "files_format", "filesFormat",
+    "attachments_format", "attachmentsFormat", "cwd", "workspace_template", "workspaceTemplate",
+    "timeout_seconds", "timeoutSeconds", "healthcheck", "judge_target",
+})  # fmt: skip
+MODEL_KEYS = frozenset({
+    "name", "provider", "model", "deployment", "deployment_name", "endpoint", "base_url",
+    "api_base", "api_key", "version", "api_version", "temperature", "max_output_tokens",
+    "max_tokens", "timeout_seconds", "judge_target",
+})  # fmt: skip
+# keys that change how AgentV logs or dispatches, never a result: read and left unused
+NO_EFFECT = frozenset({
+    "verbose", "cli_verbose", "cliVerbose", "provider_batching", "providerBatching",
+    "keep_temp_files", "keepTempFiles", "keep_output_files", "keepOutputFiles", "workers",
+})  # fmt: skip
 AZURE_API_VERSION = "2024-12-01-preview"
 AGENTV_PREFIX = "agentv:"
 
@@ -91,6 +107,7 @@ class ResolvedTarget:
     target: Target
     judge_target: str | None = None
     model: ModelSpec | None = None
+    workspace_template: str | None = None  # a cli target's, from the eval file's folder
 
 
 @dataclass
@@ -137,7 +154,11 @@ class TargetsFile:
                 "with an accord agent (`type: agent`) or a model provider",
             )
         if provider == "cli":
-            return ResolvedTarget(name, _cli_target(name, entry, at), judge)
+            workspace = _first(entry, "workspace_template", "workspaceTemplate")
+            program = _cli_target(name, {**entry, "judge_target": judge}, at)
+            cli = ResolvedTarget(name, program, judge)
+            cli.workspace_template = str(workspace) if workspace is not None else None
+            return cli
         if provider == "mock":
             from accord.tasks.suites.agentv.providers import ReplyTarget
 
@@ -154,6 +175,7 @@ class TargetsFile:
     ) -> ResolvedTarget:
         from accord.tasks.suites.core.targets import ModelTarget
 
+        _unknown_key({**entry, "judge_target": None}, MODEL_KEYS, at, f"{provider} target")
         model = entry.get("model") or entry.get("deployment") or entry.get("deployment_name")
         if not model:
             raise TargetProblem(at, f"target '{name}' has no 'model'")
@@ -198,10 +220,46 @@ class TargetsFile:
         return found
 
 
+def _first(entry: dict[str, Any], *keys: str) -> Any:
+    return next((entry[k] for k in keys if entry.get(k) is not None), None)
+
+
+def _unknown_key(entry: dict[str, Any], known: frozenset[str], at: Loc, what: str) -> None:
+    """A key accord does not implement is an error at its line, never dropped."""
+    for key in entry:
+        if key not in known and key not in NO_EFFECT:
+            raise TargetProblem(
+                (*at, key),
+                f"{what} key '{key}' is not supported by accord (it reads: "
+                + ", ".join(sorted(known - {"name", "provider"}))
+                + "); remove it",
+            )
+
+
+def _healthcheck(value: Any, at: Loc) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    known = {"type", "command_template", "commandTemplate", "cwd", "url", "timeout_seconds"}
+    if not isinstance(value, dict) or not (value.get("url") or value.get("command_template")
+                                           or value.get("commandTemplate")):  # fmt: skip
+        raise TargetProblem(
+            (*at, "healthcheck"),
+            "healthcheck is {type: command, command_template, cwd} or {type: http, url}",
+        )
+    for key in value:
+        if key not in known:
+            raise TargetProblem((*at, "healthcheck", key), f"unknown healthcheck key '{key}'")
+    check = dict(value)
+    if "commandTemplate" in check:
+        check["command_template"] = check.pop("commandTemplate")
+    return check
+
+
 def _cli_target(name: str, entry: dict[str, Any], at: Loc) -> Target:
     from accord.tasks.suites.agentv.command_template import template_problem
     from accord.tasks.suites.agentv.providers import CliTarget
 
+    _unknown_key(entry, CLI_KEYS, at, "cli target")
     key = "command_template" if "command_template" in entry else "commandTemplate"
     template = entry.get(key)
     if not isinstance(template, str) or not template.strip():
@@ -209,12 +267,21 @@ def _cli_target(name: str, entry: dict[str, Any], at: Loc) -> Target:
     problem = template_problem(template)
     if problem is not None:
         raise TargetProblem((*at, key), f"cli target '{name}': {problem}")
-    timeout = entry.get("timeout_seconds")
+    timeout = _first(entry, "timeout_seconds", "timeoutSeconds")
+    workspace = _first(entry, "workspace_template", "workspaceTemplate")
+    if workspace is not None and entry.get("cwd") is not None:
+        raise TargetProblem(
+            (*at, "cwd"), f"cli target '{name}': cwd and workspace_template exclude each other"
+        )
     try:
         return CliTarget(
             command_template=template,
             cwd=entry.get("cwd"),
             timeout=float(timeout) if timeout is not None else 120.0,
+            files_format=_first(
+                entry, "files_format", "filesFormat", "attachments_format", "attachmentsFormat"
+            ),
+            healthcheck=_healthcheck(entry.get("healthcheck"), at),
         )
     except ValueError as exc:
         raise TargetProblem(at, f"cli target '{name}': {str(exc).splitlines()[-1]}") from None

@@ -168,6 +168,7 @@ class CaseResult:
     warnings: list[str] = field(default_factory=list)
     target: str | None = None
     usage: dict[str, int] | None = None
+    cost: float | None = None  # what the target reported its answer cost (USD)
 
     @property
     def passed(self) -> bool | None:
@@ -235,6 +236,7 @@ class Suite:
     on_case: Callable[[CaseResult], None] | None = None
     bands: tuple[float, float] | None = None
     trials: str | None = None
+    trial_cost_limit: float | None = None  # no further trial once the trials cost this (USD)
     lifecycle: Lifecycle | None = None
     notes: tuple[str, ...] = ()
     run_id: str | None = None  # chosen before the run (a scenario suite's macros are seeded by it)

@@ -53,6 +53,10 @@ class EvalContext:
         """One judge call through the models door; a failed call is an `EvaluatorFailure`."""
         self.calls += 1
         self.task.run.count("judge_calls")
+        if self.suite.trials and self.repeat:
+            # each trial is a fresh judgement, as AgentV runs trials without its cache: a
+            # trial's calls are samples of their own (their own cache keys and seeds)
+            kw["sample"] = kw.get("sample", 0) + 2 * self.repeat
         try:
             return await self.task.run.models().complete(
                 self.model_for(model),

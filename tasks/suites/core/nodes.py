@@ -36,7 +36,7 @@ from accord.engine.spec import TaskSpec
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
 from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite, case_digest
 from accord.tasks.suites.core.judging import EvalContext
-from accord.tasks.suites.core.targets import Target, TargetFailure
+from accord.tasks.suites.core.targets import WORKSPACE, Target, TargetFailure
 from accord.tasks.suites.core.verdicts import SuiteRun, decide
 
 TARGET_LIMIT = "eval:targets"
@@ -155,8 +155,10 @@ def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
                 )
             )  # fmt: skip
             order += 1
-            if suite.trials == "pass_at_k":
-                previous = (verdict,)  # the next trial runs only when this one did not pass
+            if suite.trials == "pass_at_k" or suite.trial_cost_limit is not None:
+                # the next trial runs after this one: only when none passed (pass_at_k) and
+                # the trials so far cost less than the limit
+                previous = (*previous, verdict)
     plan = Plan(
         name=suite.id,
         path=suite.path or Path(f"<suite {suite.id}>"),
@@ -217,10 +219,17 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
     spec = _spec(ctx)
     suite: Suite = spec.suite_ref
     target: Target = spec.evaluator_ref
+    spent = 0.0
     for dep in spec.deps_ref or ():
         earlier = ctx.scope.get(dep)
-        if earlier is None or (isinstance(earlier, CaseResult) and earlier.status == "passed"):
+        if earlier is None:
             return None
+        if isinstance(earlier, CaseResult):
+            if suite.trials == "pass_at_k" and earlier.status == "passed":
+                return None
+            spent += earlier.cost or 0.0
+    if suite.trial_cost_limit is not None and spent and spent >= suite.trial_cost_limit:
+        return None
     timeout = target.timeout or suite.timeout
     workspace = None
     if suite.lifecycle is not None:
@@ -231,6 +240,7 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
         except TargetFailure as exc:
             raise TaskError(ctx.key, str(exc), permanent=True) from None
     started = time.perf_counter()
+    WORKSPACE.set(workspace)
     try:
         async with asyncio.timeout(timeout):
             output = await target.produce(ctx, spec.case_ref, spec.repeat)
@@ -350,6 +360,7 @@ async def run_suite(
 ) -> SuiteRun:
     """Run every case of `suite` on one scheduler; results in case order."""
     from accord.engine.project import Project
+    from accord.tasks.suites.core.trials import combine_trials
 
     plan, limits = build_plan(suite)
     project = suite.project
@@ -386,7 +397,7 @@ async def run_suite(
             cases.append(_errored(suite, case, repeat, error))
     return SuiteRun(
         suite=suite,
-        cases=cases,
+        cases=combine_trials(suite, cases),
         seconds=time.perf_counter() - started,
         usage=result.usage,
         stats=dict(result.stats),

@@ -20,6 +20,7 @@ import inspect
 import json
 import shlex
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -64,6 +65,8 @@ class Target(Spec):
 
 
 TARGETS: Registry[type[Target]] = Registry("target type")
+# the case's workspace folder while its target answers (AgentV runs the target there)
+WORKSPACE: ContextVar[str | None] = ContextVar("accord_case_workspace", default=None)
 
 
 def target(name: str) -> Callable[[type[Target]], type[Target]]:

@@ -68,6 +68,7 @@ def decide(
         seconds=output.seconds,
         metadata=dict(case.metadata) if isinstance(case.metadata, dict) else {},
         usage=output.usage,
+        cost=output.cost,
     )
 
 
