@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
@@ -63,3 +64,7 @@ def test_a_provider_error_in_a_worker_is_reported_like_any_other(
     errors = [t["error"] for t in json.loads(result.stdout)["tasks"]]
     assert all("AuthenticationError" in e and "invalid api key" in e for e in errors)
     assert "test-key" not in result.stdout + result.stderr
+
+
+# every test here runs through both paths of an `openai/` model (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("model_path")
