@@ -225,6 +225,7 @@ class ModelClient:
             self.cache.close()
         if self.workers is not None:
             self.workers.close()
+        openai_wire.close_sessions()
         if _local_handler is not None:
             _local_handler.close()
 

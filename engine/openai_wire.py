@@ -1,4 +1,4 @@
-"""Chat completions in the OpenAI wire format, on httpx, without importing litellm.
+"""Chat completions in the OpenAI wire format, on aiohttp, without importing litellm.
 
 `openai/...` models (OpenAI itself and every OpenAI-compatible `api_base`: vLLM, Ollama,
 llama.cpp's server, LM Studio) take this path. litellm's import costs seconds of CPU and each
@@ -19,9 +19,10 @@ import importlib.util
 import json
 import os
 import weakref
+from collections.abc import AsyncIterator, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from accord.engine.errors import ConfigError
 from accord.engine.model_workers import REFUSED, WorkerCallError, refused_connection
@@ -42,7 +43,8 @@ _KIND = {
     503: "ServiceUnavailableError",
     504: "Timeout",
 }
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+_closing: set[asyncio.Task[None]] = set()
+_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
 
 class NoChoices(Exception):
@@ -70,17 +72,39 @@ def missing_keys(kwargs: dict[str, Any]) -> list[str]:
     return [] if os.environ.get("OPENAI_API_KEY") else ["OPENAI_API_KEY"]
 
 
-def _client() -> Any:
-    """One connection pool per event loop (a pool's connections belong to their loop)."""
-    import httpx
+async def _session() -> Any:
+    """One connection pool per event loop (a pool's connections belong to their loop),
+    closed when the loop's async generators are shut down (`asyncio.run` does it at its end),
+    or earlier by `close_sessions`: a pool left open is reported by aiohttp at exit."""
+    import aiohttp
 
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None:
-        # the openai SDK's limits, as litellm's calls had them
-        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-        client = _clients[loop] = httpx.AsyncClient(limits=limits, follow_redirects=True)
-    return client
+    entry = _sessions.get(loop)
+    if entry is None or entry[0].closed:
+        # the openai SDK's limit of 1,000 connections; proxies from the environment as it
+        connector = aiohttp.TCPConnector(limit=1000)
+        session = aiohttp.ClientSession(connector=connector, trust_env=True)
+        closer = _closed_with_the_loop(session)
+        await closer.__anext__()
+        entry = _sessions[loop] = (session, closer)
+    return entry[0]
+
+
+async def _closed_with_the_loop(session: Any) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        await session.close()
+
+
+class _Answer(NamedTuple):
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
 
 
 async def complete(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -107,36 +131,41 @@ async def complete(kwargs: dict[str, Any]) -> dict[str, Any]:
     headers.update({str(k): str(v) for k, v in (kwargs.get("extra_headers") or {}).items()})
     url = base.rstrip("/") + "/chat/completions"
     response = await _post(url, body, headers, kwargs.get("timeout"))
-    if response.status_code == 422:
+    if response.status == 422:
         # as litellm (drop_params): once more without the parameters the server named
         body = {k: v for k, v in body.items() if k not in _rejected_params(response)}
         response = await _post(url, body, headers, kwargs.get("timeout"))
-    if response.status_code >= 400:
+    if response.status >= 400:
         raise _status_error(response)
     return _fields(response.content, name)
 
 
-async def _post(url: str, body: dict[str, Any], headers: dict[str, str], timeout: Any) -> Any:
-    import httpx
+async def _post(url: str, body: dict[str, Any], headers: dict[str, str], timeout: Any) -> _Answer:
+    import aiohttp
 
     try:
-        return await _client().post(
+        async with (await _session()).post(
             url,
-            content=json.dumps(body, ensure_ascii=False).encode(),
+            data=json.dumps(body, ensure_ascii=False).encode(),
             headers=headers,
-            timeout=timeout,
-        )
-    except httpx.TimeoutException as exc:
+            # per read, as the openai SDK's; the engine bounds the whole attempt
+            timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout, sock_connect=timeout),
+        ) as response:
+            return _Answer(response.status, response.headers, await response.read())
+    except TimeoutError as exc:
         raise WorkerCallError("Timeout", str(exc), None, None) from exc
-    except httpx.TransportError as exc:
-        kind = REFUSED if refused_connection(exc) else "InternalServerError"
+    except aiohttp.ClientError as exc:
+        refused = refused_connection(exc) or isinstance(
+            getattr(exc, "os_error", None), ConnectionRefusedError
+        )
+        kind = REFUSED if refused else "InternalServerError"
         raise WorkerCallError(kind, "Connection error.", None, None) from exc
 
 
-def _rejected_params(response: Any) -> set[str]:
+def _rejected_params(response: _Answer) -> set[str]:
     """The parameters a 422's pydantic-style `detail` names (`loc: ["body", "seed"]`)."""
     try:
-        message = response.json().get("error", {}).get("message")
+        message = json.loads(response.content).get("error", {}).get("message")
         detail = json.loads(message).get("detail") if isinstance(message, str) else None
     except (ValueError, AttributeError):
         return set()
@@ -149,8 +178,8 @@ def _rejected_params(response: Any) -> set[str]:
     }
 
 
-def _status_error(response: Any) -> WorkerCallError:
-    status = int(response.status_code)
+def _status_error(response: _Answer) -> WorkerCallError:
+    status = response.status
     message = response.text
     try:
         doc = json.loads(message)
@@ -244,8 +273,20 @@ def cost(name: str, input_tokens: int, output_tokens: int, cached: int = 0) -> f
     return (input_tokens - cached) * per_input + cached * per_cached + output_tokens * per_output
 
 
-async def close_clients() -> None:
-    """Close the running loop's connection pool (at the end of a run)."""
-    client = _clients.pop(asyncio.get_running_loop(), None)
-    if client is not None:
-        await client.aclose()
+def close_sessions() -> None:
+    """Close the running loop's connection pool (at the end of a run, from sync code on the
+    loop): its connector closes now, so no `Unclosed client session` is reported later."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    entry = _sessions.pop(loop, None)
+    if entry is not None and not entry[0].closed:
+        waiter = entry[0].connector.close()
+        task = loop.create_task(_drain(waiter))
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
+
+
+async def _drain(waiter: Any) -> None:
+    await waiter

@@ -194,6 +194,7 @@ def test_only_the_litellm_path_imports_litellm(
     assert "EXIT 0" in done.stdout, done.stderr[-2000:]
     assert '"q2": "echo: question 2"' in done.stdout
     assert f"LITELLM {path == 'litellm'}" in done.stdout
+    assert "Unclosed" not in done.stderr  # the connection pool is closed with the run
 
 
 def test_an_unknown_client_choice_is_refused_clearly(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
