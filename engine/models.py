@@ -28,7 +28,7 @@ from accord.engine.catalog import ModelCatalog as ModelCatalog
 from accord.engine.catalog import ModelConfig
 from accord.engine.errors import ConfigError, ModelError
 from accord.engine.local_model import local_model_problem
-from accord.engine.model_workers import REFUSED, ModelWorkers, answer_fields, refused_connection
+from accord.engine.model_workers import REFUSED, answer_fields, refused_connection
 from accord.engine.ratelimit import RequestPacer as RequestPacer
 from accord.engine.ratelimit import _Limiters
 from accord.engine.retry import RetryPolicy, wait_out
@@ -205,7 +205,7 @@ class ModelClient:
         *,
         backoff_base: float = 1.0,
         backoff_cap: float = 30.0,
-        workers: ModelWorkers | None = None,
+        workers: Any = None,
     ) -> None:
         self.catalog = catalog
         self.workers = workers
@@ -457,9 +457,9 @@ class ModelClient:
         self, litellm: Any, kwargs: dict[str, Any], model: ModelConfig, lean: bool
     ) -> dict[str, Any]:
         """One attempt: on the lean OpenAI wire client for `openai/` models (always in this
-        process: a call costs it too little CPU for a worker to pay), in a worker process
-        when there are workers (never the in-process `local` model), else through litellm
-        here; the answer's fields, or the provider's error."""
+        process: a call costs it too little CPU to send elsewhere), through the executor's
+        model transport when it has one (Ray; never the in-process `local` model), else
+        through litellm here; the answer's fields, or the provider's error."""
         # the model's timeout bounds the whole attempt: litellm's own applies to each read, so
         # a body trickling in a few bytes at a time took three times as long and said 5 s
         async with asyncio.timeout(model.timeout):
@@ -469,7 +469,8 @@ class ModelClient:
                 except openai_wire.NoChoices:
                     raise ModelError("returned no choices", model=model.name) from None
             if self.workers is not None and model.litellm_model != LOCAL_LITELLM:
-                return await self.workers.call(kwargs)
+                fields: dict[str, Any] = await self.workers.call(kwargs)
+                return fields
             response = await litellm.acompletion(**kwargs)
             try:
                 return answer_fields(litellm, response)
