@@ -129,7 +129,7 @@ async def complete(kwargs: dict[str, Any]) -> dict[str, Any]:
     if os.environ.get("OPENAI_ORGANIZATION"):
         headers["openai-organization"] = os.environ["OPENAI_ORGANIZATION"]
     headers.update({str(k): str(v) for k, v in (kwargs.get("extra_headers") or {}).items()})
-    url = base.rstrip("/") + "/chat/completions"
+    url = _endpoint(base, headers)
     response = await _post(url, body, headers, kwargs.get("timeout"))
     if response.status == 422:
         # as litellm (drop_params): once more without the parameters the server named
@@ -140,7 +140,23 @@ async def complete(kwargs: dict[str, Any]) -> dict[str, Any]:
     return _fields(response.content, name)
 
 
-async def _post(url: str, body: dict[str, Any], headers: dict[str, str], timeout: Any) -> _Answer:
+def _endpoint(base: str, headers: dict[str, str]) -> Any:
+    """`base` + /chat/completions, its query kept; a user and password in it become Basic
+    authorization, as httpx (under the openai SDK) made them, in place of the Bearer key."""
+    import base64
+
+    from yarl import URL
+
+    url = URL(base)
+    url = url.with_path(url.path.rstrip("/") + "/chat/completions", keep_query=True)
+    if url.user is not None or url.password is not None:
+        login = f"{url.user or ''}:{url.password or ''}".encode()
+        headers["authorization"] = "Basic " + base64.b64encode(login).decode("ascii")
+        url = url.with_user(None)
+    return url
+
+
+async def _post(url: Any, body: dict[str, Any], headers: dict[str, str], timeout: Any) -> _Answer:
     import aiohttp
 
     try:
