@@ -177,6 +177,8 @@ def _short(path: str) -> str:
 
 async def main_async(url: str, cache_dir: Path) -> tuple[float, float, float, float]:
     litellm = load_litellm()  # the engine's settings (quiet, no retries) apply to (a) too
+    # (b)-(d) measure the engine around litellm; (e) the lean OpenAI client (engine/openai_wire)
+    os.environ["ACCORD_MODEL_CLIENT"] = "litellm"
     plain = ModelClient(catalog(url), cache=None, mode="off")
     cached = ModelClient(catalog(url), cache=CallCache(cache_dir / "cache.db"), mode="on")
     model = plain.catalog.resolve("fake")
@@ -234,6 +236,12 @@ async def main_async(url: str, cache_dir: Path) -> tuple[float, float, float, fl
     finally:
         litellm.acompletion = real
 
+    os.environ["ACCORD_MODEL_CLIENT"] = "lean"
+    for i in range(WARMUP):
+        await engine(-1000 - i)
+    cpu_e, wall_e = await measure(engine, 30_000, CALLS)
+    os.environ["ACCORD_MODEL_CLIENT"] = "litellm"
+
     a = sum(cpu_a) / CALLS * 1e3
     b = sum(cpu_b) / CALLS * 1e3
     c = cpu_c / CALLS * 1e3
@@ -246,6 +254,10 @@ async def main_async(url: str, cache_dir: Path) -> tuple[float, float, float, fl
     d = cpu_d / CALLS * 1e3
     print(f"(d) ModelClient.complete, acompletion stubbed: {d:.3f} ms CPU per call (the engine's")
     print("    own work, litellm.completion_cost included; for information)")
+    e = cpu_e / CALLS * 1e3
+    print("(e) ModelClient.complete, cache off, the lean OpenAI client (the default for openai/):")
+    wall = wall_e / CALLS * 1e3
+    print(f"    {e:.3f} ms CPU per call (wall {wall:.3f} ms), engine and HTTP together")
     rounds = [(y - x) / per_round * 1e3 for x, y in zip(cpu_a, cpu_b, strict=True)]
     print(
         f"    (b) - (a) over {ROUNDS} paired rounds of {per_round}: median "

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord.engine import log
 from accord.engine import render as rendering
 from accord.engine.cache import CallCache, cache_db
 from accord.engine.catalog import ModelCatalog
@@ -82,10 +83,14 @@ class RunContext:
             if self.cache_mode != "off":
                 cache = CallCache(cache_db(self.root))
             workers: Any = self.executor.model_transport()
-            if workers is None and self.project.config.model_workers:
-                from accord.engine.model_workers import ModelWorkers
-
-                workers = ModelWorkers(self.project.config.model_workers)
+            if self.project.config.model_workers:
+                # deprecated, never silently ignored: engine/model_workers.py says why
+                log.get().warning(
+                    "model_workers_deprecated",
+                    message="model_workers in config.yml has no effect and is deprecated: "
+                    "model calls run in the run's own process, which was faster on every "
+                    "machine measured (benchmark B18); remove the key",
+                )
             self._models = ModelClient(
                 ModelCatalog(self.project.config), cache, self.cache_mode, workers=workers
             )

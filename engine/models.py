@@ -1,8 +1,12 @@
-"""The one door to litellm: model resolution, rate limits, retries, usage and the call cache.
+"""The one door to model providers: model resolution, rate limits, retries, usage and the
+call cache.
 
-litellm is imported lazily, on the first call that is not answered from the cache, with
-`LITELLM_LOCAL_MODEL_COST_MAP=True` set first so it never fetches a price table. Its own
-retries are switched off: the engine owns retries, re-entering the rate limiter each time.
+`openai/...` models take the lean OpenAI wire client (engine/openai_wire: no litellm import,
+litellm's price table read as data); every other provider, and `openai/...` too under
+`ACCORD_MODEL_CLIENT=litellm`, goes through litellm. litellm is imported lazily, on the
+first call that is not answered from the cache, with `LITELLM_LOCAL_MODEL_COST_MAP=True` set
+first so it never fetches a price table. Its own retries are switched off: the engine owns
+retries, re-entering the rate limiter each time.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import threading
 import time
 from typing import Any
 
-from accord.engine import log
+from accord.engine import log, openai_wire
 from accord.engine.cache import CallCache, call_key
 from accord.engine.catalog import LOCAL_LITELLM as LOCAL_LITELLM
 from accord.engine.catalog import LOCAL_MODEL as LOCAL_MODEL
@@ -24,7 +28,7 @@ from accord.engine.catalog import ModelCatalog as ModelCatalog
 from accord.engine.catalog import ModelConfig
 from accord.engine.errors import ConfigError, ModelError
 from accord.engine.local_model import local_model_problem
-from accord.engine.model_workers import REFUSED, ModelWorkers, answer_fields, refused_connection
+from accord.engine.model_workers import REFUSED, answer_fields, refused_connection
 from accord.engine.ratelimit import RequestPacer as RequestPacer
 from accord.engine.ratelimit import _Limiters
 from accord.engine.retry import RetryPolicy, wait_out
@@ -210,7 +214,7 @@ class ModelClient:
         *,
         backoff_base: float = 1.0,
         backoff_cap: float = 30.0,
-        workers: ModelWorkers | None = None,
+        workers: Any = None,
     ) -> None:
         self.catalog = catalog
         self.workers = workers
@@ -219,6 +223,7 @@ class ModelClient:
         self.usage = UsageLedger()
         self.limiters = _Limiters()
         self.backoff_base = _env_seconds(BACKOFF_ENV, backoff_base)
+        openai_wire.client_choice()  # a misspelt ACCORD_MODEL_CLIENT is refused up front
         self.backoff_cap = backoff_cap
         self._log = log.get()
         self._key_check: dict[str, list[str]] = {}
@@ -229,6 +234,7 @@ class ModelClient:
             self.cache.close()
         if self.workers is not None:
             self.workers.close()
+        openai_wire.close_sessions()
         if _local_handler is not None:
             _local_handler.close()
 
@@ -255,6 +261,8 @@ class ModelClient:
         reads); other settings it lists (a base URL, AWS profiles) have working defaults."""
         if model.litellm_model == LOCAL_LITELLM:
             return []
+        if openai_wire.takes(model.litellm_model):
+            return openai_wire.missing_keys({})
         if model.litellm_model not in self._key_check:
             try:
                 found = load_litellm().validate_environment(
@@ -416,7 +424,8 @@ class ModelClient:
         params: dict[str, Any],
         task: str,
     ) -> Completion:
-        litellm = await litellm_ready()
+        lean = openai_wire.takes(model.litellm_model)
+        litellm = None if lean else await litellm_ready()
         kwargs: dict[str, Any] = {
             "model": model.litellm_model,
             "messages": messages,
@@ -445,9 +454,9 @@ class ModelClient:
             try:
                 if gate is not None:
                     async with gate:
-                        response = await self._guarded(litellm, kwargs, model)
+                        response = await self._guarded(litellm, kwargs, model, lean)
                 else:
-                    response = await self._guarded(litellm, kwargs, model)
+                    response = await self._guarded(litellm, kwargs, model, lean)
                 return self._completion(response, time.perf_counter() - started, model, task)
             except ModelError:
                 raise
@@ -469,15 +478,23 @@ class ModelClient:
                 await wait_out(delay)
 
     async def _guarded(
-        self, litellm: Any, kwargs: dict[str, Any], model: ModelConfig
+        self, litellm: Any, kwargs: dict[str, Any], model: ModelConfig, lean: bool
     ) -> dict[str, Any]:
-        """One attempt: in a worker process when there are workers (never the in-process
-        `local` model), else here; the answer's fields, or the provider's error."""
+        """One attempt: on the lean OpenAI wire client for `openai/` models (always in this
+        process: a call costs it too little CPU to send elsewhere), through the executor's
+        model transport when it has one (Ray; never the in-process `local` model), else
+        through litellm here; the answer's fields, or the provider's error."""
         # the model's timeout bounds the whole attempt: litellm's own applies to each read, so
         # a body trickling in a few bytes at a time took three times as long and said 5 s
         async with asyncio.timeout(model.timeout):
+            if lean:
+                try:
+                    return await openai_wire.complete(kwargs)
+                except openai_wire.NoChoices:
+                    raise ModelError("returned no choices", model=model.name) from None
             if self.workers is not None and model.litellm_model != LOCAL_LITELLM:
-                return await self.workers.call(kwargs)
+                fields: dict[str, Any] = await self.workers.call(kwargs)
+                return fields
             response = await litellm.acompletion(**kwargs)
             try:
                 return answer_fields(litellm, response)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accord.engine import executor, log, render
+from accord.engine import executor, log, openai_wire, render
 from accord.engine import variables as workflow_variables
 from accord.engine.cache import check_cache
 from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
@@ -166,6 +166,7 @@ async def execute(
     store_path = runs_db(project.root)
     if options.cache_mode != "off":
         check_cache(project.root)
+    openai_wire.client_choice()  # a misspelt ACCORD_MODEL_CLIENT: exit 2 before any task runs
     resume = None
     if options.resume:
         resume = ResumeIndex(store_path, find_run(store_path, options.resume).run_id)

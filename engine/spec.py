@@ -323,8 +323,8 @@ class ConfigSpec(Spec):
         0,
         ge=0,
         le=64,
-        description="Processes that make model calls (0: in the run's own process). Spreads "
-        "litellm's per-call CPU over cores when hundreds of calls run at once.",
+        description="Deprecated, no effect (a warning says so): model calls run in the run's "
+        "own process, which was faster than worker processes on every machine measured.",
     )
     executor: Literal["local", "ray"] = Field(
         "local", description="Where node bodies run: this process, or a Ray cluster."

@@ -65,6 +65,16 @@ def fake_model_config(fake: FakeOpenAI, **extra: Any) -> str:
     return "models:\n" + "\n".join(lines) + "\n"
 
 
+@pytest.fixture(params=["lean", "litellm"])
+def model_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once per path an `openai/` model can take (engine/openai_wire.py):
+    ACCORD_MODEL_CLIENT, read at each call, is inherited by the `accord` processes tests start.
+    Use with `pytestmark = pytest.mark.usefixtures("model_path")`."""
+    choice: str = request.param
+    monkeypatch.setenv("ACCORD_MODEL_CLIENT", choice)
+    return choice
+
+
 @pytest.fixture
 def write(tmp_path: Path) -> Any:
     """Write a file under tmp_path: `write("a.workflow.yml", text)`."""

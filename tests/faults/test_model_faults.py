@@ -341,3 +341,7 @@ def test_a_trickling_body_is_bounded_by_the_model_timeout(fake_llm: FakeOpenAI) 
     with pytest.raises(ModelError) as caught:
         asyncio.run(call())
     assert "no answer within 1 s" in caught.value.text
+
+
+# every test here runs through both paths of an `openai/` model (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("model_path")

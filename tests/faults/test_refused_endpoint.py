@@ -39,3 +39,7 @@ def test_a_refused_connection_fails_at_once_naming_the_endpoint(
     doc = json.loads(done.stdout)
     assert doc["summary"]["usage"]["retries"] == 0  # one attempt, not seven
     assert "attempts" not in doc["tasks"][0]["error"]
+
+
+# every test here runs through both paths of an `openai/` model (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("model_path")

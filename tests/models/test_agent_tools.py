@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
@@ -262,3 +263,7 @@ def test_visualize_tool_draws_the_last_query_and_lists_the_file(
     assert str(svg) in files
     schema = {t["function"]["name"]: t["function"] for t in fake_llm.requests[0]["tools"]}
     assert schema["chart"]["parameters"]["required"] == ["x", "y"]
+
+
+# every test here runs through both paths of an `openai/` model (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("model_path")

@@ -1,5 +1,5 @@
-"""`model_workers: N`: model calls made in worker processes, with the same cache, retries
-and errors as in-process calls."""
+"""`model_workers: N` is deprecated: the key is accepted, has no effect (calls run in the run's
+own process, with the same cache, retries and errors), and every run says so."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
+import pytest
 
-from accord.cli import main
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
+from tests.faults.helpers import accord, assert_no_traceback
 
 TASKS = "".join(
     f"  - name: q{i}\n    type: agent\n    model: fake\n    prompt: question {i}\n"
@@ -27,10 +27,12 @@ def project(tmp_path: Path, fake: FakeOpenAI) -> Path:
 
 
 def run(path: Path, *args: str) -> Any:
-    return CliRunner().invoke(main, ["run", str(path), "--format", "json", *args])
+    return accord("run", str(path), "--format", "json", *args, cwd=path.parent)
 
 
-def test_calls_in_workers_answer_retry_and_cache(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+def test_model_workers_is_deprecated_and_calls_still_answer_retry_and_cache(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
     seen: dict[str, int] = {}
 
     def respond(body: dict[str, Any]) -> Reply:
@@ -43,23 +45,30 @@ def test_calls_in_workers_answer_retry_and_cache(tmp_path: Path, fake_llm: FakeO
     fake_llm.responder = respond
     path = project(tmp_path, fake_llm)
     first = run(path)
-    assert first.exit_code == 0, first.output
+    assert first.code == 0, first.stderr[-2000:]
+    assert "model_workers in config.yml has no effect and is deprecated" in first.stderr
+    assert "remove the key" in first.stderr
     doc = json.loads(first.stdout)
     assert doc["outputs"] == {f"q{i}": f"answer to question {i}" for i in range(6)}
-    assert doc["summary"]["usage"]["retries"] == 1  # the 429 crossed the process boundary
+    assert doc["summary"]["usage"]["retries"] == 1
     assert doc["summary"]["usage"]["input_tokens"] > 0
     again = run(path)
     assert json.loads(again.stdout)["summary"]["usage"]["cached"] == 6
     assert sum(seen.values()) == 7
+    assert_no_traceback(again)
 
 
-def test_a_provider_error_in_a_worker_is_reported_like_any_other(
+def test_a_provider_error_with_model_workers_set_is_reported_like_any_other(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
     fake_llm.responder = lambda body: Reply.error(401, "invalid api key provided")
     path = project(tmp_path, fake_llm)
     result = run(path, "--keep-going")
-    assert result.exit_code == 3
+    assert result.code == 3
     errors = [t["error"] for t in json.loads(result.stdout)["tasks"]]
     assert all("AuthenticationError" in e and "invalid api key" in e for e in errors)
     assert "test-key" not in result.stdout + result.stderr
+
+
+# every test here runs through both paths of an `openai/` model (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("model_path")

@@ -1,0 +1,223 @@
+"""Shared by B18 and B19: the same model-backed eval suite run by `accord eval` and by
+promptfoo 0.118, each as a whole process, against one OpenAI-compatible server on loopback
+that answers at once (aiohttp, in a child process of its own).
+
+promptfoo is installed with npm into ~/.cache/accord-bench/promptfoo the first time (never by
+the test suite); without npm or the registry its column is skipped with a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ACCORD = Path(sys.executable).parent / "accord"
+PROMPTFOO_VERSION = "0.118.0"
+PROMPTFOO_HOME = Path.home() / ".cache" / "accord-bench" / "promptfoo"
+PROMPTFOO = PROMPTFOO_HOME / "node_modules" / ".bin" / "promptfoo"
+
+SERVER = r"""
+import json, sys, time
+from aiohttp import web
+
+async def chat(request):
+    body = await request.json()
+    text = "echo: " + str(body["messages"][-1].get("content") or "")
+    return web.json_response({
+        "id": "chatcmpl-b", "object": "chat.completion", "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+    })
+
+async def start():
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    print(f"http://127.0.0.1:{port}/v1", flush=True)
+    while True:
+        await __import__("asyncio").sleep(3600)
+
+__import__("asyncio").run(start())
+"""
+
+# one command, its wall time and the peak RSS of the largest process it ran (node or python)
+MEASURE = r"""
+import resource, subprocess, sys, time, json
+started = time.perf_counter()
+done = subprocess.run(json.loads(sys.argv[1]), cwd=sys.argv[2], capture_output=True, text=True)
+seconds = time.perf_counter() - started
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps([done.returncode, seconds, peak, done.stderr[-800:]]))
+"""
+
+
+@contextlib.contextmanager
+def fake_server() -> Iterator[str]:
+    """The answering server in a child process; yields its base URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        if not url.startswith("http"):
+            raise SystemExit("the benchmark's model server did not start")
+        yield url
+    finally:
+        process.kill()
+        process.wait()
+
+
+def install_promptfoo() -> str | None:
+    """promptfoo's command, installed with npm on first use; None (said why) when it can't."""
+    if PROMPTFOO.exists():
+        return str(PROMPTFOO)
+    npm = shutil.which("npm")
+    if npm is None:
+        print("  promptfoo column skipped: npm is not installed")
+        return None
+    PROMPTFOO_HOME.mkdir(parents=True, exist_ok=True)
+    print(f"  installing promptfoo@{PROMPTFOO_VERSION} with npm into {PROMPTFOO_HOME} ...")
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
+         f"promptfoo@{PROMPTFOO_VERSION}"],
+        cwd=PROMPTFOO_HOME, capture_output=True, text=True, timeout=1800, check=False,
+        # its browser (for red-team plugins) is not needed here, and comes from another host
+        env={**os.environ, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"},
+    )  # fmt: skip
+    if done.returncode != 0 or not PROMPTFOO.exists():
+        print(f"  promptfoo column skipped: npm install failed: {done.stderr.strip()[-300:]}")
+        return None
+    return str(PROMPTFOO)
+
+
+def write_suites(folder: Path, url: str, n: int, workers: int = 0) -> None:
+    """The same suite for both tools: n cases `hello i`, model target, one `contains`."""
+    (folder / "config.yml").write_text(
+        "models:\n  - name: fake\n    model: openai/fake-model\n"
+        f"    api_base: {url}\n    api_key: test-key\n"
+        + (f"model_workers: {workers}\n" if workers else "")
+    )
+    cases = "".join(f"  - {{id: c{i}, input: hello {i}}}\n" for i in range(n))
+    (folder / "bench.eval.yml").write_text(
+        "name: bench\ntarget: fake\nevaluators:\n  - {type: contains, value: hello}\n"
+        "cases:\n" + cases
+    )
+    tests = "".join(f"  - vars: {{input: hello {i}}}\n" for i in range(n))
+    (folder / "promptfooconfig.yaml").write_text(
+        "description: bench\nprompts:\n  - '{{input}}'\nproviders:\n"
+        "  - id: openai:chat:fake-model\n    config:\n"
+        f"      apiBaseUrl: {url}\n      apiKey: test-key\n"
+        "defaultTest:\n  assert:\n    - type: contains\n      value: hello\n"
+        "tests:\n" + tests
+    )
+
+
+def measure(command: list[str], folder: Path) -> tuple[float, float]:
+    """(seconds, peak MiB) of one whole process."""
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, json.dumps(command), str(folder)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    code, seconds, peak, stderr = json.loads(out)
+    if code not in (0, 100):  # promptfoo exits 100 when an assertion fails
+        raise SystemExit(f"{command[0]} failed ({code}): {stderr}")
+    return seconds, peak
+
+
+def accord_command(concurrency: int) -> list[str]:
+    return [str(ACCORD), "eval", "bench.eval.yml", "--max-concurrency", str(concurrency),
+            "-q", "--format", "json", "--output", "out.json", "--cache", "off"]  # fmt: skip
+
+
+def promptfoo_command(promptfoo: str, concurrency: int) -> list[str]:
+    return [promptfoo, "eval", "-c", "promptfooconfig.yaml", "-j", str(concurrency),
+            "--no-cache", "--no-progress-bar", "--no-table", "-o", "pf.json"]  # fmt: skip
+
+
+def options() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-workers", type=int, default=0, help="model_workers: N")
+    parser.add_argument("--client", choices=["lean", "litellm"], default="lean",
+                        help="ACCORD_MODEL_CLIENT: the path of the openai/ model")  # fmt: skip
+    parser.add_argument("--no-promptfoo", action="store_true", help="accord's column only")
+    return parser.parse_args()
+
+
+def compare(n: int, concurrency: int, runs: int) -> dict[str, Any]:
+    """Paired runs (accord, promptfoo, accord, ...): median seconds and max peak of each."""
+    args = options()
+    os.environ.update(
+        PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", NO_COLOR="1",
+        ACCORD_MODEL_CLIENT=args.client,
+    )  # fmt: skip
+    promptfoo = None if args.no_promptfoo else install_promptfoo()
+    results: dict[str, list[tuple[float, float]]] = {"accord": [], "promptfoo": []}
+    with tempfile.TemporaryDirectory(prefix="accord-bench-") as tmp, fake_server() as url:
+        folder = Path(tmp)
+        os.environ["PROMPTFOO_CONFIG_DIR"] = str(folder / ".promptfoo")
+        write_suites(folder, url, n, args.model_workers)
+        commands = {"accord": accord_command(concurrency)}
+        if promptfoo is not None:
+            commands["promptfoo"] = promptfoo_command(promptfoo, concurrency)
+        for command in commands.values():
+            measure(command, folder)  # warm: bytecode, the file cache, promptfoo's database
+        for _ in range(runs):
+            for tool, command in commands.items():
+                results[tool].append(measure(command, folder))
+        passed = json.loads((folder / "out.json").read_text())["suites"][0]["counts"]["passed"]
+        if passed < n:  # every case must have been answered by the model and passed
+            raise SystemExit(f"accord passed {passed} of {n} cases: see {folder}/out.json")
+        if promptfoo is not None:
+            stats = json.loads((folder / "pf.json").read_text())["results"]["stats"]
+            if stats["successes"] < n:
+                raise SystemExit(f"promptfoo passed {stats['successes']} of {n} cases")
+    summary: dict[str, Any] = {"load": os.getloadavg(), "setup": (args.client, args.model_workers)}
+    for tool, figures in results.items():
+        if figures:
+            times = sorted(f[0] for f in figures)
+            summary[tool] = (times[len(times) // 2], max(f[1] for f in figures), times)
+    return summary
+
+
+def report(name: str, what: str, summary: dict[str, Any], target: str) -> None:
+    load = summary["load"]
+    client, workers = summary["setup"]
+    print(f"{name}: {what} (load {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} after the runs)")
+    print(f"  accord: ACCORD_MODEL_CLIENT={client}, model_workers: {workers}")
+    mine = summary["accord"]
+    line = f"  accord {mine[0]:.2f} s, {mine[1]:.0f} MiB peak"
+    if "promptfoo" in summary:
+        theirs = summary["promptfoo"]
+        line += (
+            f"; promptfoo {PROMPTFOO_VERSION} {theirs[0]:.2f} s, {theirs[1]:.0f} MiB peak;"
+            f" ratio {mine[0] / theirs[0]:.2f}x time, {mine[1] / theirs[1]:.2f}x memory"
+        )
+        line += f"\n  runs: accord {fmt(mine[2])}; promptfoo {fmt(theirs[2])}"
+    print(line)
+    print(f"  target: {target}")
+
+
+def fmt(times: list[float]) -> str:
+    return " ".join(f"{t:.2f}" for t in times)
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
