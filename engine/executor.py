@@ -25,6 +25,13 @@ if TYPE_CHECKING:
     from accord.engine.project import Project
 
 
+class WorkFailure(Exception):
+    """Work that gave no result for a reason its user should read (the message says why):
+    a program that could not start or ran past its time, an evaluation that could not score.
+    What the tasks raise for these (`TargetFailure`, `EvaluatorFailure`) derives from it, so an
+    executor that runs the work elsewhere hands the reason back without knowing the tasks."""
+
+
 class Executor:
     """The in-process executor: every method says "do it here" (None, or the object given)."""
 

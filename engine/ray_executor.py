@@ -196,12 +196,12 @@ def _tasks() -> dict[str, Any]:
     ) -> tuple[str, Any]:
         import asyncio
 
-        from accord.tasks.evaluators.base import EvaluatorFailure
+        from accord.engine.executor import WorkFailure
 
         os.environ.update(job_env)
         try:
             return "ok", asyncio.run(evaluator.evaluate(None, case, output))
-        except EvaluatorFailure as exc:
+        except WorkFailure as exc:
             return "failure", str(exc)
         except Exception as exc:
             return "error", f"{type(exc).__name__}: {exc}"
@@ -420,7 +420,7 @@ class RayExecutor(Executor):
     ) -> tuple[bytes, bytes, int] | None:
         import ray
 
-        from accord.tasks.suites.core.targets import TargetFailure
+        from accord.engine.executor import WorkFailure
 
         try:
             kind, value = await self.classes["run_program"].remote(
@@ -429,21 +429,21 @@ class RayExecutor(Executor):
         except ray.exceptions.RayError as exc:
             raise _lost(exc) from None
         if kind == "timeout":
-            raise TargetFailure(f"{argv[0]} gave no answer within {timeout:g} s (killed)")
+            raise WorkFailure(f"{argv[0]} gave no answer within {timeout:g} s (killed)")
         if kind == "oserror":
-            raise TargetFailure(f"cannot start {argv[0]!r}: {value}")
+            raise WorkFailure(f"cannot start {argv[0]!r}: {value}")
         out: tuple[bytes, bytes, int] = value
         return out
 
     async def evaluate(self, evaluator: Any, case: Any, output: Any) -> Any:
         import ray
 
-        from accord.tasks.evaluators.base import EvaluatorFailure
+        from accord.engine.executor import WorkFailure
 
         try:
             kind, value = await self.classes["evaluate"].remote(evaluator, case, output, self.env)
         except ray.exceptions.RayError as exc:
             raise _lost(exc) from None
         if kind != "ok":  # an "error" value names the exception type already
-            raise EvaluatorFailure(value)
+            raise WorkFailure(value)
         return value

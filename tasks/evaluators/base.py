@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import Field, model_validator
 
+from accord.engine.executor import WorkFailure
 from accord.engine.registry import Registry
 from accord.engine.specbase import Spec
 
@@ -146,7 +147,7 @@ class EvaluatorSpec(Spec):
         return Finding(self.id, score=score, reason=reason, **extra)
 
 
-class EvaluatorFailure(Exception):
+class EvaluatorFailure(WorkFailure):
     """An evaluation that could not give a score: the message says why."""
 
 

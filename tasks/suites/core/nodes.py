@@ -27,13 +27,14 @@ from pydantic import Field
 
 from accord.engine.context import TaskContext
 from accord.engine.errors import TaskError
+from accord.engine.executor import WorkFailure
 from accord.engine.plan import Plan, PlannedTask
 from accord.engine.registry import register_task
 from accord.engine.results import Status
 from accord.engine.runner import RunOptions, execute
 from accord.engine.scheduler import Observer
 from accord.engine.spec import TaskSpec
-from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
+from accord.tasks.evaluators.base import EvaluatorSpec, Finding
 from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite, case_digest
 from accord.tasks.suites.core.judging import EvalContext
 from accord.tasks.suites.core.targets import WORKSPACE, Target, TargetFailure
@@ -299,7 +300,7 @@ async def evaluate_one(
         raise
     except Exception as exc:
         message = str(exc) or type(exc).__name__
-        if not isinstance(exc, EvaluatorFailure):
+        if not isinstance(exc, WorkFailure):  # an evaluator's, or the executor's, reason
             message = f"{type(exc).__name__}: {message}"
         finding = Finding(evaluator.id, error=message)
     finding.judge_calls = max(finding.judge_calls, ev.calls)

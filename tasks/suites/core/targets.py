@@ -28,6 +28,7 @@ from pydantic import Field, field_validator
 
 from accord.engine.blocking import call_blocking
 from accord.engine.errors import AccordError
+from accord.engine.executor import WorkFailure
 from accord.engine.paths import PathError, inside
 from accord.engine.project_code import ProjectCodeError, import_from_project, module_problem
 from accord.engine.registry import Registry
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from accord.engine.plan import Plan
 
 
-class TargetFailure(Exception):
+class TargetFailure(WorkFailure):
     """A target that produced no output: the message says why."""
 
 
@@ -247,7 +248,10 @@ async def run_program(
     from accord.engine import programs
     from accord.engine.executor import current
 
-    elsewhere = await current().program(argv, stdin, cwd, timeout, env)
+    try:
+        elsewhere = await current().program(argv, stdin, cwd, timeout, env)
+    except WorkFailure as exc:  # the executor's reason, as this target's failure
+        raise TargetFailure(str(exc)) from None
     if elsewhere is not None:
         return elsewhere
     try:
