@@ -108,8 +108,9 @@ def install_promptfoo() -> str | None:
     return str(PROMPTFOO)
 
 
-def write_suites(folder: Path, url: str, n: int, workers: int = 0) -> None:
-    """The same suite for both tools: n cases `hello i`, model target, one `contains`."""
+def write_suites(folder: Path, url: str, n: int, workers: int = 0, echo: bool = False) -> None:
+    """The same suite for both tools: n cases `hello i`, model target (or each tool's `echo`,
+    which answers with the input and calls no model), one `contains`."""
     (folder / "config.yml").write_text(
         "models:\n  - name: fake\n    model: openai/fake-model\n"
         f"    api_base: {url}\n    api_key: test-key\n"
@@ -117,15 +118,20 @@ def write_suites(folder: Path, url: str, n: int, workers: int = 0) -> None:
     )
     cases = "".join(f"  - {{id: c{i}, input: hello {i}}}\n" for i in range(n))
     (folder / "bench.eval.yml").write_text(
-        "name: bench\ntarget: fake\nevaluators:\n  - {type: contains, value: hello}\n"
-        "cases:\n" + cases
+        f"name: bench\ntarget: {'echo' if echo else 'fake'}\n"
+        "evaluators:\n  - {type: contains, value: hello}\ncases:\n" + cases
     )
     tests = "".join(f"  - vars: {{input: hello {i}}}\n" for i in range(n))
+    provider = (
+        "  - id: echo\n"
+        if echo
+        else "  - id: openai:chat:fake-model\n    config:\n"
+        f"      apiBaseUrl: {url}\n      apiKey: test-key\n"
+    )
     (folder / "promptfooconfig.yaml").write_text(
         "description: bench\nprompts:\n  - '{{input}}'\nproviders:\n"
-        "  - id: openai:chat:fake-model\n    config:\n"
-        f"      apiBaseUrl: {url}\n      apiKey: test-key\n"
-        "defaultTest:\n  assert:\n    - type: contains\n      value: hello\n"
+        + provider
+        + "defaultTest:\n  assert:\n    - type: contains\n      value: hello\n"
         "tests:\n" + tests
     )
 
@@ -161,7 +167,7 @@ def options() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def compare(n: int, concurrency: int, runs: int) -> dict[str, Any]:
+def compare(n: int, concurrency: int, runs: int, echo: bool = False) -> dict[str, Any]:
     """Paired runs (accord, promptfoo, accord, ...): median seconds and max peak of each."""
     args = options()
     os.environ.update(
@@ -173,7 +179,7 @@ def compare(n: int, concurrency: int, runs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="accord-bench-") as tmp, fake_server() as url:
         folder = Path(tmp)
         os.environ["PROMPTFOO_CONFIG_DIR"] = str(folder / ".promptfoo")
-        write_suites(folder, url, n, args.model_workers)
+        write_suites(folder, url, n, args.model_workers, echo)
         commands = {"accord": accord_command(concurrency)}
         if promptfoo is not None:
             commands["promptfoo"] = promptfoo_command(promptfoo, concurrency)
