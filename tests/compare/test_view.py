@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bounds import PROCESS_SECONDS
+from tests.bounds import PROCESS_SECONDS, as_from_a_terminal
 from tests.compare.test_compare_cli import HOSTILE, suite, write
 from tests.evals.conftest import accord
 
@@ -26,6 +26,7 @@ def start(root: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "accord.cli", "view", "--port", "0", "--project", str(root)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()))  # type: ignore[union-attr]

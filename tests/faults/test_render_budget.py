@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from accord.cli import main
 from accord.engine.errors import AccordError
 from accord.engine.render import render
-from tests.bounds import PROCESS_SECONDS
+from tests.bounds import PROCESS_SECONDS, as_from_a_terminal
 
 BOMBS = {
     "center": ("{{ 'a'|center(1000000000) }}", "center would make a value"),
@@ -92,7 +92,7 @@ def test_sigterm_stops_a_long_render(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     try:
         assert process.stderr is not None

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import as_from_a_terminal
+
 ROOT = Path(__file__).resolve().parents[2]
 BUSY_LOOP = "while True:\n    pass\n"
 
@@ -27,7 +29,7 @@ def test_timing_tests_pass_beside_two_busy_loops(tmp_path: Path) -> None:
                "-n", "0", f"--basetemp={tmp_path / 'run'}"]  # fmt: skip
     tests = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     try:
         out, _ = tests.communicate(timeout=1200)

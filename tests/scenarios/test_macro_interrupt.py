@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bounds import PROCESS_SECONDS
+from tests.bounds import PROCESS_SECONDS, as_from_a_terminal
 
 ENDLESS = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c"
@@ -42,7 +42,7 @@ def test_ctrl_c_stops_an_endless_sql_query_macro(scenario_project: Callable[...,
     proc = subprocess.Popen(
         [sys.executable, "-m", "accord.cli", "eval", "scenarios.yaml", "-q"],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     try:
         # the event: the macro has opened the database, its query starts at once

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.bounds import PROCESS_SECONDS
+from tests.bounds import PROCESS_SECONDS, as_from_a_terminal
 from tests.fakes import FakeOpenAI
 from tests.scenarios.conftest import cases, judge_models, judge_prompts, report, run
 
@@ -268,7 +268,7 @@ def test_ctrl_c_exits_130(scenario_project: Callable[..., Path]) -> None:
     )
     proc = subprocess.Popen(
         [sys.executable, "-m", "accord.cli", "eval", "scenarios.yaml", "-q"],
-        cwd=root, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        cwd=root, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=as_from_a_terminal,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
     try:

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
-from tests.bounds import PROCESS_SECONDS
+from tests.bounds import PROCESS_SECONDS, as_from_a_terminal
 
 REPO = Path(__file__).resolve().parents[2]
 # minutes of DuckDB work unless interrupted
@@ -155,7 +155,7 @@ def test_an_interrupted_run_is_recorded_and_can_be_resumed(
         [sys.executable, "-m", "accord.cli", "--log-level", "debug", "--log-format", "json",
          "run", str(a), "--quiet"],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     lines: list[str] = []
     q1_started = threading.Event()
