@@ -22,7 +22,7 @@ from pydantic import Field, field_validator
 
 from accord.tasks.evaluators.base import EvaluatorFailure, Finding
 from accord.tasks.suites.agentv.evaluators import AgentVEvaluator, agentv, agentv_case
-from accord.tasks.suites.agentv.judges import rubric_items, substitute
+from accord.tasks.suites.agentv.judges import rubric_items, rubric_outcome, substitute
 
 if TYPE_CHECKING:
     from accord.tasks.suites.agentv.cases import AgentVCase
@@ -161,30 +161,15 @@ class AgentJudge(AgentVEvaluator):
         if not isinstance(checks, list):
             raise EvaluatorFailure("the agent judge's reply has no 'checks' list")
         by_id = {str(item.id): item for item in items}
-        hits: list[str] = []
-        misses: list[str] = []
-        failed_required: list[str] = []
-        total = earned = 0.0
+        checked = []
         for check in checks:
             item = by_id.get(str(check.get("id"))) if isinstance(check, dict) else None
             if item is None:
                 continue
             assert isinstance(check, dict)
-            total += item.weight
             line = f"[{item.id}] {item.outcome}: {check.get('reasoning', '')}"
-            if check.get("satisfied") is True:
-                earned += item.weight
-                hits.append(line)
-            else:
-                misses.append(line)
-                if item.required:
-                    failed_required.append(str(item.id))
-        score = earned / total if total else 0.0
-        veto = (
-            f"required rubric item not met: {', '.join(failed_required)}"
-            if failed_required
-            else None
-        )
+            checked.append((item, check.get("satisfied") is True, line))
+        score, hits, misses, veto = rubric_outcome(checked)
         reason = str(data.get("overall_reasoning") or "")
         return self.scored(score, hits, misses, reason, veto=veto)
 

@@ -204,23 +204,12 @@ class _Rubrics(AgentVEvaluator):
             model=getattr(self, "model", None), what="rubric checks",
         )  # fmt: skip
         by_id = {c["id"]: c for c in data["checks"]}
-        hits: list[str] = []
-        misses: list[str] = []
-        vetoes: list[str] = []
-        total = earned = 0.0
+        checked = []
         for item in items:
             check = by_id[str(item.id)]
             line = f"[{item.id}] {item.outcome}: {check.get('reasoning', '')}".rstrip(": ")
-            total += item.weight
-            if check["satisfied"]:
-                earned += item.weight
-                hits.append(line)
-            else:
-                misses.append(line)
-                if item.required:
-                    vetoes.append(str(item.id))
-        score = earned / total if total else 0.0
-        veto = f"required rubric item not met: {', '.join(vetoes)}" if vetoes else None
+            checked.append((item, bool(check["satisfied"]), line))
+        score, hits, misses, veto = rubric_outcome(checked)
         return self.scored(score, hits, misses, data.get("overall_reasoning", ""), veto=veto)
 
     async def _score_ranges(
@@ -330,6 +319,29 @@ def _checks(data: Any, ids: set[str], key: str, kind: type) -> dict[str, Any] | 
         "checks": list(seen.values()),
         "overall_reasoning": str(data.get("overall_reasoning", "")),
     }
+
+
+def rubric_outcome(
+    checked: list[tuple[Any, bool, str]],
+) -> tuple[float, list[str], list[str], str | None]:
+    """Rubric items as checked, `(item, satisfied, line)` each: the weighted share satisfied,
+    the lines of items met and of items missed, and the veto naming required items missed."""
+    hits: list[str] = []
+    misses: list[str] = []
+    vetoes: list[str] = []
+    total = earned = 0.0
+    for item, satisfied, line in checked:
+        total += item.weight
+        if satisfied:
+            earned += item.weight
+            hits.append(line)
+        else:
+            misses.append(line)
+            if item.required:
+                vetoes.append(str(item.id))
+    score = earned / total if total else 0.0
+    veto = f"required rubric item not met: {', '.join(vetoes)}" if vetoes else None
+    return score, hits, misses, veto
 
 
 def _rubric_prompt(case: AgentVCase, output: Output, heading: str, lines: list[str]) -> str:
