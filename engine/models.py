@@ -224,6 +224,7 @@ class ModelClient:
         self.limiters = _Limiters()
         self.backoff_base = _env_seconds(BACKOFF_ENV, backoff_base)
         openai_wire.client_choice()  # a misspelt ACCORD_MODEL_CLIENT is refused up front
+        self._wire = openai_wire.Pool()
         self.backoff_cap = backoff_cap
         self._log = log.get()
         self._key_check: dict[str, list[str]] = {}
@@ -234,7 +235,7 @@ class ModelClient:
             self.cache.close()
         if self.workers is not None:
             self.workers.close()
-        openai_wire.close_sessions()
+        self._wire.close()
         if _local_handler is not None:
             _local_handler.close()
 
@@ -489,7 +490,7 @@ class ModelClient:
         async with asyncio.timeout(model.timeout):
             if lean:
                 try:
-                    return await openai_wire.complete(kwargs)
+                    return await openai_wire.complete(kwargs, self._wire)
                 except openai_wire.NoChoices:
                     raise ModelError("returned no choices", model=model.name) from None
             if self.workers is not None and model.litellm_model != LOCAL_LITELLM:

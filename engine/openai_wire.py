@@ -44,7 +44,6 @@ _KIND = {
     504: "Timeout",
 }
 _closing: set[asyncio.Task[None]] = set()
-_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
 
 class NoChoices(Exception):
@@ -72,22 +71,46 @@ def missing_keys(kwargs: dict[str, Any]) -> list[str]:
     return [] if os.environ.get("OPENAI_API_KEY") else ["OPENAI_API_KEY"]
 
 
-async def _session() -> Any:
-    """One connection pool per event loop (a pool's connections belong to their loop),
-    closed when the loop's async generators are shut down (`asyncio.run` does it at its end),
-    or earlier by `close_sessions`: a pool left open is reported by aiohttp at exit."""
-    import aiohttp
+class Pool:
+    """The connections of one model client: one aiohttp session per event loop (a session's
+    connections belong to their loop), closed when that loop's async generators are shut down
+    (`asyncio.run` does it at its end) or by `close`. Each client owns its pool: two runs
+    sharing a loop (the suites of a folder) no longer close each other's connections under a
+    request still being written."""
 
-    loop = asyncio.get_running_loop()
-    entry = _sessions.get(loop)
-    if entry is None or entry[0].closed:
-        # the openai SDK's limit of 1,000 connections; proxies from the environment as it
-        connector = aiohttp.TCPConnector(limit=1000)
-        session = aiohttp.ClientSession(connector=connector, trust_env=True)
-        closer = _closed_with_the_loop(session)
-        await closer.__anext__()
-        entry = _sessions[loop] = (session, closer)
-    return entry[0]
+    def __init__(self) -> None:
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def session(self) -> Any:
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        entry = self._sessions.get(loop)
+        if entry is None or entry[0].closed:
+            # the openai SDK's limit of 1,000 connections; proxies from the environment as it
+            connector = aiohttp.TCPConnector(limit=1000)
+            session = aiohttp.ClientSession(connector=connector, trust_env=True)
+            closer = _closed_with_the_loop(session)
+            await closer.__anext__()
+            entry = self._sessions[loop] = (session, closer)
+        return entry[0]
+
+    def close(self) -> None:
+        """Close this pool's session on the running loop (from sync code on the loop, at the
+        end of a run): its connector closes now, so no `Unclosed client session` is reported
+        later."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        entry = self._sessions.pop(loop, None)
+        if entry is not None and not entry[0].closed:
+            waiter = entry[0].connector.close()
+            task = loop.create_task(_drain(waiter))
+            _closing.add(task)
+            task.add_done_callback(_closing.discard)
 
 
 async def _closed_with_the_loop(session: Any) -> AsyncIterator[None]:
@@ -107,7 +130,7 @@ class _Answer(NamedTuple):
         return self.content.decode("utf-8", "replace")
 
 
-async def complete(kwargs: dict[str, Any]) -> dict[str, Any]:
+async def complete(kwargs: dict[str, Any], pool: Pool) -> dict[str, Any]:
     """One chat completion from the keyword arguments litellm would have been given; the
     answer's fields as `model_workers.answer_fields` gives them, or a `WorkerCallError`
     carrying litellm's kind for the failure."""
@@ -130,11 +153,11 @@ async def complete(kwargs: dict[str, Any]) -> dict[str, Any]:
         headers["openai-organization"] = os.environ["OPENAI_ORGANIZATION"]
     headers.update({str(k): str(v) for k, v in (kwargs.get("extra_headers") or {}).items()})
     url = _endpoint(base, headers)
-    response = await _post(url, body, headers, kwargs.get("timeout"))
+    response = await _post(pool, url, body, headers, kwargs.get("timeout"))
     if response.status == 422:
         # as litellm (drop_params): once more without the parameters the server named
         body = {k: v for k, v in body.items() if k not in _rejected_params(response)}
-        response = await _post(url, body, headers, kwargs.get("timeout"))
+        response = await _post(pool, url, body, headers, kwargs.get("timeout"))
     if response.status >= 400:
         raise _status_error(response)
     return _fields(response.content, name)
@@ -156,11 +179,13 @@ def _endpoint(base: str, headers: dict[str, str]) -> Any:
     return url
 
 
-async def _post(url: Any, body: dict[str, Any], headers: dict[str, str], timeout: Any) -> _Answer:
+async def _post(
+    pool: Pool, url: Any, body: dict[str, Any], headers: dict[str, str], timeout: Any
+) -> _Answer:
     import aiohttp
 
     try:
-        async with (await _session()).post(
+        async with (await pool.session()).post(
             url,
             data=json.dumps(body, ensure_ascii=False).encode(),
             headers=headers,
@@ -287,21 +312,6 @@ def cost(name: str, input_tokens: int, output_tokens: int, cached: int = 0) -> f
     per_cached = float(entry.get("cache_read_input_token_cost") or per_input)
     cached = min(cached, input_tokens)
     return (input_tokens - cached) * per_input + cached * per_cached + output_tokens * per_output
-
-
-def close_sessions() -> None:
-    """Close the running loop's connection pool (at the end of a run, from sync code on the
-    loop): its connector closes now, so no `Unclosed client session` is reported later."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    entry = _sessions.pop(loop, None)
-    if entry is not None and not entry[0].closed:
-        waiter = entry[0].connector.close()
-        task = loop.create_task(_drain(waiter))
-        _closing.add(task)
-        task.add_done_callback(_closing.discard)
 
 
 async def _drain(waiter: Any) -> None:

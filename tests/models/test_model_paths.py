@@ -206,3 +206,26 @@ def test_an_unknown_client_choice_is_refused_clearly(tmp_path: Path, fake_llm: F
     assert "ACCORD_MODEL_CLIENT='fast'" in done.stderr and "'lean'" in done.stderr
     assert_no_traceback(done)
     assert fake_llm.requests == []
+
+
+def test_a_client_closing_leaves_another_clients_call_in_flight(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI
+) -> None:
+    """Two runs on one event loop (the suites of a folder run together) each have their own
+    connections: the first to finish used to close the loop's one pool under the other's
+    request still being answered ("Connection error", or a timeout said after 3 s)."""
+    monkeypatch.setenv("ACCORD_MODEL_CLIENT", "lean")
+    slow, quick = client_for(fake_llm), client_for(fake_llm)
+
+    async def go() -> tuple[str, str]:
+        fake_llm.script(Reply(text="slow answer", delay=1.0))
+        pending = asyncio.create_task(
+            slow.complete("fake", [{"role": "user", "content": "a"}], task="slow")
+        )
+        while not fake_llm.requests:  # the slow request has reached the server
+            await asyncio.sleep(0.01)
+        done = await quick.complete("fake", [{"role": "user", "content": "b"}], task="quick")
+        quick.close()
+        return (await pending).text, done.text
+
+    assert asyncio.run(go()) == ("slow answer", "echo: b")
