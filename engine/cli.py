@@ -12,11 +12,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Coroutine
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NO_RESULT = 0, 1, 2, 3
 # a stream that cannot be written: a full disk or /dev/full, a closed pipe, an I/O error
@@ -133,6 +138,7 @@ def _error_document(exc: Any) -> str:
 
 
 _signal_received: int | None = None  # SIGTERM, when that is what interrupted `accord run`
+_main_task: asyncio.Task[Any] | None = None  # the run's task while `accord run` is under way
 
 
 def _interrupted(open_stores: list[Any]) -> NoReturn:
@@ -191,8 +197,17 @@ def _sigterm_interrupts() -> Iterator[None]:
         handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is under way
         if callable(handler):
             handler(signal.SIGINT, frame)
-        else:
-            raise KeyboardInterrupt
+            return
+        # asyncio installs its Ctrl-C handler only where SIGINT has its default handler: a
+        # process started in the background by a shell without job control inherits SIGINT
+        # ignored, and a KeyboardInterrupt raised here, inside whatever the loop was doing,
+        # left a traceback and a task that was never recorded. Cancel the run as asyncio's
+        # handler does (a second SIGTERM still interrupts at once).
+        task = _main_task
+        if task is not None and not task.done() and not task.cancelling():
+            task.get_loop().call_soon_threadsafe(task.cancel)
+            return
+        raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
@@ -202,6 +217,28 @@ def _sigterm_interrupts() -> Iterator[None]:
         from accord.engine import render_budget
 
         render_budget.clear_stop()
+
+
+def _run_stoppable(work: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(work)`, its task known to the SIGTERM handler: a run that SIGTERM
+    cancelled ends as a Ctrl-C'd one does, with KeyboardInterrupt."""
+
+    import asyncio
+
+    async def main() -> T:
+        global _main_task
+        _main_task = asyncio.current_task()
+        try:
+            return await work
+        finally:
+            _main_task = None
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if _signal_received is None:
+            raise
+        raise KeyboardInterrupt from None
 
 
 cache_option = click.option(
@@ -395,7 +432,6 @@ def run(
     resume: str | None,
 ) -> None:
     """Run a workflow file."""
-    import asyncio
 
     from accord.engine import log
     from accord.engine.report import json_report, pretty
@@ -422,10 +458,10 @@ def run(
     try:
         with _sigterm_interrupts():
             if fmt == "json":
-                result = asyncio.run(execute(project, plan, options))
+                result = _run_stoppable(execute(project, plan, options))
             else:
                 with pretty.RunDisplay(plan, quiet=quiet) as display:
-                    result = asyncio.run(execute(project, plan, options, display))
+                    result = _run_stoppable(execute(project, plan, options, display))
     except KeyboardInterrupt:
         _interrupted(options.open_stores)
     if fmt == "json":
