@@ -548,7 +548,7 @@ def _validate_one(file: Path) -> str:
         return f"{len(config.databases)} databases, {len(config.models)} models"
     found: list[str] = []
     if is_workflow_file(file):
-        _project, plan = compile_workflow(file)
+        _project, plan = compile_workflow(file, keep_templates=False)
         for note in plan.notes:
             click.echo(f"unsupported: {note.render()}", err=True)
         count = plan.count_nodes()
@@ -581,7 +581,7 @@ def graph(file: Path, fmt: str) -> None:
     from accord.engine.compile import compile_workflow
     from accord.engine.report import graph as graph_report
 
-    _project, plan = compile_workflow(file)
+    _project, plan = compile_workflow(file, keep_templates=False)
     click.echo(graph_report.render(plan, fmt))
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord.engine import render
 from accord.engine.databases import unreachable
 from accord.engine.errors import CycleError, Issue, LoadError, ValidationError
 from accord.engine.loader import Loaded, is_workflow_file, load_workflow
@@ -486,8 +487,9 @@ def _stem(path: Path) -> str:
     return path.stem
 
 
-def compile_workflow(path: Path) -> tuple[Project, Plan]:
-    """Load the file's project and compile the file, raising every problem found."""
+def compile_workflow(path: Path, keep_templates: bool = True) -> tuple[Project, Plan]:
+    """Load the file's project and compile the file, raising every problem found;
+    `keep_templates=False` leaves the project's template cache as it is."""
     if not path.exists():
         raise LoadError(f"{path}: file not found")
     if path.is_dir():
@@ -500,5 +502,8 @@ def compile_workflow(path: Path) -> tuple[Project, Plan]:
     from accord.engine.project import load_project
 
     project = load_project(path)
+    # checked templates' names and compiled code from earlier runs: an unchanged workflow
+    # parses no template again (`accord validate` reads the cache, writes nothing)
+    render.use_template_cache(project.root, writable=keep_templates)
     plan = compile_file(path, project.root, project=project)
     return project, plan

@@ -405,14 +405,15 @@ def _fingerprint() -> str:
     )
 
 
-def use_template_cache(root: Path) -> None:
-    """Keep compiled templates under `root`'s `.accord/templates/` (a run calls this)."""
-    template_cache.use(root, _fingerprint())
+def use_template_cache(root: Path, writable: bool = True) -> None:
+    """Keep compiled templates and checked templates' names under `root`'s
+    `.accord/templates/` (compiling a workflow calls this; `accord validate` only reads)."""
+    template_cache.use(root, _fingerprint(), ENV, writable)
 
 
 def _code(kind: str, source: str, build: Callable[[], CodeType]) -> CodeType:
     cached = template_cache.active()
-    return build() if cached is None else cached.code(ENV, kind, source, build)
+    return build() if cached is None else cached.code(kind, source, build)
 
 
 @lru_cache(maxsize=65536)
@@ -420,11 +421,16 @@ def compile_template(source: str) -> jinja2.Template | PlainTemplate:
     """A template ready to render, cached by its source text: plain text-and-expression
     templates are walked from the syntax tree validation parsed (`template_walk`); the rest
     are compiled by Jinja from that same tree, or loaded from the template cache."""
-    ast = _parse(source)
-    plain = plain_template(ENV, ast)
-    if plain is not None:
-        return plain
-    code = _code("template", source, lambda: ENV.compile(ast))
+    cached = template_cache.active()
+    code = None if cached is None else cached.cached_code("template", source)
+    if code is None:
+        ast = _parse(source)
+        plain = plain_template(ENV, ast)
+        if plain is not None:
+            return plain
+        code = ENV.compile(ast)
+        if cached is not None:
+            cached.store_code("template", source, code)
     return ENV.template_class.from_code(ENV, code, ENV.make_globals(None), None)
 
 
@@ -434,6 +440,18 @@ def referenced_names(source: str) -> frozenset[str]:
     or on an attempt to reach Python internals the sandbox refuses at run time."""
     if "{" not in source:
         return frozenset()
+    cached = template_cache.active()
+    if cached is not None:
+        known = cached.names(source)
+        if known is not None:
+            return known  # checked before, this very text: nothing to parse
+    names = _checked_names(source)
+    if cached is not None:
+        cached.store_names(source, names)
+    return names
+
+
+def _checked_names(source: str) -> frozenset[str]:
     try:
         ast = _parse(source)
         found = free_names(ENV, ast)

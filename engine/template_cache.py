@@ -44,6 +44,7 @@ from accord.engine import log
 
 FOLDER = "templates"  # under the project's .accord/
 _SUFFIX = ".jinja"
+_NAMES_SUFFIX = ".names"  # a template's free names, found when it was checked
 _TAG_SIZE = hashlib.sha256().digest_size
 
 
@@ -132,9 +133,18 @@ class TemplateCache(FileSystemBytecodeCache):
     """Jinja's file-system bytecode cache, keyed by the template text and the fingerprint,
     where a damaged entry is a miss and a failed write is reported, not raised."""
 
-    def __init__(self, directory: Path, key_base: str, secret: bytes) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        key_base: str,
+        secret: bytes,
+        environment: jinja2.Environment,
+        writable: bool = True,
+    ) -> None:
         super().__init__(str(directory), "%s" + _SUFFIX)
         self.fingerprint = key_base
+        self.environment = environment
+        self.writable = writable  # `accord validate` reads the cache and writes nothing
         self._secret = secret
         self._ready = False
         self._warned = False
@@ -152,15 +162,10 @@ class TemplateCache(FileSystemBytecodeCache):
         return hmac.new(self._secret, key.encode("ascii") + payload, hashlib.sha256).digest()
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        """The entry's code when its tag is this user's for this key; the file is read in one
-        call (`marshal.load` on a file object reads a few bytes at a time)."""
+        """The entry's code when its tag is this user's for this key."""
         bucket.reset()
-        data = _read(self._get_cache_filename(bucket))
-        if data is None or not data.startswith(bc_magic):
-            return
-        tag = data[len(bc_magic) : len(bc_magic) + _TAG_SIZE]
-        payload = data[len(bc_magic) + _TAG_SIZE :]
-        if not hmac.compare_digest(tag, self._tag(bucket.key, payload)):
+        payload = self._payload(self._get_cache_filename(bucket), bucket.key)
+        if payload is None:
             return
         try:
             code = marshal.loads(payload)
@@ -169,14 +174,29 @@ class TemplateCache(FileSystemBytecodeCache):
         if isinstance(code, CodeType):
             bucket.code = code
 
+    def _payload(self, filename: str, key: str) -> bytes | None:
+        """An entry's payload when its tag is this user's for this key; the file is read in
+        one call (`marshal.load` on a file object reads a few bytes at a time)."""
+        data = _read(filename)
+        if data is None or not data.startswith(bc_magic):
+            return None
+        tag = data[len(bc_magic) : len(bc_magic) + _TAG_SIZE]
+        payload = data[len(bc_magic) + _TAG_SIZE :]
+        if not hmac.compare_digest(tag, self._tag(key, payload)):
+            return None
+        return payload
+
     def dump_bytecode(self, bucket: Bucket) -> None:
         """Hand the entry to the writer thread: creating a file costs the run about 50 us of
         CPU and 200 us of waiting on the disk's journal, which the thread overlaps with
         rendering; the entries are all written when the process exits (`flush`)."""
-        if bucket.code is None:
+        if bucket.code is not None:
+            self._store(self._get_cache_filename(bucket), bucket.key, marshal.dumps(bucket.code))
+
+    def _store(self, filename: str, key: str, payload: bytes) -> None:
+        if not self.writable:
             return
-        payload = marshal.dumps(bucket.code)
-        entry = bc_magic + self._tag(bucket.key, payload) + payload
+        entry = bc_magic + self._tag(key, payload) + payload
         with self._lock:
             if self._writer is None:
                 self._writer = threading.Thread(
@@ -184,7 +204,35 @@ class TemplateCache(FileSystemBytecodeCache):
                 )
                 self._writer.start()
                 atexit.register(self.flush)
-        self._queue.put((self._get_cache_filename(bucket), entry))
+        self._queue.put((filename, entry))
+
+    def names(self, source: str) -> frozenset[str] | None:
+        """The free names an earlier check of this very text found (it passed the sandbox's
+        and the filters' checks then: only a template that passed is stored), or None."""
+        key = self.key("names", source)
+        payload = self._payload(self._names_file(key), key)
+        if payload is None:
+            return None
+        try:
+            found = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
+            return None
+        if not isinstance(found, tuple) or not all(isinstance(n, str) for n in found):
+            return None
+        return frozenset(found)
+
+    def store_names(self, source: str, names: frozenset[str]) -> None:
+        key = self.key("names", source)
+        self._store(self._names_file(key), key, marshal.dumps(tuple(sorted(names))))
+
+    def _names_file(self, key: str) -> str:
+        return os.path.join(self.directory, key + _NAMES_SUFFIX)
+
+    def cached_code(self, kind: str, source: str) -> CodeType | None:
+        """The compiled code of `source` when the cache holds it (nothing is parsed)."""
+        bucket = Bucket(self.environment, self.key(kind, source), checksum="")
+        self.load_bytecode(bucket)
+        return bucket.code
 
     def flush(self) -> None:
         """Wait until every entry handed over is written."""
@@ -220,18 +268,17 @@ class TemplateCache(FileSystemBytecodeCache):
             with contextlib.suppress(OSError):
                 os.remove(temporary)
 
-    def code(
-        self, env: jinja2.Environment, kind: str, source: str, build: Callable[[], CodeType]
-    ) -> CodeType:
-        """The compiled code of `source`: from the cache, or `build()` and stored."""
-        key = self.key(kind, source)
-        bucket = Bucket(env, key, checksum="")
-        self.load_bytecode(bucket)
-        if bucket.code is not None:
-            return bucket.code
-        code = build()
+    def store_code(self, kind: str, source: str, code: CodeType) -> None:
+        bucket = Bucket(self.environment, self.key(kind, source), checksum="")
         bucket.code = code
         self.dump_bytecode(bucket)
+
+    def code(self, kind: str, source: str, build: Callable[[], CodeType]) -> CodeType:
+        """The compiled code of `source`: from the cache, or `build()` and stored."""
+        code = self.cached_code(kind, source)
+        if code is None:
+            code = build()
+            self.store_code(kind, source, code)
         return code
 
 
@@ -288,15 +335,19 @@ def _secret() -> bytes | None:
     return found
 
 
-def use(root: Path, key_base: str) -> TemplateCache | None:
+def use(
+    root: Path, key_base: str, environment: jinja2.Environment, writable: bool = True
+) -> TemplateCache | None:
     """Keep this process's compiled templates under `root`'s `.accord/templates/` from now on
-    (a run calls it once it knows its project); None (in memory only) without a secret."""
+    (a run calls it once it knows its project; `writable=False` only reads what is there);
+    None (in memory only) without a secret."""
     directory = root / ".accord" / FOLDER
     current = active()
     if current is not None and (current.fingerprint, current.directory) == (
         key_base,
         str(directory),
     ):
+        current.writable = current.writable or writable
         return current
     secret = _secret()
     if secret is None:
@@ -304,7 +355,7 @@ def use(root: Path, key_base: str) -> TemplateCache | None:
         return None
     if current is not None:
         current.flush()
-    cache = TemplateCache(directory, key_base, secret)
+    cache = TemplateCache(directory, key_base, secret, environment, writable)
     _active[:] = [cache]
     return cache
 

@@ -28,10 +28,15 @@ WriteFile = Callable[[str, str], Path]
 # template code counted; the counts are a line of stderr
 COUNTING = """
 import builtins, json, sys
-import jinja2.environment
+import jinja2.environment, jinja2.parser
 
-counts = {"generate": 0, "compile": 0}
+counts = {"generate": 0, "compile": 0, "parse": 0}
 generate, compile_ = jinja2.environment.generate, builtins.compile
+parser_init = jinja2.parser.Parser.__init__
+
+def counted_parser(self, *args, **kwargs):
+    counts["parse"] += 1  # every parse of a template or an expression makes one
+    parser_init(self, *args, **kwargs)
 
 def counted_generate(*args, **kwargs):
     counts["generate"] += 1
@@ -46,6 +51,7 @@ def counted_compile(source, filename, *args, **kwargs):
 
 jinja2.environment.generate = counted_generate
 builtins.compile = counted_compile
+jinja2.parser.Parser.__init__ = counted_parser
 
 from accord.cli import main
 
@@ -89,11 +95,21 @@ def run(
     path: Path, *args: str, user: str = "me"
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, int]]:
     """`accord run` in a process of its own as `user` (whose secret for the cache's tags is
-    kept under a cache home of its own, beside the project)."""
+    kept under a cache home of its own, beside the project); Jinja's code generator and
+    Python's `compile` of template code, counted."""
+    done, counted = command("run", path, *args, user=user)
+    del counted["parse"]
+    return done, counted
+
+
+def command(
+    name: str, path: Path, *args: str, user: str = "me"
+) -> tuple[subprocess.CompletedProcess[str], dict[str, int]]:
+    """`accord NAME PATH ARGS...` counted as `run` says, and the templates parsed."""
     home = path.parent / f"cache-home-{user}"
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(home)}
     done = subprocess.run(
-        [sys.executable, "-c", COUNTING, "run", str(path), *args],
+        [sys.executable, "-c", COUNTING, name, str(path), *args],
         capture_output=True,
         text=True,
         timeout=PROCESS_SECONDS,
@@ -133,6 +149,72 @@ def test_each_template_compiled_once_and_a_second_run_compiles_nothing(
     second, counted = run(project, "--format", "json")
     assert outputs(second) == OUTPUTS
     assert counted == {"generate": 0, "compile": 0}
+
+
+def test_an_unchanged_workflow_parses_no_template_again(project: Path, tmp_path: Path) -> None:
+    """Each template's free names, found when it was checked, are kept beside its code: the
+    second run, and `accord validate` after it, parse nothing."""
+    first, counted = command("run", project, "--format", "json")
+    assert outputs(first) == OUTPUTS
+    assert counted["parse"] > 0
+    second, counted = command("run", project, "--format", "json")
+    assert outputs(second) == OUTPUTS
+    assert counted == {"generate": 0, "compile": 0, "parse": 0}
+    checked, counted = command("validate", project)
+    assert checked.returncode == 0, checked.stderr
+    assert counted == {"generate": 0, "compile": 0, "parse": 0}
+
+
+def test_validate_reads_the_cache_and_writes_nothing(project: Path, tmp_path: Path) -> None:
+    checked, counted = command("validate", project)
+    assert checked.returncode == 0, checked.stderr
+    assert counted["parse"] > 0
+    assert not (tmp_path / ".accord").exists()
+
+
+def names_entry(tmp_path: Path, source: str) -> Path:
+    """Where the checked names of `source` are kept: the key hashes the fingerprint, the
+    kind and the text (engine/template_cache.py TemplateCache.key)."""
+    import hashlib
+
+    text = f"{render._fingerprint()}\0names\0{source}"
+    return (
+        tmp_path / ".accord" / "templates" / (hashlib.sha256(text.encode()).hexdigest() + ".names")
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "refused"),
+    [
+        ("{{ x.__class__ }}", "access to '__class__' is not allowed in templates"),
+        ("{{ nowhere }}", "nowhere"),
+    ],
+    ids=["sandbox", "undefined-name"],
+)
+def test_names_kept_for_another_template_are_not_used(
+    tmp_path: Path, write: WriteFile, bad: str, refused: str
+) -> None:
+    """An entry copied to the name of a template that would be refused (the names of a
+    harmless one, under the key of one that escapes the sandbox or names no task) is not
+    believed: its tag is bound to its own text."""
+    write("config.yml", "defaults: {}\n")
+    good = "{{ x | length }}"
+    path = write(
+        "w.workflow.yml",
+        f'tasks:\n  - {{name: x, type: formatter, template: "a"}}\n'
+        f'  - {{name: y, type: formatter, template: "{good}"}}\n',
+    )
+    assert outputs(run(path, "--format", "json")[0]) == {"x": "a", "y": "1"}
+    planted = names_entry(tmp_path, good)
+    assert planted.exists()
+    names_entry(tmp_path, bad).write_bytes(planted.read_bytes())
+
+    path.write_text(path.read_text().replace(good, bad))
+    for name in ("validate", "run"):
+        done, _ = command(name, path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert refused in done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
 
 
 def test_an_entry_written_for_another_template_is_not_used(
