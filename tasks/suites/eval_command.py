@@ -172,7 +172,7 @@ def run_eval_command(command: EvalCommand) -> int:
     for note in (n for s in suites for n in s.notes):
         err.print(f"warning: {note}", highlight=False, markup=False)
     kinds = by_frontend(suites, lambda suite: suite)
-    own_dirs = [d for f, some in kinds if f.writes is not None for d in f.writes(some, None)]
+    own_dirs = [d for f, some in kinds if f.writes is not None for d in f.writes(some)]
     check_outputs(command, suites, sorted(set(own_dirs)))
     for frontend, some in kinds:
         if frontend.before_run is not None:
@@ -189,8 +189,9 @@ def run_eval_command(command: EvalCommand) -> int:
     code = apply_baseline(_exit_code(runs, gate), runs)
     # a front-end's own exit code for "no result" (scenario suites': 1), when all are its
     instead = {f.no_result_exit for f, _suites in kinds}
-    if code == EXIT_NO_RESULT and len(instead) == 1 and None not in instead:
-        return instead.pop() or EXIT_NO_RESULT
+    if code == EXIT_NO_RESULT and len(instead) == 1:
+        (own,) = instead
+        return own if own is not None else code
     return code
 
 

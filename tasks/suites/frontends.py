@@ -18,8 +18,9 @@ front-end is a package whose module holds `FRONTEND = FrontEnd(...)`, plus its l
         problems=None,         # (suites) -> [Issue]: what validate also refuses in a file that
                                # loads (a scenario's macro that would fail it when run)
         folders=False,         # True: a folder given to `accord eval` is this front-end's
-        writes=None,           # (suites, output_dir) -> folders written after the run, refused
-                               # before it when they cannot be written (engine/paths)
+        writes=None,           # (suites) -> the folders it writes into after the run when no
+                               # --output-dir is given, refused before the run when they cannot
+                               # be written (engine/paths)
         before_run=None,       # (suites, stderr console) -> None: lines said before the run
         after_run=None,        # (runs, output_dir, stderr console) -> None: its own files
         no_result_exit=None,   # the exit code instead of 3 when none of its cases gave a result
@@ -27,6 +28,13 @@ front-end is a package whose module holds `FRONTEND = FrontEnd(...)`, plus its l
 
 A file is read once: `Source.text` reads it on first use and keeps it, for every front-end's
 claim and for the loader that claims it.
+
+The commands use: `load(path, request)` (the suites of a file or folder, tagged with their
+front-end), `by_frontend(items, suite_of)` (suites or runs grouped by front-end, for the hooks),
+`OptionsCommand` (a click command that also takes every front-end's options, as keyword
+arguments of its callback), `check_file(path)` (`accord validate`'s check, registered by
+accord.tasks), `combined(errors)` and `load_each(sources, load)` (every invalid file's
+problems at once).
 """
 
 from __future__ import annotations
@@ -111,7 +119,7 @@ class FrontEnd:
     options: tuple[click.Option, ...] = ()
     checked: bool = True
     folders: bool = False
-    writes: Callable[[Sequence[Suite], Path | None], list[Path]] | None = None
+    writes: Callable[[Sequence[Suite]], list[Path]] | None = None
     before_run: Callable[[Sequence[Suite], Console], None] | None = None
     after_run: Callable[[Sequence[SuiteRun], Path | None, Console], None] | None = None
     no_result_exit: int | None = None
@@ -154,11 +162,6 @@ def claimant(source: Source) -> FrontEnd | None:
     if source.path.is_dir():
         return next((f for f in frontends() if f.folders), None)
     return next((f for f in frontends() if f.claims(source)), None)
-
-
-def frontend_of(suite: Suite) -> FrontEnd | None:
-    """The front-end that loaded `suite` (None: one built in Python)."""
-    return FRONTENDS.get(suite.frontend) if suite.frontend in FRONTENDS else None
 
 
 def load(path: Path, request: Request) -> list[Suite]:
@@ -221,12 +224,6 @@ class OptionsCommand(click.Command):
         help_option = self.get_help_option(ctx)
         rest = [p for p in params if p is not help_option]
         return [*rest, *extra, *([help_option] if help_option is not None else [])]
-
-
-def options_of(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The front-ends' option values among a command's parameters."""
-    names = {str(o.name) for f in frontends() for o in f.options}
-    return {name: value for name, value in values.items() if name in names}
 
 
 def combined(errors: Sequence[AccordError]) -> AccordError:

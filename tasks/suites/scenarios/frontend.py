@@ -48,10 +48,11 @@ def _resumed_run(resume: str | None, root: Path) -> str | None:
     return find_run(runs_db(root), resume).run_id
 
 
-def writes(suites: Sequence[Suite], output_dir: Path | None) -> list[Path]:
+def writes(suites: Sequence[Suite]) -> list[Path]:
+    """The reports' folders: `reports/` of each suite's project."""
     from accord.tasks.suites.scenarios.runner import report_folder
 
-    return sorted({report_folder(s, output_dir) for s in suites})
+    return sorted({report_folder(s, None) for s in suites})
 
 
 def before_run(suites: Sequence[Suite], err: Console) -> None:
