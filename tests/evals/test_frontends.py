@@ -166,3 +166,17 @@ def test_accord_validate_reads_a_scenario_file_once(tmp_path: Path, reads: Count
     assert result.exit_code == 0, result.stderr
     assert f"ok: {path} (scenarios suite, 1 case)" in result.stdout
     assert reads[path.resolve()] == 1
+
+
+def test_a_folder_of_scenario_files_reports_every_invalid_file(tmp_path: Path) -> None:
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text(
+            "agent_class: agents.Echo\nscenarios:\n  - {name: Greeting, input_message: Hello}\n"
+        )
+    result = accord("eval", tmp_path)
+    assert result.exit_code == 2
+    for name in ("a.yaml", "b.yaml"):
+        assert f"{tmp_path / name}:3:5 scenarios[0]: a scenario needs expected_output" in (
+            result.stderr
+        )
+    assert "Traceback" not in result.stderr
