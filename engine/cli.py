@@ -507,28 +507,50 @@ def init(folder: Path) -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @handle_errors
 def validate(files: tuple[Path, ...]) -> None:
-    """Check workflow, agent, test and config.yml files; no model or database is called."""
+    """Check workflow, agent, test, evaluation and config.yml files (a folder: every one in
+    it); no model or database is called. Every invalid file's problems are shown."""
     from accord.engine.errors import AccordError, UnsupportedFeature
 
     failures = 0
-    for file in files:
-        try:
-            summary = _validate_one(file)
-        except UnsupportedFeature as exc:  # said, and not a failure: the rest still runs
-            click.echo(f"unsupported: {exc.text}", err=True)
-            continue
-        except AccordError as exc:
+    for path in files:
+        checked = 0
+        for file in _files_of(path):
+            try:
+                summary = _validate_one(file, in_folder=file != path)
+            except UnsupportedFeature as exc:  # said, and not a failure: the rest still runs
+                click.echo(f"unsupported: {exc.text}", err=True)
+                checked += 1
+                continue
+            except AccordError as exc:
+                failures += 1
+                checked += 1
+                click.echo(f"error: {exc.text}", err=True)
+                continue
+            if summary is None:  # a folder's file no check knows (data, notes): not checked
+                continue
+            checked += 1
+            click.echo(f"ok: {file} ({summary})")
+        if path.is_dir() and not checked:
             failures += 1
-            click.echo(f"error: {exc.text}", err=True)
-            continue
-        click.echo(f"ok: {file} ({summary})")
+            click.echo(f"error: {path}: no file accord checks in this folder", err=True)
     if failures:
         sys.exit(EXIT_INVALID)
 
 
-def _validate_one(file: Path) -> str:
-    """A workflow is compiled; then every registered check sees the file (agent and test
-    files, a workflow's `tests:`); config.yml is loaded and checked as a project's."""
+def _files_of(path: Path) -> list[Path]:
+    """A file, or the files of a folder (hidden folders such as `.accord/` left out)."""
+    if not path.is_dir():
+        return [path]
+    return sorted(
+        p for p in path.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+    )  # fmt: skip
+
+
+def _validate_one(file: Path, *, in_folder: bool = False) -> str | None:
+    """A workflow is compiled; then every registered check sees the file (agent, test and
+    evaluation files, a workflow's `tests:`); config.yml is loaded and checked as a project's.
+    None: a file of a folder that no check knows."""
     from accord.engine.compile import compile_workflow
     from accord.engine.errors import LoadError
     from accord.engine.loader import is_workflow_file
@@ -536,8 +558,6 @@ def _validate_one(file: Path) -> str:
 
     if not file.exists():
         raise LoadError(f"{file}: file not found")
-    if file.is_dir():
-        raise LoadError(f"{file}: is a folder; give the files to check")
     if file.name == "config.yml":
         from accord.engine.project import database_notes, load_project
 
@@ -557,11 +577,14 @@ def _validate_one(file: Path) -> str:
         summary = check(file)
         if summary:
             found.append(summary)
+    if not found and in_folder:
+        return None
     if not found:
         raise LoadError(
             f"{file}: not a file accord checks: give a .workflow.yml (or Oxy's .procedure.yml "
-            "/ .automation.yml), an .agent.yml, a .test.yml, a .view.yml, a .topic.yml or a "
-            "config.yml"
+            "/ .automation.yml), an .agent.yml, a .test.yml, an .eval.yml, an AgentV eval file "
+            "(tests:), a scenario file (scenarios:), a .view.yml, a .topic.yml, a config.yml "
+            "or a folder of them"
         )
     return ", ".join(found)
 

@@ -71,9 +71,12 @@ class Loaded(typing.NamedTuple):
         return Issue(self.path, line, column, format_path(loc), message)
 
 
-def load_spec(path: Path, model: type[BaseModel] | Any, *, kind: str) -> Loaded:
-    """Read, parse and validate one file against `model` (a class or an annotated type)."""
-    text = read_text(path)
+def load_spec(
+    path: Path, model: type[BaseModel] | Any, *, kind: str, text: str | None = None
+) -> Loaded:
+    """Read, parse and validate one file against `model` (a class or an annotated type);
+    `text`: the file's, read already (a file is read once)."""
+    text = read_text(path) if text is None else text
     data, marks = parse_yaml(text, path)
     if data is None:
         data = {}

@@ -98,20 +98,6 @@ def excerpt(text: str, line: int, column: int | None, around: int = 2) -> str:
     return "\n".join(out)
 
 
-def has_top_level_key(path: Path, *keys: str) -> bool:
-    """Whether a .yaml/.yml file has one of `keys` at its top level: the text is searched,
-    not parsed (the loader parses it once, and shows a syntax error); an unreadable file has
-    none. Tells eval file kinds apart (AgentV's `tests:`, scenario files' `scenarios:`)."""
-    if path.suffix not in (".yaml", ".yml"):
-        return False
-    try:
-        text = read_text(path)
-    except LoadError:
-        return False
-    names = "|".join(re.escape(k) for k in keys)
-    return re.search(rf"^(?:{names})\s*:", text, re.MULTILINE) is not None
-
-
 def read_text(path: Path) -> str:
     """Read a project file, turning OS errors into a `LoadError` that names the file."""
     try:

@@ -16,6 +16,7 @@ from accord.tasks import (
     subworkflow,
     visualize,
 )
+from accord.tasks.suites import frontends
 from accord.tasks.suites.oxy.specs import TestSuiteSpec, declares_tests
 
 register_file_kind("test", TestSuiteSpec)
@@ -36,6 +37,7 @@ def _check_tests(path: Path) -> str | None:
 
 
 register_file_check("tests", _check_tests)
+register_file_check("suites", frontends.check_file)  # .eval.yml, AgentV and scenario files
 
 __all__ = [
     "agent",

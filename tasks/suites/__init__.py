@@ -10,7 +10,10 @@
 - `reports/`: the report formats, one registered writer each (`formats`: pretty, json, junit,
   html; `text` and `html` render them).
 - `command.py`: `accord test`.
-
-A new front-end (eval case files, scenario suites, conversations) is a package beside `oxy/`
-that prepares suites for `core/`.
+- `frontends`: the file kinds `accord eval` runs and `accord validate` checks, one registered
+  `FrontEnd` each (what it claims, how it loads, its own options, what it does around a run):
+  `.eval.yml` (`evalfile`), `.test.yml` (`oxy/frontend`), AgentV (`agentv/frontend`), scenario
+  files (`scenarios/frontend`). A new front-end is a package with its `frontend.py` and one
+  line in `frontends.BUILTIN`. Conversations (`conversations/`) have no file form: pytest runs
+  them (`accord.pytest_plugin`).
 """

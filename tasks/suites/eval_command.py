@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ from accord.engine.scheduler import Observer
 from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
+from accord.tasks.suites.frontends import OptionsCommand
 from accord.tasks.suites.reports import evals as reports
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_RESULT = 0, 1, 3
@@ -56,93 +58,44 @@ class EvalCommand:
     cache_mode: str = "on"
     resume: str | None = None
     quiet: bool = False
-    target: str | None = None
-    targets: Path | None = None
-    agent_class: str | None = None
-    project_root: Path | None = None
-    seed: int | None = None
-    pass_threshold: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # the front-ends' own (frontends)
 
 
 def load_suites(path: Path, command: EvalCommand) -> list[Suite]:
-    """The suites a path holds: a file's, or a folder's scenario files'."""
-    from accord.tasks.suites.scenarios import is_scenario_file
+    """The suites a path holds, loaded by the front-end that claims it (frontends)."""
+    from accord.tasks.suites import frontends
 
-    if path.is_dir() or is_scenario_file(path):
-        from accord.tasks.suites.scenarios.runner import load_scenarios, scenario_paths
-        from accord.tasks.suites.scenarios.suite import ScenarioOptions
-
-        options = ScenarioOptions(
-            seed=command.seed, project_root=command.project_root, agent_class=command.agent_class,
-            judge_model=command.judge_model, concurrency=command.max_concurrency,
-            pass_threshold=command.pass_threshold,
-        )  # fmt: skip
-        paths = scenario_paths(path)
-        resumed = _resumed_run(command, options.root_for(paths[0]))
-        return [load_scenarios(p, options, resume_run=resumed) for p in paths]
-    return [load_suite(path, command)]
-
-
-def _resumed_run(command: EvalCommand, root: Path) -> str | None:
-    """The id of the run `--resume` names (a scenario suite's macros are seeded from it)."""
-    if command.resume is None:
-        return None
-    from accord.engine.store import find_run, runs_db
-
-    return find_run(runs_db(root), command.resume).run_id
-
-
-def load_suite(path: Path, command: EvalCommand) -> Suite:
-    """The suite a file holds, by its kind."""
-    from accord.tasks.suites.evalfile import is_eval_file, load_eval_file, load_test_file
-
-    if not path.exists():
-        raise LoadError(f"{path}: no such file")
-    if is_eval_file(path):
-        return load_eval_file(path, judge_model=command.judge_model, repeat=command.repeat)
-    if path.name.endswith((".test.yml", ".test.yaml")):
-        return load_test_file(path, judge_model=command.judge_model, repeat=command.repeat)
-    from accord.tasks.suites.agentv.files import is_agentv_file, load_agentv_file
-
-    if is_agentv_file(path):
-        return load_agentv_file(
-            path, target=command.target, targets_file=command.targets,
-            judge_model=command.judge_model, repeat=command.repeat,
-        )  # fmt: skip
-    raise LoadError(
-        f"{path}: not an evaluation file accord knows (an .eval.yml or .test.yml suite, or an "
-        "AgentV eval file with 'tests:', or a scenario file with 'scenarios:'); run the tests of "
-        "workflows and agents with `accord test`"
-    )
+    request = frontends.Request(
+        judge_model=command.judge_model, repeat=command.repeat,
+        max_concurrency=command.max_concurrency, resume=command.resume, options=command.options,
+    )  # fmt: skip
+    return frontends.load(path, request)
 
 
 def load_all(command: EvalCommand) -> list[Suite]:
     """Every file's suites. An invalid file does not hide the next one's problems: all the
     invalid files' problems are reported in one error (exit 2), naming the valid files as
     not run."""
+    from accord.tasks.suites.frontends import combined
+
     suites: list[Suite] = []
-    errors: list[tuple[Path, AccordError]] = []
+    errors: list[AccordError] = []
     valid: list[Path] = []
     for path in command.files:
         try:
             suites += load_suites(path, command)
         except (ValidationError, LoadError) as exc:
-            errors.append((path, exc))
+            errors.append(exc)
         else:
             valid.append(path)
     if not errors:
         return suites
     if len(errors) == 1 and not valid:
-        raise errors[0][1]
-    issues = [i for _path, exc in errors if isinstance(exc, ValidationError) for i in exc.issues]
-    # a file that does not parse says where in its own message
-    unread = [exc.text for _path, exc in errors if not isinstance(exc, ValidationError)]
-    error: AccordError = ValidationError(issues) if issues else LoadError(unread.pop(0))
-    lines = [error.message, *unread]
+        raise errors[0]
+    error = combined(errors)
     if valid:
         named = ", ".join(str(p) for p in valid)
-        lines.append(f"not run: {named} (valid; nothing runs until every file is)")
-    error.message = "\n".join(lines)
+        error.message += f"\nnot run: {named} (valid; nothing runs until every file is)"
     raise error
 
 
@@ -209,7 +162,7 @@ def run_eval_command(command: EvalCommand) -> int:
         log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
     from accord.tasks.suites.core.nodes import build_plan
-    from accord.tasks.suites.scenarios import is_scenario_suite
+    from accord.tasks.suites.frontends import by_frontend
 
     suites = [select_cases(suite, command.tags, command.cases) for suite in load_all(command)]
     empty = [s for s in suites if not s.cases]
@@ -218,31 +171,35 @@ def run_eval_command(command: EvalCommand) -> int:
     err = Console(file=masked(sys.stderr), soft_wrap=True)
     for note in (n for s in suites for n in s.notes):
         err.print(f"warning: {note}", highlight=False, markup=False)
-    scenarios = [s for s in suites if is_scenario_suite(s)]
-    if scenarios:
-        from accord.tasks.suites.scenarios.runner import report_folder, seed_line, write_reports
-    check_outputs(command, suites, sorted({report_folder(s, None) for s in scenarios}))
-    for suite in scenarios:
-        err.print(seed_line(suite), highlight=False, markup=False)
+    kinds = by_frontend(suites, lambda suite: suite)
+    own_dirs = [d for f, some in kinds if f.writes is not None for d in f.writes(some)]
+    check_outputs(command, suites, sorted(set(own_dirs)))
+    for frontend, some in kinds:
+        if frontend.before_run is not None:
+            frontend.before_run(some, err)
     quiet = command.quiet or command.fmt != "pretty"
     plans = [build_plan(suite)[0] for suite in suites]
     with RunDisplay(*plans, quiet=quiet) as display:
         runs = asyncio.run(_run_suites(suites, command, display))
     gate = gate_result(runs, command)
     _write(command, runs, gate)
-    if scenarios:
-        scenario_runs = [r for r in runs if is_scenario_suite(r.suite)]
-        write_reports(scenario_runs, command.output_dir, err)
+    for frontend, own_runs in by_frontend(runs, lambda run: run.suite):
+        if frontend.after_run is not None:
+            frontend.after_run(own_runs, command.output_dir, err)
     code = apply_baseline(_exit_code(runs, gate), runs)
-    if code == EXIT_NO_RESULT and len(scenarios) == len(suites):
-        return EXIT_FAILED  # a scenario suite's exit codes are 0, 1 and 130 (seed 003)
+    # a front-end's own exit code for "no result" (scenario suites': 1), when all are its
+    instead = {f.no_result_exit for f, _suites in kinds}
+    if code == EXIT_NO_RESULT and len(instead) == 1:
+        (own,) = instead
+        return own if own is not None else code
     return code
 
 
 def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list[Path]) -> None:
-    """Refuse, before any case runs, an --output, --report or --output-dir (or the scenario
-    reports' default folder) that could not be written or would replace what a project
-    keeps: its files, an evaluated file, `.accord/` (engine/paths.check_outputs)."""
+    """Refuse, before any case runs, an --output, --report or --output-dir (or the folders
+    front-ends write into by default: the scenario reports') that could not be written or
+    would replace what a project keeps: its files, an evaluated file, `.accord/`
+    (engine/paths.check_outputs)."""
     from accord.engine.paths import Output
     from accord.engine.paths import check_outputs as check
     from accord.engine.project import find_root
@@ -250,8 +207,8 @@ def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list
     inputs: dict[Path, str] = {path: "an evaluated file" for path in command.files}
     inputs.update({s.path: "an evaluated file" for s in suites if s.path is not None})
     roots = {find_root(path)[0] for path in inputs}
-    if command.project_root is not None:
-        roots.add(command.project_root)
+    # a suite's project may be named apart from its file (scenario files' --project-root)
+    roots.update(s.project.root for s in suites if s.project is not None)
     outputs = []
     if command.output is not None:
         examples = {"html": "report.html", "junit": "results.xml", "pretty": "results.txt"}
@@ -373,7 +330,7 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
     return EXIT_OK
 
 
-@click.command("eval")
+@click.command("eval", cls=OptionsCommand)
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pretty", show_default=True,
               help="Output format (stdout, or --output).")  # fmt: skip
@@ -406,20 +363,6 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
     help="Same as --max-concurrency.",
 )
 @click.option("--resume", help="Finish an interrupted run: its id, or 'last'.")
-@click.option("--target", help="AgentV eval files: the target of tests that name none.")
-@click.option("--targets", "targets_file", type=click.Path(path_type=Path),
-              help="AgentV eval files: the targets file (default: the nearest .agentv/targets.yaml).")  # fmt: skip
-@click.option("--agent-class", help="Scenario files: the agent class (module.Class) of scenarios "
-              "that name none.")  # fmt: skip
-@click.option("--project-root", type=click.Path(path_type=Path, file_okay=False),
-              help="Scenario files: the root their macros' files and agent classes are found "
-              "under (default: the file's project: its nearest config.yml's folder, else its "
-              "own).")  # fmt: skip
-@click.option("--seed", type=int, help="Scenario files: the seed of random macros (default: "
-              "the run's; the report shows it).")  # fmt: skip
-@click.option("--pass-threshold", type=click.FloatRange(0, 10), help="Scenario files: the mean "
-              "metric score a scenario needs (0-10), below the scenario's and the file's "
-              "pass_threshold (default 7).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
 @max_concurrency_option("Work running at once (default: config, else 16).")
 @cache_option
@@ -431,9 +374,7 @@ def eval_command(
     output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
     gate: Literal["mean", "lower-bound"], tags: tuple[str, ...], cases: tuple[str, ...],
     repeat: int | None, judge_model: str | None, concurrency: int | None, resume: str | None,
-    target: str | None, targets_file: Path | None, agent_class: str | None,
-    project_root: Path | None, seed: int | None, quiet: bool, max_concurrency: int | None,
-    cache_mode: str, pass_threshold: float | None = None,
+    quiet: bool, max_concurrency: int | None, cache_mode: str, **frontend_options: Any,
 ) -> None:  # fmt: skip
     """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, scenario files or
     folders of them) and report their cases. `--output x.jsonl` writes AgentV's result
@@ -442,8 +383,6 @@ def eval_command(
         files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
         min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,
         repeat=repeat, judge_model=judge_model, max_concurrency=max_concurrency or concurrency,
-        cache_mode=cache_mode, resume=resume, quiet=quiet, target=target, targets=targets_file,
-        agent_class=agent_class, project_root=project_root, seed=seed,
-        pass_threshold=pass_threshold,
+        cache_mode=cache_mode, resume=resume, quiet=quiet, options=frontend_options,
     )  # fmt: skip
     sys.exit(run_eval_command(command))

@@ -33,6 +33,7 @@ from accord.engine.specbase import Spec
 from accord.tasks.evaluators.parsing import evaluator_union
 from accord.tasks.suites.core.cases import Case, Suite, case_digest
 from accord.tasks.suites.core.targets import ModelTarget, Target, target_from
+from accord.tasks.suites.frontends import FrontEnd, Request, Source
 
 EVAL_SUFFIXES = (".eval.yml", ".eval.yaml")
 
@@ -93,11 +94,16 @@ def is_eval_file(path: Path) -> bool:
 
 
 def load_eval_file(
-    path: Path, *, judge_model: str | None = None, repeat: int | None = None
+    path: Path,
+    *,
+    judge_model: str | None = None,
+    repeat: int | None = None,
+    text: str | None = None,
 ) -> Suite:
-    """Validate an `.eval.yml` and build its suite; every problem at once, with lines."""
+    """Validate an `.eval.yml` and build its suite; every problem at once, with lines.
+    `text`: the file's, read already."""
     project = load_project(path)
-    loaded = load_spec(path, eval_file_model(), kind="eval")
+    loaded = load_spec(path, eval_file_model(), kind="eval", text=text)
     spec: Any = loaded.spec
     issues: list[Issue] = []
     targets = _targets(loaded, project, issues)
@@ -235,17 +241,22 @@ def _stem(path: Path) -> str:
 
 
 def load_test_file(
-    path: Path, *, judge_model: str | None = None, repeat: int | None = None
+    path: Path,
+    *,
+    judge_model: str | None = None,
+    repeat: int | None = None,
+    text: str | None = None,
 ) -> Suite:
     """A `.test.yml` (validated as `accord test` does) as a suite: its agent the target, the
-    correctness judge and its `evaluators:` the evaluators, `settings.runs` the repeats."""
+    correctness judge and its `evaluators:` the evaluators, `settings.runs` the repeats.
+    `text`: the file's, read already."""
     from dataclasses import replace
 
     from accord.tasks.evaluators.judged import Correctness
     from accord.tasks.suites.core.targets import AgentTarget
     from accord.tasks.suites.oxy.loading import prepare
 
-    prepared = prepare(path)
+    prepared = prepare(path, text=text)
     (test,) = prepared.tests
     assert prepared.agent_path is not None
     agent = prepared.agent_path.resolve().relative_to(prepared.project.root.resolve())
@@ -269,3 +280,19 @@ def load_test_file(
         project=prepared.project,
         max_concurrency=prepared.max_concurrency,
     )
+
+
+def _load(source: Source, request: Request) -> list[Suite]:
+    return [
+        load_eval_file(
+            source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text
+        )
+    ]
+
+
+FRONTEND = FrontEnd(
+    name="eval",
+    describe="an .eval.yml suite",
+    claims=lambda source: is_eval_file(source.path),
+    load=_load,
+)

@@ -39,7 +39,6 @@ from accord.engine.yamlmarks import (
     Loc,
     Marks,
     format_path,
-    has_top_level_key,
     parse_yaml,
     read_text,
 )
@@ -66,8 +65,11 @@ DEPRECATED_KEYS = {"evalcases": "tests", "eval_cases": "tests", "cases": "tests"
 
 def is_agentv_file(path: Path) -> bool:
     """A `.jsonl` dataset, or YAML with a top-level `tests:` (or `cases`, `evalcases`,
-    `eval_cases`); read as text, the loader parses it once (and shows a syntax error)."""
-    return path.suffix == ".jsonl" or has_top_level_key(path, *CASE_KEYS)
+    `eval_cases`); see agentv/frontend.py."""
+    from accord.tasks.suites.agentv.frontend import claims
+    from accord.tasks.suites.frontends import Source
+
+    return claims(Source(path))
 
 
 @cache
@@ -105,10 +107,12 @@ class Source:
         return Issue(path, line, column, format_path(loc), message)
 
 
-def read_source(path: Path) -> Source:
+def read_source(path: Path, text: str | None = None) -> Source:
+    """The file's tests and settings; `text`: the file's, read already (a YAML file is read
+    once, a JSONL dataset by its own reader)."""
     if path.suffix == ".jsonl":
         return _read_jsonl(path)
-    data, marks = parse_yaml(read_text(path), path)
+    data, marks = parse_yaml(read_text(path) if text is None else text, path)
     if not isinstance(data, dict):
         raise ValidationError([Issue(path, 1, 1, "", "expected a mapping with 'tests:'")])
     key = next((k for k in CASE_KEYS if k in data), "tests")
@@ -657,11 +661,13 @@ def load_agentv_file(
     targets_file: Path | None = None,
     judge_model: str | None = None,
     repeat: int | None = None,
+    text: str | None = None,
 ) -> Suite:
-    """Validate an AgentV eval file and build its suite; every problem at once."""
+    """Validate an AgentV eval file and build its suite; every problem at once. `text`: the
+    file's, read already."""
     from accord.tasks.suites.agentv.workspace import WorkspaceHooks
 
-    source = read_source(path)
+    source = read_source(path, text)
     project = load_project(path)
     targets = load_targets(path, targets_file)
     builder = Builder(source, project, targets, target=target, judge_model=judge_model)

@@ -240,6 +240,7 @@ class Suite:
     lifecycle: Lifecycle | None = None
     notes: tuple[str, ...] = ()
     run_id: str | None = None  # chosen before the run (a scenario suite's macros are seeded by it)
+    frontend: str = ""  # the front-end that loaded it (suites/frontends.py); "": built in Python
 
     def target_for(self, case: Case) -> Target:
         name = case.target or self.default_target

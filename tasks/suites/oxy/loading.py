@@ -28,8 +28,9 @@ AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
 SUITE_SUFFIXES = (".test.yml", ".test.yaml")
 
 
-def prepare(path: Path) -> PreparedSuite:
-    """Load and validate `path` (a workflow, an agent or a `.test.yml`)."""
+def prepare(path: Path, *, text: str | None = None) -> PreparedSuite:
+    """Load and validate `path` (a workflow, an agent or a `.test.yml`); `text`: a
+    `.test.yml`'s, read already (it is read once)."""
     if not path.exists():
         raise LoadError(f"{path}: file not found")
     if path.is_dir():
@@ -39,7 +40,7 @@ def prepare(path: Path) -> PreparedSuite:
     if path.name.endswith(AGENT_SUFFIXES):
         return _prepare_agent(path)
     if path.name.endswith(SUITE_SUFFIXES):
-        return _prepare_suite(path)
+        return _prepare_suite(path, read_text(path) if text is None else text)
     raise LoadError(
         f"{path}: accord test takes a .workflow.yml (or .procedure.yml / .automation.yml), "
         "an .agent.yml or a .test.yml file"
@@ -104,8 +105,8 @@ def _prepare_agent(path: Path) -> PreparedSuite:
     )
 
 
-def _prepare_suite(path: Path) -> PreparedSuite:
-    data, _marks = parse_yaml(read_text(path), path)
+def _prepare_suite(path: Path, text: str) -> PreparedSuite:
+    data, _marks = parse_yaml(text, path)
     if isinstance(data, list):
         raise LoadError(
             f"{path}: this file is a list of rows, i.e. a dataset for a custom test "
@@ -114,7 +115,7 @@ def _prepare_suite(path: Path) -> PreparedSuite:
             "accord test on that file; a .test.yml suite is a mapping with 'target' and 'cases'."
         )
     project = load_project(path)
-    loaded = load_spec(path, TestSuiteSpec, kind="test")
+    loaded = load_spec(path, TestSuiteSpec, kind="test", text=text)
     suite: TestSuiteSpec = loaded.spec
     issues: list[Issue] = []
     agent, agent_path = _suite_target(loaded, project, issues)

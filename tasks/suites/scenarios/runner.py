@@ -20,7 +20,8 @@ from rich.console import Console
 from accord.engine.errors import LoadError
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
-from accord.tasks.suites.scenarios import scenario_files
+from accord.tasks.suites.frontends import Source
+from accord.tasks.suites.scenarios import scenario_sources
 from accord.tasks.suites.scenarios.suite import (
     ScenarioOptions,
     load_scenario_file,
@@ -30,27 +31,36 @@ from accord.tasks.suites.scenarios.suite import (
 DEFAULT_OUTPUT_DIR = "reports"  # under each suite's project root
 
 
-def scenario_paths(path: Path) -> list[Path]:
-    """The scenario files `path` names: itself, or those of a folder."""
-    if not path.exists():
-        raise LoadError(f"{path}: no such file or folder")
-    if path.is_dir():
-        found = scenario_files(path)
+def scenario_sources_of(source: Source) -> list[Source]:
+    """The scenario files `source` names: itself, or those of a folder (each read once)."""
+    if not source.path.exists():
+        raise LoadError(f"{source.path}: no such file or folder")
+    if source.path.is_dir():
+        found = scenario_sources(source.path)
         if not found:
-            raise LoadError(f"{path}: no scenario file (YAML with 'scenarios:') in this folder")
+            raise LoadError(
+                f"{source.path}: no scenario file (YAML with 'scenarios:') in this folder"
+            )
         return found
-    return [path]
+    return [source]
 
 
-def load_scenarios(path: Path, options: ScenarioOptions, *, resume_run: str | None = None) -> Suite:
+def load_scenarios(
+    path: Path,
+    options: ScenarioOptions,
+    *,
+    resume_run: str | None = None,
+    text: str | None = None,
+) -> Suite:
     """A scenario file's suite with its run id chosen now: its macros are seeded from the run
-    (the given seed, else the id of the run resumed, else the new run's id)."""
+    (the given seed, else the id of the run resumed, else the new run's id). `text`: the
+    file's, read already."""
     from accord.engine.runner import new_run_id
 
     run_id = new_run_id()
     if options.seed is None:
         options = dataclasses.replace(options, seed=seed_of(resume_run or run_id))
-    suite = load_scenario_file(path, options)
+    suite = load_scenario_file(path, options, text=text)
     suite.run_id = run_id
     return suite
 
@@ -153,7 +163,10 @@ class RegressionRunner:
         from accord.tasks.suites.pyapi import _run_in_loop
         from accord.tasks.suites.reports.evals import print_pretty
 
-        suites = [load_scenarios(p, self.options) for p in scenario_paths(Path(path))]
+        suites = [
+            load_scenarios(s.path, self.options, text=s.text)
+            for s in scenario_sources_of(Source(Path(path)))
+        ]
         self._check_output_dir(suites)
         options = RunOptions(max_concurrency=self.options.concurrency, cache_mode=self.cache_mode)
 

@@ -296,13 +296,14 @@ class _Builder:
         return out
 
 
-def load_scenario_file(path: Path, options: ScenarioOptions) -> Suite:
-    """Validate a scenario file and build its suite; every problem at once, with lines."""
+def load_scenario_file(path: Path, options: ScenarioOptions, *, text: str | None = None) -> Suite:
+    """Validate a scenario file and build its suite; every problem at once, with lines.
+    `text`: the file's, read already."""
     from accord.engine.project import load_project
 
     root = options.root_for(path)
     project = load_project(root)
-    loaded = load_spec(path, ScenarioFileSpec, kind="scenario")
+    loaded = load_spec(path, ScenarioFileSpec, kind="scenario", text=text)
     builder = _Builder(loaded, options, root)
     builder.catalog = ModelCatalog(project.config)
     seen: dict[str, int] = {}

@@ -1,0 +1,182 @@
+"""The suite front-end registry (tasks/suites/frontends.py): a front-end registered here claims
+its file by content, takes its own `accord eval` option, loads, runs and writes its own file
+after the run; and every file `accord eval` runs is read once."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from accord.tasks.suites import frontends
+from accord.tasks.suites.core.cases import Suite
+from accord.tasks.suites.core.verdicts import SuiteRun
+from accord.tasks.suites.evalfile import load_eval_file
+from tests.evals.conftest import accord
+
+PROBES = """\
+# a probe file: no suffix of its own, told by its `probes:` key
+probes:
+  - {id: hello, say: hello world, expect: hello}
+  - {id: bye, say: goodbye, expect: bye}
+"""
+
+
+def _load_probes(source: frontends.Source, request: frontends.Request) -> list[Suite]:
+    """Probes as an .eval.yml's cases on the echo target, each input led by --probe-prefix."""
+    import yaml
+
+    prefix = request.options.get("probe_prefix") or ""
+    probes = yaml.safe_load(source.text)["probes"]
+    cases = [
+        {
+            "id": p["id"],
+            "input": prefix + p["say"],
+            "evaluators": [{"type": "contains", "value": p["expect"]}],
+        }
+        for p in probes
+    ]
+    text = json.dumps({"target": "echo", "cases": cases})
+    return [load_eval_file(source.path, repeat=request.repeat, text=text)]
+
+
+def _after_run(runs: Sequence[SuiteRun], output_dir: Path | None, err: Any) -> None:
+    for run in runs:
+        assert run.suite.path is not None
+        done = run.suite.path.with_name("probes.done")
+        done.write_text("".join(f"{c.id} {c.status}\n" for c in run.cases))
+
+
+PROBE_FRONTEND = frontends.FrontEnd(
+    name="probes",
+    describe="a probe file with 'probes:'",
+    claims=lambda source: source.has_top_level_key("probes"),
+    load=_load_probes,
+    options=(click.Option(["--probe-prefix"], help="Probe files: put this before each input."),),
+    after_run=_after_run,
+)
+
+
+@pytest.fixture
+def probes_registered() -> Iterator[None]:
+    frontends.frontends()  # the built-in ones first: the new one is asked last
+    with frontends.FRONTENDS.restored():
+        frontends.register(PROBE_FRONTEND)
+        yield
+
+
+@pytest.mark.usefixtures("probes_registered")
+def test_a_new_frontend_claims_its_file_by_content_and_runs_through_accord_eval(
+    tmp_path: Path,
+) -> None:
+    probes = tmp_path / "smoke.yml"
+    probes.write_text(PROBES)
+    result = accord("eval", probes, "--probe-prefix", "> ", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    cases = {c["id"]: c for c in result.suite()["cases"]}
+    assert set(cases) == {"hello", "bye"}
+    assert all(c["status"] == "passed" for c in cases.values())
+    assert "> hello world" in json.dumps(cases["hello"])  # its own option reached its loader
+    assert (tmp_path / "probes.done").read_text() == "hello passed\nbye passed\n"
+    help_text = accord("eval", "--help").stdout
+    assert "--probe-prefix" in help_text and "--targets" in help_text
+
+
+def test_a_file_no_frontend_claims_names_every_kind(tmp_path: Path) -> None:
+    probes = tmp_path / "smoke.yml"
+    probes.write_text(PROBES)
+    result = accord("eval", probes)
+    assert result.exit_code == 2
+    assert "not an evaluation file accord knows" in result.stderr
+    for kind in (".eval.yml", ".test.yml", "AgentV", "scenarios:"):
+        assert kind in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_option_two_frontends_declare_is_refused() -> None:
+    clash = frontends.FrontEnd(
+        name="clash",
+        describe="a clash",
+        claims=lambda source: False,
+        load=lambda source, request: [],
+        options=(click.Option(["--target"]),),
+    )
+    frontends.frontends()
+    with frontends.FRONTENDS.restored(), pytest.raises(frontends.RegistryError, match="--target"):
+        frontends.register(clash)
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
+    """How many times each file's text is read (Path.read_text, as every loader reads)."""
+    counted: Counter[Path] = Counter()
+    read_text = Path.read_text
+
+    def counting(self: Path, *args: Any, **kwargs: Any) -> str:
+        counted[self.resolve()] += 1
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counting)
+    return counted
+
+
+AGENTV = """\
+execution:
+  target: echo
+  evaluators:
+    - {name: says-6, type: contains, value: "6"}
+tests:
+  - {id: t, criteria: Repeats the question, input: What is 6 x 7?}
+"""
+
+EVAL = """\
+target: echo
+cases:
+  - {id: hi, input: hello, evaluators: [{type: contains, value: hello}]}
+"""
+
+
+@pytest.mark.parametrize(("name", "text"), [("agent.yaml", AGENTV), ("hi.eval.yml", EVAL)])
+def test_accord_eval_reads_each_file_once(
+    tmp_path: Path, reads: Counter[Path], name: str, text: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    result = accord("eval", path, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert result.suite()["cases"][0]["status"] == "passed"
+    assert reads[path.resolve()] == 1
+
+
+def test_accord_validate_reads_a_scenario_file_once(tmp_path: Path, reads: Counter[Path]) -> None:
+    (tmp_path / "agents.py").write_text(
+        "class Echo:\n    def run(self, message):\n        return message\n"
+    )
+    path = tmp_path / "scenarios.yaml"
+    path.write_text(
+        "agent_class: agents.Echo\nscenarios:\n"
+        "  - {name: Greeting, input_message: Hello, expected_output: A greeting}\n"
+    )
+    result = accord("validate", path)
+    assert result.exit_code == 0, result.stderr
+    assert f"ok: {path} (scenarios suite, 1 case)" in result.stdout
+    assert reads[path.resolve()] == 1
+
+
+def test_a_folder_of_scenario_files_reports_every_invalid_file(tmp_path: Path) -> None:
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text(
+            "agent_class: agents.Echo\nscenarios:\n  - {name: Greeting, input_message: Hello}\n"
+        )
+    result = accord("eval", tmp_path)
+    assert result.exit_code == 2
+    for name in ("a.yaml", "b.yaml"):
+        assert f"{tmp_path / name}:3:5 scenarios[0]: a scenario needs expected_output" in (
+            result.stderr
+        )
+    assert "Traceback" not in result.stderr
