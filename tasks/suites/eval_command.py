@@ -98,6 +98,12 @@ def load_suite(path: Path, command: EvalCommand) -> Suite:
 
     if not path.exists():
         raise LoadError(f"{path}: no such file")
+    from accord.tasks.suites.promptfoo import is_promptfoo_file
+
+    if is_promptfoo_file(path):  # before AgentV's claim: a promptfoo config has `tests:` too
+        from accord.tasks.suites.promptfoo import load
+
+        return load(path, judge_model=command.judge_model, repeat=command.repeat)
     if is_eval_file(path):
         return load_eval_file(path, judge_model=command.judge_model, repeat=command.repeat)
     if path.name.endswith((".test.yml", ".test.yaml")):
