@@ -66,9 +66,11 @@ class EvalCommand:
 
 def load_suites(path: Path, command: EvalCommand) -> list[Suite]:
     """The suites a path holds: a file's, or a folder's scenario files'."""
+    from accord.tasks.suites.promptfoo import is_promptfoo_file
     from accord.tasks.suites.scenarios import is_scenario_file
 
-    if path.is_dir() or is_scenario_file(path):
+    # a promptfoo config's `scenarios:` are promptfoo's, not a scenario suite's
+    if path.is_dir() or (is_scenario_file(path) and not is_promptfoo_file(path)):
         from accord.tasks.suites.scenarios.runner import load_scenarios, scenario_paths
         from accord.tasks.suites.scenarios.suite import ScenarioOptions
 

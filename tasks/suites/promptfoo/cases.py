@@ -20,6 +20,7 @@ from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import EvaluatorSpec
 from accord.tasks.suites.core.cases import Case, case_digest
 from accord.tasks.suites.promptfoo import sources, templating
+from accord.tasks.suites.promptfoo.asserts import PromptfooCase
 
 if TYPE_CHECKING:
     from accord.tasks.suites.promptfoo.config import _Loader, _Test
@@ -152,7 +153,8 @@ def build(
                         column += 1
                         continue
                     messages = chat_messages(text) if provider in models else None
-                    case = Case(
+                    case = PromptfooCase(
+                        vars=variables, options=options, prompt_text=text,
                         id=_case_id(test_index, column, len(columns)),
                         input=messages if messages is not None else text,
                         target=provider,

@@ -54,6 +54,7 @@ class PromptfooSuite(Suite):
     columns: list[dict[str, Any]] = field(default_factory=list)
     derived_metrics: list[tuple[str, str]] = field(default_factory=list)
     output_paths: list[Path] = field(default_factory=list)
+    providers: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> {id, label}
 
 
 @dataclass
@@ -63,6 +64,7 @@ class _Loader:
     marks: Marks
     issues: list[Issue] = field(default_factory=list)
     default: dict[str, Any] = field(default_factory=dict)  # the config's defaultTest
+    provider_entries: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def base(self) -> Path:
@@ -116,6 +118,8 @@ def load(path: Path, *, judge_model: str | None = None, repeat: int | None = Non
     env = data.get("env") if isinstance(data.get("env"), dict) else {}
     prompts = _prompts(loader, data.get("prompts"))
     targets, models, columns_of = _providers(loader, data)
+    named = {name: {"id": str(e.get("id")), "label": str(e.get("label") or "")}
+             for name, e in loader.provider_entries.items()}  # fmt: skip
     default = loader.default = _default_test(loader, data.get("defaultTest"))
     tests = _tests(loader, data, default)
     metrics = derived.parse(loader, data.get("derivedMetrics"))
@@ -148,6 +152,7 @@ def load(path: Path, *, judge_model: str | None = None, repeat: int | None = Non
         columns=columns,
         derived_metrics=metrics,
         output_paths=[path.parent / p for p in output_paths],
+        providers=named,
     )
 
 
@@ -239,8 +244,7 @@ def _providers(
         try:
             target, model = build_target(entry, loader.base, loader.root, name)
         except ProviderProblem as exc:
-            where = (key, *loc, exc.key) if exc.key else (key, *loc)
-            loader.issue(where, exc.message)
+            loader.issue((key, *loc, *exc.key), exc.message)
             continue
         except (ValueError, AccordError) as exc:
             loader.issue((key, *loc), str(exc))
@@ -249,6 +253,7 @@ def _providers(
         if problem is not None:
             loader.issue((key, *loc), problem)
         targets[name] = target
+        loader.provider_entries[name] = entry
         if model is not None:
             models[name] = model
         names.append(name)

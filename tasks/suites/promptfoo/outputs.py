@@ -97,7 +97,9 @@ def result_record(case: Case, result: CaseResult, suite: PromptfooSuite) -> dict
         "prompt": meta["prompt"],
         "promptId": column["id"],
         "promptIdx": meta["promptIdx"],
-        "provider": {"id": column["provider"], "label": ""},
+        "provider": suite.providers.get(
+            column["provider"], {"id": column["provider"], "label": ""}
+        ),
         "response": {
             "output": output,
             "raw": output,
@@ -245,6 +247,7 @@ def table(run: SuiteRun) -> list[list[str]]:
         for name in source or {}:
             if name not in names:
                 names.append(name)
+    names.sort()  # promptfoo's getHeaderForTable sorts the var columns
     head = [*names, *(f"[{c['provider']}] {c['label']}" for c in suite.columns)]
     rows: dict[int, list[str]] = {}
     for record in records:

@@ -76,9 +76,9 @@ SCRIPT_PARTS = re.compile(r"""[^\s"']+|"([^"]*)"|'([^']*)'""")
 
 class ProviderProblem(ValueError):
     """A provider entry accord cannot run: the message says what to do; `key` is the
-    entry's key it is about (None: the id)."""
+    path inside the entry it is about (empty: the entry itself)."""
 
-    def __init__(self, message: str, key: str | None = None) -> None:
+    def __init__(self, message: str, *key: str) -> None:
         super().__init__(message)
         self.message = message
         self.key = key
@@ -282,6 +282,7 @@ def _model_target(pid: str, config: dict[str, Any], name: str) -> tuple[Target, 
                 f"provider config key '{key}' is not supported by accord (supported: "
                 f"{', '.join(CONFIG_KEYS)}); remove it, or set it on a model in config.yml",
                 "config",
+                key,
             )
         fields[CONFIG_KEYS[key]] = value
     litellm = f"{MODEL_PREFIXES[prefix]}/{model}" if MODEL_PREFIXES[prefix] else model

@@ -214,8 +214,8 @@ def test_from_csv_row(row: dict[str, str]) -> dict[str, Any]:
             raise SourceProblem("the __providerOutput column is not supported by accord")
         elif key != "__metadata":
             variables[key] = value
-    for entry in asserts:
-        entry["metric"] = metric
+    if metric is not None:  # else promptfoo sets it undefined, which JSON leaves out
+        asserts = [{**entry, "metric": metric} for entry in asserts]
     test.update(vars=variables, assert_=asserts, options=options)
     if metadata:
         test["metadata"] = metadata

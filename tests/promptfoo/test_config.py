@@ -1,0 +1,274 @@
+"""promptfoo configs through `accord eval`: what loads and runs, what is refused (file, line,
+exit 2), and promptfoo's -o files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.conftest import fake_model_config
+from tests.evals.conftest import Run, accord
+from tests.fakes import FakeOpenAI, Reply
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workflows" / "promptfoo"
+
+
+def project(tmp_path: Path, files: dict[str, str], config: str = "") -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "config.yml").write_text(config)
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path / "promptfooconfig.yaml"
+
+
+def results(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
+    """promptfoo's JSON output, each result by (testIdx, promptIdx)."""
+    doc = json.loads(path.read_text())
+    return {(r["testIdx"], r["promptIdx"]): r for r in doc["results"]["results"]}
+
+
+def test_the_example_runs_its_matrix_and_writes_promptfoo_json(tmp_path: Path) -> None:
+    folder = tmp_path / "promptfoo"
+    shutil.copytree(EXAMPLE, folder)
+    run = accord("eval", "-c", folder / "promptfooconfig.yaml", "-o", tmp_path / "out.json")
+    assert run.exit_code == 1, run.stderr  # some cases fail on purpose
+    found = results(tmp_path / "out.json")
+    # 3 tests (2 from the CSV, 1 inline) x 2 providers x 2 prompts
+    assert len(found) == 12
+    assert found[(0, 0)]["response"]["output"] == "Hello Bo, welcome to Oslo."
+    assert found[(0, 2)]["response"]["output"] == "HELLO BO, WELCOME TO OSLO."  # python provider
+    assert found[(0, 2)]["provider"] == {"id": "python:provider.py", "label": "capitals"}
+    # the CSV's `__expected` became an assertion after defaultTest's
+    assert [a["type"] for a in found[(0, 0)]["testCase"]["assert"]] == ["icontains", "icontains"]
+    assert found[(1, 2)]["success"] is False and found[(1, 2)]["score"] == 0.5
+    assert found[(1, 2)]["gradingResult"]["reason"] == 'Expected output to contain "Paris"'
+    prompts = json.loads((tmp_path / "out.json").read_text())["results"]["prompts"]
+    assert [p["provider"] for p in prompts] == ["echo", "echo", "capitals", "capitals"]
+    # derivedMetrics: names + cities over the column's summed named scores
+    assert prompts[0]["metrics"]["namedScores"] == {
+        "names": 3.0, "cities": 1.0, "names_and_cities": 4.0,
+    }  # fmt: skip
+    assert prompts[0]["metrics"]["testPassCount"] == 3
+
+
+def test_var_lists_expand_and_default_test_and_scenarios_merge(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """
+prompts: ['{{greeting}} {{name}} from {{place}}']
+providers: [echo]
+defaultTest:
+  vars: {greeting: Hi, place: home}
+  assert: [{type: contains, value: Hi}]
+tests:
+  - vars: {name: [Ann, Bob]}
+scenarios:
+  - config: [{vars: {place: Rome}}, {vars: {place: Oslo}}]
+    tests:
+      - vars: {name: Cy}
+        assert: [{type: contains, value: Cy from}]
+"""})  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    outputs = [r["response"]["output"] for _, r in sorted(results(tmp_path / "out.json").items())]
+    assert outputs == ["Hi Ann from home", "Hi Bob from home", "Hi Cy from Rome",
+                       "Hi Cy from Oslo"]  # fmt: skip
+
+
+def test_a_json_chat_prompt_reaches_an_openai_provider_as_messages(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.script(Reply(text="Paris"))
+    config = project(tmp_path, {
+        "chat.json": '[{"role": "system", "content": "Answer in one word."},'
+                     ' {"role": "user", "content": "Capital of {{country}}?"}]',
+        "promptfooconfig.yaml": f"""
+prompts: [file://chat.json]
+providers:
+  - id: openai:chat:fake-model
+    config: {{apiBaseUrl: '{fake_llm.url}', apiKey: test-key, temperature: 0}}
+tests:
+  - vars: {{country: France}}
+    assert: [{{type: equals, value: Paris}}]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "--cache", "off")
+    assert run.exit_code == 0, run.stderr
+    sent = fake_llm.requests[0]
+    assert sent["model"] == "fake-model" and sent["temperature"] == 0
+    assert sent["messages"] == [
+        {"role": "system", "content": "Answer in one word."},
+        {"role": "user", "content": "Capital of France?"},
+    ]
+
+
+def refused(run: Run, *parts: str) -> None:
+    assert run.exit_code == 2, (run.exit_code, run.stderr)
+    assert "Traceback" not in run.stderr
+    for part in parts:
+        assert part in run.stderr, run.stderr
+
+
+def test_unknown_and_unsupported_keys_are_refused_at_their_line(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: [hi]
+providers: [echo]
+extensions: [file://hooks.py]
+defaultTest:
+  asert: []
+tests:
+  - vars: {a: 1}
+    provider: echo
+"""})  # fmt: skip
+    run = accord("eval", config)
+    refused(run, "promptfooconfig.yaml:3", "'extensions'", "not supported by accord",
+            "promptfooconfig.yaml:5", "unknown key 'asert'", "did you mean 'assert'",
+            "promptfooconfig.yaml:8", "'provider'")  # fmt: skip
+
+
+def test_a_provider_config_key_accord_does_not_map_is_refused(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: [hi]
+providers:
+  - id: openai:chat:gpt-4o-mini
+    config:
+      response_format: {type: json_object}
+"""})  # fmt: skip
+    refused(accord("eval", config), "promptfooconfig.yaml:5", "'response_format'")
+
+
+def test_a_nunjucks_construct_jinja_reads_otherwise_is_named_at_load(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts:
+  - "{% for k, v in facts %}{{k}}={{v}} {% endfor %}"
+  - "{{ name | nl2br }}"
+providers: [echo]
+tests:
+  - vars: {facts: {a: 1}, name: x}
+"""})  # fmt: skip
+    refused(accord("eval", config), "promptfooconfig.yaml:2", "facts.items()",
+            "'nl2br'")  # fmt: skip
+
+
+def test_an_undefined_var_renders_empty_as_in_nunjucks_and_dump_is_json(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """
+prompts: ['[{{ missing }}] {{ obj | dump }}']
+providers: [echo]
+tests: [{vars: {obj: {a: [1, 2]}}}]
+"""})  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    assert results(tmp_path / "out.json")[(0, 0)]["response"]["output"] == '[] {"a":[1,2]}'
+
+
+def test_exec_provider_gets_the_prompt_as_data_never_as_shell_code(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "run.py": "import sys\nprint('got:' + sys.argv[1])\n",
+        "promptfooconfig.yaml": """prompts: ['{{ text }}']
+providers: ['exec: python3 run.py']
+tests:
+  - vars: {text: "a'$(touch pwned)'; touch pwned2"}
+    assert: [{type: starts-with, value: "got:a'$(touch"}]
+""",
+    })  # fmt: skip
+    shutil.copy(shutil.which("python3") or "/usr/bin/python3", tmp_path / "python3")
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
+
+
+def test_files_outside_the_project_are_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "tests.csv").write_text("q\nhi\n")
+    (outside / "p.py").write_text("def call_api(p, o, c):\n    return {'output': p}\n")
+    config = project(tmp_path / "proj", {"promptfooconfig.yaml": """prompts: ['{{q}}']
+providers: ['python:../elsewhere/p.py', 'exec: python3 ../elsewhere/p.py']
+tests: file://../elsewhere/tests.csv
+"""})  # fmt: skip
+    refused(accord("eval", config), "outside the project root", "promptfooconfig.yaml:2",
+            "promptfooconfig.yaml:3")  # fmt: skip
+
+
+def test_tests_from_csv_json_jsonl_and_yaml_files(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "t.csv": "q,__expected\nalpha,contains:alp\n",
+        "t.json": '[{"vars": {"q": "beta"}, "assert": [{"type": "equals", "value": "beta"}]}]',
+        "t.jsonl": '{"vars": {"q": "gamma"}}\n',
+        "t.yaml": "- vars: {q: delta}\n  assert: [{type: icontains, value: DELTA}]\n",
+        "promptfooconfig.yaml": """prompts: ['{{q}}']
+providers: [echo]
+tests: [file://t.csv, file://t.json, file://t.jsonl, file://t.yaml]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    found = results(tmp_path / "out.json")
+    assert [found[(i, 0)]["response"]["output"] for i in range(4)] == [
+        "alpha", "beta", "gamma", "delta",
+    ]  # fmt: skip
+    assert all(r["success"] for r in found.values())
+
+
+def test_a_bad_line_of_a_jsonl_test_file_is_named(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "t.jsonl": '{"vars": {"q": "a"}}\n{"vars": \n',
+        "promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [echo]\ntests: file://t.jsonl\n",
+    })  # fmt: skip
+    refused(accord("eval", config), "t.jsonl:2", "invalid JSON")
+
+
+def test_promptfoo_output_forms_csv_yaml_jsonl_html(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: ['Say {{w}}']
+providers: [echo]
+tests:
+  - vars: {w: hi}
+    assert: [{type: equals, value: Say hi}]
+  - vars: {w: <b>}
+    assert: [{type: equals, value: nope}]
+"""})  # fmt: skip
+    for suffix in ("csv", "yaml", "jsonl", "html"):
+        run = accord("eval", "-c", config, "-o", tmp_path / f"out.{suffix}", "-q")
+        assert run.exit_code == 1, run.stderr
+    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text())))
+    assert rows[0] == ["w", "[echo] Say {{w}}"]
+    assert rows[1] == ["hi", "[PASS] (1.00)\n\nSay hi\n\nPass Reason: All assertions passed"]
+    assert rows[2][1].startswith("[FAIL] (0.00)\n\nExpected output")
+    document = yaml.safe_load((tmp_path / "out.yaml").read_text())
+    assert document["results"]["stats"]["successes"] == 1
+    assert document["results"]["stats"]["failures"] == 1
+    lines = (tmp_path / "out.jsonl").read_text().splitlines()
+    assert [json.loads(line)["success"] for line in lines] == [True, False]
+    page = (tmp_path / "out.html").read_text()
+    assert "&lt;b&gt;" in page and "<b>" not in page
+
+
+def test_an_output_form_promptfoo_lacks_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": "prompts: [hi]\nproviders: [echo]\n"})
+    refused(accord("eval", "-c", config, "-o", tmp_path / "out.xlsx"), ".json, .jsonl")
+    assert not (tmp_path / ".accord").exists() or not list((tmp_path / ".accord").glob("runs*"))
+
+
+def test_model_config_in_config_yml_is_left_alone(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """A project's own config.yml models still resolve beside the providers' entries."""
+    config = project(
+        tmp_path,
+        {
+            "promptfooconfig.yaml": f"""prompts: [hi]
+providers:
+  - id: openai:chat:fake-model
+    label: mine
+    config: {{apiBaseUrl: '{fake_llm.url}', apiKey: k}}
+tests: [{{assert: [{{type: contains, value: echo}}]}}]
+"""
+        },
+        config=fake_model_config(fake_llm),
+    )
+    run = accord("eval", config, "--cache", "off", "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    assert results(tmp_path / "out.json")[(0, 0)]["provider"] == {
+        "id": "openai:chat:fake-model", "label": "mine",
+    }  # fmt: skip
