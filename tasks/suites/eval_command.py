@@ -273,10 +273,10 @@ def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list
         outputs.append(Output("--output-dir", command.output_dir, ("results.json", "report.html")))
     else:
         outputs += [Output("the scenario reports' folder", d, ()) for d in scenario_dirs]
-    check(outputs, inputs=inputs, roots=sorted(roots), nothing_ran="no case was run")
-    from accord.tasks.suites.promptfoo.outputs import takes_output
+    from accord.tasks.suites.promptfoo.outputs import planned_outputs
 
-    takes_output(suites, command.output)  # promptfoo's -o: its form refused before the run
+    outputs += planned_outputs(suites, command.output)  # a promptfoo config's outputPath
+    check(outputs, inputs=inputs, roots=sorted(roots), nothing_ran="no case was run")
 
 
 async def _run_suites(

@@ -272,3 +272,22 @@ tests: [{{assert: [{{type: contains, value: echo}}]}}]
     assert results(tmp_path / "out.json")[(0, 0)]["provider"] == {
         "id": "openai:chat:fake-model", "label": "mine",
     }  # fmt: skip
+
+
+def test_output_path_is_written_unless_o_replaces_it_and_never_over_the_config(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: [hi]
+providers: [echo]
+outputPath: [from-config.json, from-config.csv]
+"""})  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    assert accord("eval", "-c", config, "-q").exit_code == 0
+    assert results(tmp_path / "from-config.json")[(0, 0)]["response"]["output"] == "hi"
+    assert (tmp_path / "from-config.csv").read_text().startswith("[echo] hi\n")
+    (tmp_path / "from-config.json").unlink()
+    assert accord("eval", "-c", config, "-o", "given.jsonl", "-q").exit_code == 0
+    assert (tmp_path / "given.jsonl").exists() and not (tmp_path / "from-config.json").exists()
+    config.write_text("prompts: [hi]\nproviders: [echo]\noutputPath: promptfooconfig.yaml\n")
+    refused(accord("eval", "-c", config), "outputPath of", "an evaluated file")
+    assert config.read_text().startswith("prompts: [hi]")

@@ -151,7 +151,7 @@ def load(path: Path, *, judge_model: str | None = None, repeat: int | None = Non
         config=data,
         columns=columns,
         derived_metrics=metrics,
-        output_paths=[path.parent / p for p in output_paths],
+        output_paths=[Path(p) for p in output_paths if isinstance(p, str) and p],
         providers=named,
     )
 

@@ -326,14 +326,31 @@ def takes_output(suites: list[Any], output: Path | None) -> bool:
 
 
 def write_all(runs: list[SuiteRun], output: Path | None) -> bool:
-    """Write each promptfoo config's `outputPath` files and, when `--output` is promptfoo's
-    `-o`, that file; True when `--output` was written here."""
+    """Write promptfoo's files: `--output` when it is promptfoo's `-o`, else each config's
+    `outputPath` (promptfoo's `-o` replaces the config's, and both are relative to the
+    current folder). True when `--output` was written here."""
+    if takes_output([r.suite for r in runs], output):
+        assert output is not None
+        write(runs[0], output)
+        return True
     for run in runs:
         if isinstance(run.suite, PromptfooSuite):
             for path in run.suite.output_paths:
                 write(run, path)
-    if not takes_output([r.suite for r in runs], output):
-        return False
-    assert output is not None
-    write(runs[0], output)
-    return True
+    return False
+
+
+def planned_outputs(suites: list[Any], output: Path | None) -> list[Any]:
+    """The configs' `outputPath` files a run will write, as checks before it runs
+    (`engine.paths.check_outputs`); their forms are checked here too."""
+    from accord.engine.paths import Output
+
+    if takes_output(suites, output):
+        return []
+    planned = []
+    for suite in suites:
+        if isinstance(suite, PromptfooSuite):
+            for path in suite.output_paths:
+                format_of(path)
+                planned.append(Output(f"outputPath of {suite.path}", path, example="out.json"))
+    return planned
