@@ -102,10 +102,24 @@ tests:
     assert run.exit_code == 0, run.stderr
     sent = fake_llm.requests[0]
     assert sent["model"] == "fake-model" and sent["temperature"] == 0
+    assert sent["max_tokens"] == 1024  # promptfoo's OpenAI provider default
     assert sent["messages"] == [
         {"role": "system", "content": "Answer in one word."},
         {"role": "user", "content": "Capital of France?"},
     ]
+
+
+def test_an_openai_provider_finds_its_server_and_key_in_the_config_env(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": f"""prompts: [hello]
+providers: [openai:fake-model]
+env: {{OPENAI_BASE_URL: '{fake_llm.url}', OPENAI_API_KEY: from-env-key}}
+tests: [{{assert: [{{type: equals, value: 'echo: hello'}}]}}]
+"""})  # fmt: skip
+    run = accord("eval", config, "--cache", "off")
+    assert run.exit_code == 0, run.stderr
+    assert fake_llm.authorizations == ["Bearer from-env-key"]
 
 
 def refused(run: Run, *parts: str) -> None:

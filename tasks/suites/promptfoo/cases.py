@@ -102,6 +102,7 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
             specs.append(build_assertion(entry, base_dir=loader.base, where=where, name=name))
         except (AccordError, ValueError) as exc:
             message = getattr(exc, "message", None) or str(exc)
+            message = message.removeprefix(f"{where}: ")  # the issue names the place itself
             loader.issue((*item.loc, "assert", index), message, file=item.file, line=item.line)
     return tuple(specs)
 

@@ -65,6 +65,7 @@ class _Loader:
     issues: list[Issue] = field(default_factory=list)
     default: dict[str, Any] = field(default_factory=dict)  # the config's defaultTest
     provider_entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    env: dict[str, Any] = field(default_factory=dict)  # the config's env:
 
     @property
     def base(self) -> Path:
@@ -116,6 +117,7 @@ def load(path: Path, *, judge_model: str | None = None, repeat: int | None = Non
     loader = _Loader(path, project.root, marks)
     loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "the config")
     env = data.get("env") if isinstance(data.get("env"), dict) else {}
+    loader.env = {str(k): v for k, v in (env or {}).items()}
     prompts = _prompts(loader, data.get("prompts"))
     targets, models, columns_of = _providers(loader, data)
     named = {name: {"id": str(e.get("id")), "label": str(e.get("label") or "")}
@@ -242,7 +244,9 @@ def _providers(
         while name in targets:
             name += "'"
         try:
-            target, model = build_target(entry, loader.base, loader.root, name)
+            target, model = build_target(
+                entry, loader.base, loader.root, f"promptfoo:{name}", env=loader.env
+            )
         except ProviderProblem as exc:
             loader.issue((key, *loc, *exc.key), exc.message)
             continue

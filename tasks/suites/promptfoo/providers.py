@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -218,7 +219,7 @@ PROVIDER_KEYS = ("id", "label", "config", "delay", "transform")
 
 
 def build_target(
-    entry: dict[str, Any], base: Path, root: Path, name: str
+    entry: dict[str, Any], base: Path, root: Path, name: str, env: dict[str, Any] | None = None
 ) -> tuple[Target, ModelSpec | None]:
     """The target of one provider entry (and the model entry, named `name`, that a model
     provider adds)."""
@@ -261,10 +262,17 @@ def build_target(
             ) from None
         rel = str(relative.relative_to(root))
         return PythonFileTarget(file=rel, function=function, cwd=cwd, options=options), None
-    return _model_target(pid, config, name)
+    return _model_target(pid, config, name, env or {})
 
 
-def _model_target(pid: str, config: dict[str, Any], name: str) -> tuple[Target, ModelSpec]:
+# where promptfoo's OpenAI provider finds its base URL and key when the config gives none
+# (`src/providers/openai/index.ts`): the config's `env:`, then the process environment
+OPENAI_BASE_VARS = ("OPENAI_API_BASE_URL", "OPENAI_BASE_URL")
+
+
+def _model_target(
+    pid: str, config: dict[str, Any], name: str, env: dict[str, Any]
+) -> tuple[Target, ModelSpec]:
     prefix, _, rest = pid.partition(":")
     if prefix not in MODEL_PREFIXES or not rest:
         known = ", ".join(f"{p}:" for p in MODEL_PREFIXES)
@@ -284,7 +292,30 @@ def _model_target(pid: str, config: dict[str, Any], name: str) -> tuple[Target, 
                 "config",
                 key,
             )
-        fields[CONFIG_KEYS[key]] = value
+        # promptfoo's apiHost is a host name: https://HOST/v1
+        fields[CONFIG_KEYS[key]] = f"https://{value}/v1" if key == "apiHost" else value
+    if prefix == "openai":
+        _openai_defaults(fields, env)
     litellm = f"{MODEL_PREFIXES[prefix]}/{model}" if MODEL_PREFIXES[prefix] else model
     spec = ModelSpec(name=name, model=litellm, **fields)
     return ModelTarget(model=name), spec
+
+
+def _openai_defaults(fields: dict[str, Any], env: dict[str, Any]) -> None:
+    """What promptfoo's OpenAI provider takes when its config is silent: the base URL and
+    key from the config's `env:` or the environment, and 1024 as `max_tokens`."""
+    if "api_base" not in fields:
+        host = env.get("OPENAI_API_HOST")
+        base = next((env[v] for v in OPENAI_BASE_VARS if env.get(v)), None)
+        if host or base:
+            fields["api_base"] = f"https://{host}/v1" if host else base
+        else:
+            found = next((v for v in ("OPENAI_API_HOST", *OPENAI_BASE_VARS) if os.environ.get(v)),
+                         None)  # fmt: skip
+            if found == "OPENAI_API_HOST":
+                fields["api_base"] = f"https://{os.environ[found]}/v1"
+            elif found is not None:
+                fields["api_base_var"] = found  # read at each call, never stored
+    if "api_key" not in fields and "key_var" not in fields and env.get("OPENAI_API_KEY"):
+        fields["api_key"] = env["OPENAI_API_KEY"]
+    fields.setdefault("max_tokens", 1024)
