@@ -90,18 +90,19 @@ def script_parts(command: str) -> list[str]:
 
 
 def _program_files(parts: list[str], base: Path, root: Path) -> None:
-    """Each part that names a path (has a slash, or is a file beside the config) must lie
-    inside the project."""
+    """Each relative part that names a path (has a slash, or is a file beside the config)
+    must lie inside the project: a provider runs the project's own files. Programs given by
+    name or absolute path (`python3`, `/usr/bin/env`) are the system's, as in any command."""
     for part in parts:
-        if "/" in part or (base / part).is_file():
-            relative = (base / part).resolve()
-            try:
-                inside(root, relative.relative_to(root.resolve()), "the exec provider's file")
-            except (ValueError, PathError):
-                raise ProviderProblem(
-                    f"the exec provider names '{part}', which is outside the project root "
-                    f"{root}: a provider runs only the project's own files"
-                ) from None
+        if Path(part).is_absolute() or not ("/" in part or (base / part).is_file()):
+            continue
+        try:
+            inside(root, (base / part).resolve().relative_to(root.resolve()), "file")
+        except (ValueError, PathError):
+            raise ProviderProblem(
+                f"the exec provider names '{part}', which is outside the project root "
+                f"{root}: a provider runs only the project's own files"
+            ) from None
 
 
 @target("promptfoo-exec")
@@ -246,7 +247,7 @@ def build_target(
         parts = script_parts(pid[5:])
         if not parts:
             raise ProviderProblem("'exec:' needs a command, e.g. 'exec: python run.py'")
-        _program_files(parts[1:] if "/" not in parts[0] else parts, base, root)
+        _program_files(parts, base, root)
         return ExecTarget(argv=parts, cwd=cwd, options=options), None
     if pid.startswith(("python:", "file://")) and ".py" in pid:
         rest = pid.split(":", 1)[1].removeprefix("//")
