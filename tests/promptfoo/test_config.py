@@ -193,6 +193,23 @@ tests:
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
 
 
+def test_a_provider_that_fails_is_an_error_result_as_in_promptfoo(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "fail.py": "import sys\nsys.stderr.write('boom')\nsys.exit(1)\n",
+        "promptfooconfig.yaml": """prompts: ['x {{a}}']
+providers: ['exec: python3 fail.py', echo]
+tests: [{vars: {a: 1}, assert: [{type: contains, value: x, metric: m}]}]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 1 and "boom" in run.stderr
+    failed, passed = results(tmp_path / "out.json")[(0, 0)], results(tmp_path / "out.json")[(0, 1)]
+    # promptfoo: a provider error is failureReason 2 (ERROR), score 0, no gradingResult
+    assert (failed["success"], failed["score"], failed["failureReason"]) == (False, 0, 2)
+    assert failed["gradingResult"] is None and "boom" in failed["error"]
+    assert (passed["success"], passed["namedScores"]) == (True, {"m": 1.0})
+
+
 def test_files_outside_the_project_are_refused(tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()

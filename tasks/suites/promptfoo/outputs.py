@@ -50,11 +50,18 @@ def _empty_usage() -> dict[str, Any]:
             "assertions": {**counts, "completionDetails": dict(details)}}  # fmt: skip
 
 
+_NO_TOKENS = {"total": 0, "prompt": 0, "completion": 0, "cached": 0, "numRequests": 0}
+
+
 def _grading(case: Case, result: CaseResult, threshold: float | None) -> dict[str, Any] | None:
-    """promptfoo's `gradingResult`: the test's verdict and each assertion's."""
+    """promptfoo's `gradingResult`: the test's verdict and each assertion's (a test without
+    assertions passes with "No assertions"; one whose target failed has none)."""
     entries = list(case.metadata.get("testCase", {}).get("assert") or [])
-    if not entries:
+    if result.status == "error" and not result.findings:
         return None
+    if not entries:
+        return {"pass": True, "score": 1, "reason": "No assertions",
+                "tokensUsed": dict(_NO_TOKENS), "assertion": None}  # fmt: skip
     from accord.tasks.suites.promptfoo.asserts import combine
 
     findings: list[Finding] = list(result.findings)
@@ -72,7 +79,7 @@ def _grading(case: Case, result: CaseResult, threshold: float | None) -> dict[st
     return {
         "pass": result.status == "passed", "score": result.score or 0.0, "reason": reason,
         "namedScores": named,
-        "tokensUsed": {"total": 0, "prompt": 0, "completion": 0, "cached": 0, "numRequests": 0},
+        "tokensUsed": dict(_NO_TOKENS),
         "componentResults": components, "assertion": None,
     }  # fmt: skip
 
@@ -86,7 +93,7 @@ def result_record(case: Case, result: CaseResult, suite: PromptfooSuite) -> dict
     error = result.error if result.status == "error" else None
     if result.status == "failed" and grading is not None:
         error = grading["reason"]
-    named = grading["namedScores"] if grading else {}
+    named = grading.get("namedScores", {}) if grading else {}
     output = result.output if result.output is not None else ""
     record: dict[str, Any] = {
         "cost": result.cost or 0,
@@ -109,7 +116,7 @@ def result_record(case: Case, result: CaseResult, suite: PromptfooSuite) -> dict
             "isRefusal": False,
             "metadata": {},
         },
-        "score": result.score if result.score is not None else (1 if grading is None else 0),
+        "score": result.score if result.score is not None else (0 if error else 1),
         "success": result.status in ("passed", "recorded"),
         "testCase": meta["testCase"],
         "testIdx": meta["testIdx"],

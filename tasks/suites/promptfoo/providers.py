@@ -242,7 +242,7 @@ def build_target(
     cwd = (
         str(base.resolve().relative_to(root.resolve())) if base.resolve() != root.resolve() else "."
     )
-    options = {"config": {**config, "basePath": str(base)}}
+    options = {"config": {**config, "basePath": str(base)}, "env": env or {}}
     if pid.startswith("exec:"):
         parts = script_parts(pid[5:])
         if not parts:
