@@ -79,6 +79,10 @@ scenarios:
     outputs = [r["response"]["output"] for _, r in sorted(results(tmp_path / "out.json").items())]
     assert outputs == ["Hi Ann from home", "Hi Bob from home", "Hi Cy from Rome",
                        "Hi Cy from Oslo"]  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "twice.json", "--repeat", "2")
+    assert run.exit_code == 0, run.stderr
+    # promptfoo's --repeat: the second round's tests are numbered after the first's
+    assert sorted(results(tmp_path / "twice.json")) == [(i, 0) for i in range(8)]
 
 
 def test_a_json_chat_prompt_reaches_an_openai_provider_as_messages(

@@ -73,10 +73,12 @@ def by_cell(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
     return {(r["testIdx"], r["promptIdx"]): r for r in doc["results"]["results"]}
 
 
-def verdicts(path: Path) -> dict[tuple[int, int], tuple[bool, float, dict[str, float]]]:
+def verdicts(path: Path) -> dict[tuple[int, int], tuple[Any, ...]]:
+    """Each result's verdict, score, named scores and reason."""
     return {
         cell: (r["success"], round(r["score"], 6),
-               {k: round(v, 6) for k, v in r["namedScores"].items()})
+               {k: round(v, 6) for k, v in r["namedScores"].items()},
+               (r["gradingResult"] or {}).get("reason"))
         for cell, r in by_cell(path).items()
     }  # fmt: skip
 
@@ -116,6 +118,7 @@ providers:
   - id: openai:chat:fake-model
     config: {{apiBaseUrl: '{fake_llm.url}', apiKey: test-key}}
 defaultTest:
+  threshold: 0.4
   assert:
     - type: not-contains
       value: know
@@ -139,10 +142,13 @@ derivedMetrics:
     run_promptfoo(tmp_path, "promptfoo.json")
     run = accord("eval", "-c", tmp_path / "promptfooconfig.yaml", "-o", tmp_path / "accord.json",
                  "--cache", "off", "-q")  # fmt: skip
-    assert run.exit_code == 1, run.stderr  # Spain's starts-with and Peru fail, in both
+    # Peru fails in both; Spain's starts-with fails but its score 0.4 reaches the threshold
+    assert run.exit_code == 1, run.stderr
     theirs, mine = verdicts(tmp_path / "promptfoo.json"), verdicts(tmp_path / "accord.json")
     assert len(theirs) == 8  # 4 var combinations x 2 prompts
     assert mine == theirs
+    # promptfoo's AssertionsResult: with a threshold the score decides, not the failed assertion
+    assert theirs[(1, 0)][:2] == (True, 0.4)
     assert column_metrics(tmp_path / "accord.json") == column_metrics(tmp_path / "promptfoo.json")
 
 

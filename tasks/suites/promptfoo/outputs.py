@@ -133,7 +133,14 @@ def _records(run: SuiteRun) -> list[dict[str, Any]]:
     suite = run.suite
     assert isinstance(suite, PromptfooSuite)
     by_id = {c.id: c for c in suite.cases}
-    return [result_record(by_id[r.id], r, suite) for r in run.cases if r.id in by_id]
+    tests = 1 + max((c.metadata["testIdx"] for c in suite.cases), default=0)
+    records = []
+    for result in (r for r in run.cases if r.id in by_id):
+        record = result_record(by_id[result.id], result, suite)
+        # promptfoo's --repeat numbers each repeat's tests after the previous repeat's
+        record["testIdx"] += result.repeat * tests
+        records.append(record)
+    return records
 
 
 def _prompts(suite: PromptfooSuite, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
