@@ -48,6 +48,7 @@ def score(
     threshold: float | None = None,
     prompt: str = "the prompt",
     options: dict[str, Any] | None = None,
+    provider_config: dict[str, Any] | None = None,
 ) -> Scored:
     """The assertions on one output of one test."""
     if not (root / "config.yml").exists():
@@ -59,7 +60,7 @@ def score(
     produced = output if isinstance(output, Output) else Output(text=output)
     case = PromptfooCase(
         id="t1", input=prompt, vars=dict(vars or {}), options=dict(options or {}),
-        prompt_text=prompt, evaluators=specs,
+        prompt_text=prompt, evaluators=specs, provider_config=dict(provider_config or {}),
     )  # fmt: skip
 
     async def answer(_: Any) -> Output:
