@@ -16,7 +16,9 @@ from typing import Any
 import pydantic
 
 from accord.engine.errors import AccordError, ConfigError
-from accord.tasks.suites.promptfoo.asserts import measures as _measures  # noqa: F401 (registers)
+from accord.tasks.suites.promptfoo.asserts import context as _context  # noqa: F401 (registers)
+from accord.tasks.suites.promptfoo.asserts import graded as _graded  # noqa: F401
+from accord.tasks.suites.promptfoo.asserts import measures as _measures  # noqa: F401
 from accord.tasks.suites.promptfoo.asserts import structure as _structure  # noqa: F401
 from accord.tasks.suites.promptfoo.asserts import text as _text  # noqa: F401
 from accord.tasks.suites.promptfoo.asserts.base import PROMPTFOO, PromptfooAssertion
