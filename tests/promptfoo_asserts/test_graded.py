@@ -30,10 +30,13 @@ def cosine(a: list[float], b: list[float]) -> float:
 def test_llm_rubric_reads_pass_score_and_reason(root: Path, fake_llm: FakeOpenAI) -> None:
     # matchesLlmRubric: first JSON object of the reply; pass ?? true; a non-numeric score is
     # Number(pass); with threshold, pass && score >= threshold
-    fake_llm.script(
-        'Thinking... {"reason": "greets", "pass": true, "score": 0.8}',
-        '{"reason": "meh", "pass": "yes", "score": "0.4"}',
-        '{"reason": "no score given", "pass": false}',
+    replies = {
+        "is a greeting to Ada": 'Thinking... {"reason": "greets", "pass": true, "score": 0.8}',
+        "is polite": '{"reason": "meh", "pass": "yes", "score": "0.4"}',
+        "is long": '{"reason": "no score given", "pass": false}',
+    }
+    fake_llm.responder = lambda body: Reply(
+        text=next(r for k, r in replies.items() if k in body["messages"][-1]["content"])
     )
     found = score(
         root,
@@ -48,8 +51,7 @@ def test_llm_rubric_reads_pass_score_and_reason(root: Path, fake_llm: FakeOpenAI
     got = [(f.score, f.passed, f.reason) for f in found.findings]
     assert got == [(0.8, True, "greets"), (0.4, False, "meh"), (0.0, False, "no score given")]
     asked = [r["messages"][-1]["content"] for r in fake_llm.requests]
-    assert "<Output>\nHello Ada\n</Output>" in asked[0]
-    assert "is a greeting to Ada" in asked[0]
+    assert any("<Output>\nHello Ada\n</Output>" in a and "greeting to Ada" in a for a in asked)
     assert found.findings[0].judge_calls == 1
 
 
@@ -68,7 +70,9 @@ def test_an_unreadable_judge_reply_is_an_error_after_one_retry(
 
 def test_closedqa_passes_on_a_final_y(root: Path, fake_llm: FakeOpenAI) -> None:
     # matchesClosedQa: output.trimEnd().endsWith('Y') passes, 'N' fails
-    fake_llm.script("It names the capital.\nY\nY\n", "Wrong city.\nN\nN")
+    fake_llm.responder = lambda body: Reply(
+        text="Names it.\nY\nY\n" if "names the capital" in str(body) else "Wrong.\nN\nN"
+    )
     found = score(
         root,
         [
@@ -86,20 +90,18 @@ def test_closedqa_passes_on_a_final_y(root: Path, fake_llm: FakeOpenAI) -> None:
 def test_factuality_category_scores(root: Path, fake_llm: FakeOpenAI) -> None:
     # matchesFactuality: A/B/C/E score 1 and pass, D scores 0; options.factuality overrides;
     # a reply without JSON falls back to "(X)" at its start
-    fake_llm.script(
-        '{"category": "B", "reason": "adds detail"}',
-        '{"category": "d", "reason": "contradicts"}',
-        "(C) same facts",
-        '{"category": "A", "reason": "subset"}',
+    replies = {
+        "Paris B": '{"category": "B", "reason": "adds detail"}',
+        "Paris D": '{"category": "d", "reason": "contradicts"}',
+        "Paris C": "(C) same facts",
+        "Paris A": '{"category": "A", "reason": "subset"}',
+    }
+    fake_llm.responder = lambda body: Reply(
+        text=next(r for k, r in replies.items() if k in str(body["messages"]))
     )
     found = score(
         root,
-        [
-            {"type": "factuality", "value": "Paris"},
-            {"type": "factuality", "value": "Paris"},
-            {"type": "factuality", "value": "Paris"},
-            {"type": "factuality", "value": "Paris"},
-        ],
+        [{"type": "factuality", "value": f"Paris {letter}"} for letter in "BDCA"],
         "Paris, in France",
         options={"factuality": {"subset": 0.5}},
     )
