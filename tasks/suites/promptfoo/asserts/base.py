@@ -142,6 +142,8 @@ class PromptfooAssertion(EvaluatorSpec):
     provider: Any = None
     rubric_prompt: Any = None
     config: dict[str, Any] | None = None
+    # AgentV's `required` with its minimum score (the test scores 0 below it)
+    min_score: float | None = None
 
     default_threshold: ClassVar[ThresholdSpec | None] = None
     # the keys of the file's entry this type reads beyond the common ones
