@@ -16,6 +16,7 @@ from accord.tasks.suites.core.cases import CaseResult, Output, Suite
 from accord.tasks.suites.core.nodes import run_suite
 from accord.tasks.suites.core.targets import PythonTarget
 from accord.tasks.suites.promptfoo.asserts import PromptfooCase, build_assertion, combine
+from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion, combine_agentv
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI
 
@@ -41,25 +42,28 @@ def write_project(root: Path, fake: FakeOpenAI | None = None, embedding: bool = 
 
 def score(
     root: Path,
-    asserts: list[dict[str, Any]],
+    asserts: list[Any],
     output: str | Output,
     *,
     vars: dict[str, Any] | None = None,
     threshold: float | None = None,
     prompt: str = "the prompt",
     options: dict[str, Any] | None = None,
+    provider_config: dict[str, Any] | None = None,
+    agentv: bool = False,
 ) -> Scored:
-    """The assertions on one output of one test."""
+    """The assertions on one output of one test (`agentv`: as an AgentV 4 file's)."""
     if not (root / "config.yml").exists():
         write_project(root)
+    build = build_agentv_assertion if agentv else build_assertion
     specs = tuple(
-        build_assertion(entry, base_dir=root, where=f"promptfooconfig.yaml:{n + 3}", name=f"a{n}")
+        build(entry, base_dir=root, where=f"promptfooconfig.yaml:{n + 3}", name=f"a{n}")
         for n, entry in enumerate(asserts)
     )
     produced = output if isinstance(output, Output) else Output(text=output)
     case = PromptfooCase(
         id="t1", input=prompt, vars=dict(vars or {}), options=dict(options or {}),
-        prompt_text=prompt, evaluators=specs,
+        prompt_text=prompt, evaluators=specs, provider_config=dict(provider_config or {}),
     )  # fmt: skip
 
     async def answer(_: Any) -> Output:
@@ -76,4 +80,5 @@ def score(
     run = asyncio.run(run_suite(suite, RunOptions(store=False, cache_mode="off")))
     result = run.cases[0]
     findings = list(result.findings)
-    return Scored(result, findings, combine(findings, specs, threshold=threshold))
+    combined = combine_agentv if agentv else combine
+    return Scored(result, findings, combined(findings, specs, threshold=threshold))

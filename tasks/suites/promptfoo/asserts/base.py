@@ -38,12 +38,14 @@ class PromptfooCase(Case):
     `vars` are the test's vars (assertion values are templates over them); `options` the
     test's `options` (`provider` for model-graded assertions, `rubricPrompt`, ...);
     `prompt_text` the rendered prompt as the provider received it (what model-graded
-    assertions quote as the question).
+    assertions quote as the question); `provider_config` the `config` of the provider that
+    answers this case (`tools` for is-valid-openai-tools-call).
     """
 
     vars: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     prompt_text: str = ""
+    provider_config: dict[str, Any] = field(default_factory=dict)
 
 
 def case_vars(case: Case) -> dict[str, Any]:
@@ -140,6 +142,8 @@ class PromptfooAssertion(EvaluatorSpec):
     provider: Any = None
     rubric_prompt: Any = None
     config: dict[str, Any] | None = None
+    # AgentV's `required` with its minimum score (the test scores 0 below it)
+    min_score: float | None = None
 
     default_threshold: ClassVar[ThresholdSpec | None] = None
     # the keys of the file's entry this type reads beyond the common ones

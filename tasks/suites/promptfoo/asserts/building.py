@@ -16,8 +16,14 @@ from typing import Any
 import pydantic
 
 from accord.engine.errors import AccordError, ConfigError
-from accord.tasks.suites.promptfoo.asserts import text as _text  # noqa: F401 (registers)
+from accord.tasks.suites.promptfoo.asserts import context as _context  # noqa: F401 (registers)
+from accord.tasks.suites.promptfoo.asserts import graded as _graded  # noqa: F401
+from accord.tasks.suites.promptfoo.asserts import measures as _measures  # noqa: F401
+from accord.tasks.suites.promptfoo.asserts import scripts as _scripts  # noqa: F401
+from accord.tasks.suites.promptfoo.asserts import structure as _structure  # noqa: F401
+from accord.tasks.suites.promptfoo.asserts import text as _text  # noqa: F401
 from accord.tasks.suites.promptfoo.asserts.base import PROMPTFOO, PromptfooAssertion
+from accord.tasks.suites.promptfoo.asserts.sets import AssertSet
 
 COMMON_KEYS = frozenset(
     {"type", "value", "threshold", "weight", "metric", "provider", "rubricPrompt", "config"}
@@ -53,6 +59,10 @@ def build_assertion(
         raise ConfigError(f"{where}: {_unknown(kind, base)}")
     cls = PROMPTFOO.get(base)
     allowed = COMMON_KEYS | cls.own_keys
+    if cls is AssertSet:
+        if inverse:
+            raise ConfigError(f"{where}: an assertion set has no 'not-' form")
+        allowed = (COMMON_KEYS - {"value"}) | {"assert"}
     for key in entry:
         if key in NOT_SUPPORTED_KEYS:
             raise ConfigError(
@@ -73,6 +83,8 @@ def build_assertion(
     }
     if "value" in entry:
         data["value"] = entry["value"]
+    if cls is AssertSet:
+        data["asserts"] = _set_members(entry, base_dir, where, data["name"])
     try:
         spec = cls.model_validate(data).prepared(base_dir)
     except pydantic.ValidationError as exc:
@@ -81,6 +93,27 @@ def build_assertion(
     except AccordError as exc:
         raise ConfigError(f"{where}: {kind} assertion: {exc.message}") from None
     return spec
+
+
+def _set_members(
+    entry: dict[str, Any], base_dir: Path, where: str, name: str
+) -> list[PromptfooAssertion]:
+    items = entry.get("assert")
+    if not isinstance(items, list) or not items:
+        raise ConfigError(f"{where}: an assert-set needs 'assert': a list of assertions")
+    members = []
+    for position, item in enumerate(items):
+        if isinstance(item, dict) and item.get("type") == "assert-set":
+            raise ConfigError(f"{where}: assert[{position}]: an assert-set cannot hold another")
+        members.append(
+            build_assertion(
+                item,
+                base_dir=base_dir,
+                where=f"{where} (assert[{position}])",
+                name=f"{name}.{position}",
+            )
+        )
+    return members
 
 
 def _fields(entry: dict[str, Any], kind: str, where: str) -> dict[str, Any]:

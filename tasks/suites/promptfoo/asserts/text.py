@@ -151,3 +151,25 @@ class StartsWith(PromptfooAssertion):
         ok = output_string(output).startswith(value) != self.inverse
         reason = "" if ok else f'Expected output to {_not(self.inverse)}start with "{value}"'
         return self.result(ok, reason=reason)
+
+
+def js_regex(pattern: str) -> re.Pattern[str]:
+    """A JavaScript `new RegExp(pattern)` as Python's: named groups are written `(?<n>...)`
+    there and `(?P<n>...)` here; the rest of the common syntax is shared."""
+    return re.compile(re.sub(r"\(\?<(?![=!])", "(?P<", pattern))
+
+
+@promptfoo("regex")
+class Regex(PromptfooAssertion):
+    """The output matches the pattern anywhere (regex.ts: an invalid pattern fails the
+    assertion with its reason, it is no error)."""
+
+    async def evaluate(self, ev: Any, case: Case, output: Output) -> Finding:
+        pattern = self.text_value(case)
+        try:
+            compiled = js_regex(pattern)
+        except re.error as exc:
+            return self.result(False, reason=f"Invalid regex pattern: {exc}")
+        ok = (compiled.search(output_string(output)) is not None) != self.inverse
+        reason = "" if ok else f'Expected output to {_not(self.inverse)}match regex "{pattern}"'
+        return self.result(ok, reason=reason)
