@@ -155,8 +155,10 @@ providers:
   - id: openai:chat:gpt-4o-mini
     config:
       response_format: {type: json_object}
+  - openai:embedding:text-embedding-3-small
 """})  # fmt: skip
-    refused(accord("eval", config), "promptfooconfig.yaml:5", "'response_format'")
+    refused(accord("eval", config), "promptfooconfig.yaml:5", "'response_format'",
+            "promptfooconfig.yaml:6", "chat API only")  # fmt: skip
 
 
 def test_a_nunjucks_construct_jinja_reads_otherwise_is_named_at_load(tmp_path: Path) -> None:

@@ -61,7 +61,10 @@ MODEL_PREFIXES = {
     "xai": "xai",
     "litellm": "",
 }
-API_KINDS = ("chat", "messages", "completion")
+API_KINDS = ("chat", "messages")
+# promptfoo's other API kinds (`openai:embedding:MODEL`, ...): not a chat, so not run
+OTHER_KINDS = ("completion", "embedding", "embeddings", "assistant", "realtime", "responses",
+               "image", "moderation", "transcription", "agents")  # fmt: skip
 CONFIG_KEYS = {
     "apiBaseUrl": "api_base",
     "apiHost": "api_base",
@@ -282,7 +285,12 @@ def _model_target(
             f"model providers {known}); see docs/promptfoo.md"
         )
     kind, _, model = rest.partition(":")
-    if kind not in API_KINDS or not model:
+    if model and kind in OTHER_KINDS:
+        raise ProviderProblem(
+            f"provider '{pid}': accord runs a provider's chat API only (`chat:`, `messages:`, "
+            f"or no kind), not '{kind}'"
+        )
+    if kind not in API_KINDS or not model:  # `openai:MODEL`, or a model name with a colon
         model = rest
     fields: dict[str, Any] = {}
     for key, value in config.items():
