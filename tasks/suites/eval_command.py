@@ -118,8 +118,9 @@ def load_suite(path: Path, command: EvalCommand) -> Suite:
             judge_model=command.judge_model, repeat=command.repeat,
         )  # fmt: skip
     raise LoadError(
-        f"{path}: not an evaluation file accord knows (an .eval.yml or .test.yml suite, or an "
-        "AgentV eval file with 'tests:', or a scenario file with 'scenarios:'); run the tests of "
+        f"{path}: not an evaluation file accord knows (an .eval.yml or .test.yml suite, an "
+        "AgentV eval file with 'tests:', a promptfoo config with 'prompts:' and 'providers:', "
+        "or a scenario file with 'scenarios:'); run the tests of "
         "workflows and agents with `accord test`"
     )
 
@@ -455,8 +456,8 @@ def eval_command(
     project_root: Path | None, seed: int | None, quiet: bool, max_concurrency: int | None,
     cache_mode: str, pass_threshold: float | None = None, configs: tuple[Path, ...] = (),
 ) -> None:  # fmt: skip
-    """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, scenario files or
-    folders of them) and report their cases. `--output x.jsonl` writes AgentV's result
+    """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, promptfoo configs,
+    scenario files or folders of them) and report their cases. `--output x.jsonl` writes AgentV's result
     records; scenario suites write an HTML report and its JSON into --output-dir (reports)."""
     files = (*files, *configs)
     if not files:
