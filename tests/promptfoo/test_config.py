@@ -121,9 +121,12 @@ providers: [openai:fake-model]
 env: {{OPENAI_BASE_URL: '{fake_llm.url}', OPENAI_API_KEY: from-env-key}}
 tests: [{{assert: [{{type: equals, value: 'echo: hello'}}]}}]
 """})  # fmt: skip
-    run = accord("eval", config, "--cache", "off")
+    run = accord("eval", config, "--cache", "off", "-o", tmp_path / "out.json")
     assert run.exit_code == 0, run.stderr
     assert fake_llm.authorizations == ["Bearer from-env-key"]
+    # the config is in promptfoo's output, its key masked
+    written = (tmp_path / "out.json").read_text()
+    assert "from-env-key" not in written and "OPENAI_API_KEY" in written
 
 
 def refused(run: Run, *parts: str) -> None:

@@ -317,7 +317,10 @@ def format_of(path: Path) -> str:
 
 
 def write(run: SuiteRun, path: Path) -> None:
-    text = render(run, format_of(path))
+    from accord.engine.masking import mask
+
+    # the secrets the run used (an apiKey, a key in the config's env:) never reach the file
+    text = mask(render(run, format_of(path)))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
