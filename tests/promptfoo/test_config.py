@@ -168,12 +168,13 @@ def test_a_nunjucks_construct_jinja_reads_otherwise_is_named_at_load(tmp_path: P
     config = project(tmp_path, {"promptfooconfig.yaml": """prompts:
   - "{% for k, v in facts %}{{k}}={{v}} {% endfor %}"
   - "{{ name | nl2br }}"
+  - "{{ items.length }} items"
 providers: [echo]
 tests:
   - vars: {facts: {a: 1}, name: x}
 """})  # fmt: skip
     refused(accord("eval", config), "promptfooconfig.yaml:2", "facts.items()",
-            "'nl2br'")  # fmt: skip
+            "'nl2br'", "'.length' is JavaScript", "'x | length'")  # fmt: skip
 
 
 def test_an_undefined_var_renders_empty_as_in_nunjucks_and_dump_is_json(tmp_path: Path) -> None:

@@ -6,8 +6,9 @@ value) and the `env` global. Where nunjucks and Jinja agree (`{{ x }}`, filters 
 `{% if %}`, `{% for x in list %}`, `{% raw %}`), accord renders the template in its own
 sandbox (`engine.render.AccordSandbox`, the same refusals of Python internals and resource
 bombs) with the same lenient undefined. What reads differently is named at load, never
-rendered differently: a syntax Jinja does not take, a filter only nunjucks has, and
-`{% for k, v in mapping %}` (nunjucks walks a mapping's pairs; Jinja needs `.items()`).
+rendered differently: a syntax Jinja does not take, a filter only nunjucks has, a
+JavaScript member (`items.length`), and `{% for k, v in mapping %}` (nunjucks walks a
+mapping's pairs; Jinja needs `.items()`).
 `env` holds the config's own `env:` values only: the process environment stays out of
 templates, where a test file could print a secret into a prompt.
 """
@@ -23,6 +24,13 @@ import jinja2
 from jinja2 import nodes
 
 from accord.engine import render as accord_render
+
+# JavaScript members nunjucks templates use on strings and arrays (`items.length`); Jinja
+# finds no such attribute and would print nothing, so they are named at load
+JAVASCRIPT_MEMBERS = frozenset({
+    "length", "toUpperCase", "toLowerCase", "trim", "includes", "indexOf", "slice",
+    "substring", "startsWith", "endsWith", "toString", "toFixed", "map", "filter",
+})  # fmt: skip
 
 
 class NunjucksDifference(ValueError):
@@ -79,6 +87,14 @@ def _parsed(source: str) -> tuple[jinja2.Template, tuple[tuple[str, int], ...]]:
                 f"the filter '{node.name}' is not one accord's Jinja has (nunjucks's own, or a "
                 "custom nunjucksFilters one): rewrite the template without it",
                 node.lineno,
+            )
+    for member in ast.find_all(nodes.Getattr):
+        if member.attr in JAVASCRIPT_MEMBERS:
+            fix = "'x | length'" if member.attr == "length" else "a Jinja filter"
+            raise NunjucksDifference(
+                f"'.{member.attr}' is JavaScript, which nunjucks reaches and Jinja does not "
+                f"(it would render as nothing): write {fix}",
+                member.lineno,
             )
     pairs = tuple(
         (loop.iter.name, loop.lineno)
