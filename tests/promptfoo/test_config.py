@@ -136,6 +136,34 @@ def refused(run: Run, *parts: str) -> None:
         assert part in run.stderr, run.stderr
 
 
+def test_a_prompt_that_looks_like_a_path_is_read_as_promptfoo_reads_it(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "p/a.txt": "From a file: {{x}}\n---\nSecond: {{x}}\n",
+        "p/b.md": "Markdown {{x}}\n---\nstill one prompt",
+        "promptfooconfig.yaml": """prompts:
+  - p/a.txt
+  - file://p/b.md
+  - 'nothing/*.nope'
+  - 'What is 2/3?'
+providers: [echo]
+tests: [{vars: {x: 1}}]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    doc = json.loads((tmp_path / "out.json").read_text())
+    labels = [p["label"] for p in doc["results"]["prompts"]]
+    # promptfoo's labels: the path joined to the config's folder as named, then the text
+    folder = str(tmp_path)
+    assert labels == [f"{folder}/p/a.txt: From a file: {{{{x}}}}",
+                      f"{folder}/p/a.txt: Second: {{{{x}}}}",
+                      f"{folder}/p/b.md: Markdown {{{{x}}}}\n---\nstill one prompt...",
+                      "nothing/*.nope", "What is 2/3?"]  # fmt: skip
+    # a glob matching nothing is text (above); a path naming no prompt file stops both tools
+    config.write_text("prompts: ['Translate en/fr']\nproviders: [echo]\n")
+    refused(accord("eval", config), "promptfooconfig.yaml:1", "as a file path", "en/fr")
+
+
 def test_unknown_and_unsupported_keys_are_refused_at_their_line(tmp_path: Path) -> None:
     config = project(tmp_path, {"promptfooconfig.yaml": """prompts: [hi]
 providers: [echo]

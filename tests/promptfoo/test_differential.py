@@ -102,7 +102,9 @@ def capital(body: dict[str, Any]) -> Reply:
     return Reply(text=next((a for c, a in ANSWERS.items() if c in asked), "I do not know"))
 
 
-def test_a_model_config_scores_as_promptfoo_scores_it(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+def test_a_model_config_scores_as_promptfoo_scores_it(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_llm.responder = capital
     (tmp_path / "config.yml").write_text("")
     (tmp_path / "chat.json").write_text(
@@ -140,8 +142,8 @@ derivedMetrics:
     value: exact / (exact + confident)
 """)
     run_promptfoo(tmp_path, "promptfoo.json")
-    run = accord("eval", "-c", tmp_path / "promptfooconfig.yaml", "-o", tmp_path / "accord.json",
-                 "--cache", "off", "-q")  # fmt: skip
+    monkeypatch.chdir(tmp_path)  # as promptfoo ran: prompt file labels show the folder named
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "--cache", "off", "-q")
     # Peru fails in both; Spain's starts-with fails but its score 0.4 reaches the threshold
     assert run.exit_code == 1, run.stderr
     theirs, mine = verdicts(tmp_path / "promptfoo.json"), verdicts(tmp_path / "accord.json")
@@ -152,13 +154,17 @@ derivedMetrics:
     assert column_metrics(tmp_path / "accord.json") == column_metrics(tmp_path / "promptfoo.json")
 
 
-def test_the_offline_example_writes_the_table_promptfoo_writes(tmp_path: Path) -> None:
+def test_the_offline_example_writes_the_table_promptfoo_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "promptfoo"
     shutil.copytree(EXAMPLE, folder)
     run_promptfoo(folder, "promptfoo.csv", "promptfoo.json")
-    run = accord("eval", "-c", folder / "promptfooconfig.yaml", "-o", folder / "accord.csv", "-q")
+    # the same command line: prompt file labels show the config's folder as it was named
+    monkeypatch.chdir(folder)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.csv", "-q")
     assert run.exit_code == 1, run.stderr
     assert (folder / "accord.csv").read_text() == (folder / "promptfoo.csv").read_text()
-    run = accord("eval", "-c", folder / "promptfooconfig.yaml", "-o", folder / "accord.json", "-q")
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
     assert verdicts(folder / "accord.json") == verdicts(folder / "promptfoo.json")
     assert column_metrics(folder / "accord.json") == column_metrics(folder / "promptfoo.json")

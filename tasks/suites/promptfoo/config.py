@@ -204,9 +204,8 @@ def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:
             loader.issue(loc, "a prompt is text, `file://PATH`, or {raw|id, label}")
             continue
         try:
-            if raw.startswith("file://"):
-                for path, shown in sources.expand(loader.base, loader.root, raw[7:], "prompt file"):
-                    out += sources.prompts_from_file(path, shown, label)
+            if raw.startswith("file://") or sources.maybe_file_path(raw):
+                out += _prompt_files(loader, raw, label, named)
             else:
                 out.append(sources.Prompt(raw, label or raw, named=named))
         except sources.SourceProblem as exc:
@@ -217,6 +216,35 @@ def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:
         except templating.NunjucksDifference as exc:
             loader.issue(("prompts",), f"prompt '{prompt.label[:60]}': {exc.message}"
                          + (f" (its line {exc.line})" if exc.line else ""))  # fmt: skip
+    return out
+
+
+def _prompt_files(
+    loader: _Loader, raw: str, label: str | None, named: bool
+) -> list[sources.Prompt]:
+    """The prompts a path names. promptfoo (`prompts/index.ts` `processPrompt`) reads a
+    prompt that looks like a path (`maybeFilePath`), given as text or as `raw`, as one: a
+    glob matching nothing is the text itself; a name with no prompt file suffix is an error
+    ('There are no prompts in ...')."""
+    pattern = raw.removeprefix("file://")
+    if any(c in pattern for c in "*?[]{}"):
+        try:
+            found = sources.expand(loader.base, loader.root, pattern, "prompt file")
+        except sources.SourceProblem:
+            if raw.startswith("file://"):
+                raise
+            return [sources.Prompt(raw, label or raw, named=named)]
+    else:
+        if not raw.startswith("file://") and not pattern.endswith(sources.PROMPT_SUFFIXES):
+            raise sources.SourceProblem(
+                f"the prompt '{raw[:60]}' reads as a file path (it has a '/', a '\\' or a file "
+                "suffix) that names no prompt file (promptfoo stops on it too: 'There are no "
+                "prompts'): rephrase it, or put it in a .txt file"
+            )
+        found = sources.expand(loader.base, loader.root, pattern, "prompt file")
+    out: list[sources.Prompt] = []
+    for path, shown in found:
+        out += sources.prompts_from_file(path, shown, label)
     return out
 
 

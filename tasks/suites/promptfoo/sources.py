@@ -15,6 +15,7 @@ import csv
 import glob
 import io
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,10 @@ from accord.engine.paths import PathError, inside
 from accord.engine.yamlmarks import read_text
 
 PROMPT_DELIMITER = "---"
-TEXT_SUFFIXES = (".txt", ".md", ".j2", ".jinja", ".jinja2", ".prompt", "")
+# promptfoo's prompt file kinds (prompts/constants.ts VALID_FILE_EXTENSIONS); .txt splits
+# on `---` lines, .md and .j2 are one prompt each
+PROMPT_SUFFIXES = (".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md", ".mjs", ".mts",
+                   ".py", ".ts", ".txt", ".yml", ".yaml")  # fmt: skip
 # promptfoo's assertion types (types/index.ts BaseAssertionTypesSchema), for `__expected`
 ASSERTION_TYPES = (
     "answer-relevance", "bleu", "classifier", "contains", "contains-all", "contains-any",
@@ -102,10 +106,27 @@ def expand(base: Path, root: Path, pattern: str, what: str) -> list[tuple[Path, 
 
 
 def _shown(base: Path, path: str) -> str:
+    """The path joined to the config's folder as it was named (`-c dir/promptfooconfig.yaml`
+    shows `dir/prompts/a.txt`), as promptfoo's labels show it."""
     try:
-        return str(Path(path).relative_to(base))
+        relative = os.path.relpath(path, base)
     except ValueError:
         return path
+    return os.path.normpath(os.path.join(str(base), relative))
+
+
+def maybe_file_path(text: str) -> bool:
+    """promptfoo's `maybeFilePath`: a prompt string it reads as a path (a `/`, a `*`, a
+    suffix of two or three letters, a prompt file suffix), unless it has a line break."""
+    if "\n" in text:
+        return False
+    last = text.split(":")
+    return (
+        any(part.endswith(PROMPT_SUFFIXES) for part in last[-2:])
+        or text[-3:-2] == "."
+        or text[-4:-3] == "."
+        or any(c in text for c in "*/\\")
+    )
 
 
 def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]:
@@ -124,10 +145,13 @@ def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]
         except yaml.YAMLError:
             raw = text
         return [Prompt(raw, label or f"{shown}: {raw[:80]}", named=True)]
-    if suffix not in TEXT_SUFFIXES:
+    if suffix in (".md", ".j2"):
+        return [Prompt(text, label or f"{shown}: {text[:50]}...", named=True)]
+    if suffix != ".txt":
         raise SourceProblem(
-            f"prompt file '{shown}': accord reads text, JSON and YAML prompt files, not "
-            f"'{suffix}' (JavaScript and Python prompt functions are not supported)"
+            f"prompt file '{shown}': accord reads .txt, .md, .j2, .json and .yaml prompt files, "
+            f"not '{suffix or 'no suffix'}' (promptfoo skips a file of no kind it knows; "
+            "JavaScript and Python prompt functions are not supported)"
         )
     prompts: list[Prompt] = []
     block: list[str] = []
