@@ -222,6 +222,9 @@ def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list
         outputs.append(Output("--output-dir", command.output_dir, ("results.json", "report.html")))
     else:
         outputs += [Output("the scenario reports' folder", d, ()) for d in scenario_dirs]
+    from accord.tasks.suites.promptfoo.outputs import planned_outputs
+
+    outputs += planned_outputs(suites, command.output)  # a promptfoo config's outputPath
     check(outputs, inputs=inputs, roots=sorted(roots), nothing_ran="no case was run")
 
 
@@ -259,6 +262,11 @@ def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | No
             return reports.render_html(runs, gate=gate)
         return None
 
+    from accord.tasks.suites.promptfoo.outputs import write_all
+
+    output = command.output
+    if write_all(runs, output):  # promptfoo configs: --output is promptfoo's -o file
+        output = None
     if command.output_dir is not None:
         command.output_dir.mkdir(parents=True, exist_ok=True)
         (command.output_dir / "results.json").write_text(
@@ -270,21 +278,21 @@ def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | No
     if command.report is not None:
         _write_file(command.report, reports.render_html(runs, gate=gate))
     text = render(command.fmt)
-    if command.output is not None and command.output.suffix == ".jsonl":
+    if output is not None and output.suffix == ".jsonl":
         from accord.tasks.suites.agentv.results import render_jsonl
 
-        _write_file(command.output, render_jsonl(runs))
+        _write_file(output, render_jsonl(runs))
         if text is not None:
             sys.stdout.write(text)
         else:
             reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
-    elif command.output is not None:
+    elif output is not None:
         if text is None:
             console = Console(file=None, record=True, width=120, force_terminal=False)
             with console.capture() as capture:
                 reports.print_pretty(runs, console, quiet=command.quiet)
             text = mask(capture.get())
-        _write_file(command.output, text)
+        _write_file(output, text)
     elif text is not None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -331,10 +339,14 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 
 
 @click.command("eval", cls=OptionsCommand)
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+@click.option("-c", "--config", "configs", multiple=True, type=click.Path(path_type=Path),
+              help="A promptfoo config to run (promptfoo's -c; the same as naming it).")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pretty", show_default=True,
               help="Output format (stdout, or --output).")  # fmt: skip
-@click.option("--output", type=OutputFile(), help="Write the result here.")
+@click.option("-o", "--output", type=OutputFile(),
+              help="Write the result here (for promptfoo configs: promptfoo's -o file, its "
+              "form by suffix: .json, .jsonl, .yaml, .csv, .html).")  # fmt: skip
 @click.option(
     "--report", type=OutputFile("report.html"), help="Also write a self-contained HTML report."
 )
@@ -374,11 +386,15 @@ def eval_command(
     output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
     gate: Literal["mean", "lower-bound"], tags: tuple[str, ...], cases: tuple[str, ...],
     repeat: int | None, judge_model: str | None, concurrency: int | None, resume: str | None,
-    quiet: bool, max_concurrency: int | None, cache_mode: str, **frontend_options: Any,
+    quiet: bool, max_concurrency: int | None, cache_mode: str, configs: tuple[Path, ...] = (),
+    **frontend_options: Any,
 ) -> None:  # fmt: skip
-    """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, scenario files or
-    folders of them) and report their cases. `--output x.jsonl` writes AgentV's result
+    """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, promptfoo configs,
+    scenario files or folders of them) and report their cases. `--output x.jsonl` writes AgentV's result
     records; scenario suites write an HTML report and its JSON into --output-dir (reports)."""
+    files = (*files, *configs)
+    if not files:
+        raise click.UsageError("name a file to evaluate (or a promptfoo config with -c)")
     command = EvalCommand(
         files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
         min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,

@@ -62,6 +62,8 @@ if TYPE_CHECKING:
 # `module:attribute` of each built-in front-end, in the order they claim files (a YAML file with
 # `scenarios:` is a scenario file whatever its name, as it always was)
 BUILTIN = (
+    # before scenario and AgentV files: a promptfoo config has `tests:` and `scenarios:`
+    "accord.tasks.suites.promptfoo.frontend:FRONTEND",
     "accord.tasks.suites.scenarios.frontend:FRONTEND",
     "accord.tasks.suites.evalfile:FRONTEND",
     "accord.tasks.suites.oxy.frontend:FRONTEND",

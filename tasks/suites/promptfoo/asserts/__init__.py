@@ -1,0 +1,23 @@
+"""promptfoo's assertions (release 0.118) as evaluators of the evaluation core.
+
+`build_assertion(entry, base_dir=..., where=...)` turns one entry of a test's `assert:` list
+into an evaluator spec; `combine(findings, ...)` is promptfoo's test result from its
+assertions' findings (the weighted mean score; pass when every assertion passed, or, with
+the test's `threshold`, when the score reaches it; the named scores of `metric`).
+"""
+
+from __future__ import annotations
+
+from accord.tasks.suites.promptfoo.asserts.base import PROMPTFOO, PromptfooAssertion, PromptfooCase
+from accord.tasks.suites.promptfoo.asserts.building import build_assertion, supported_types
+from accord.tasks.suites.promptfoo.asserts.combine import combine, named_scores
+
+__all__ = [
+    "PROMPTFOO",
+    "PromptfooAssertion",
+    "PromptfooCase",
+    "build_assertion",
+    "combine",
+    "named_scores",
+    "supported_types",
+]

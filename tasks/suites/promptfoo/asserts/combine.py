@@ -1,0 +1,78 @@
+"""promptfoo's test result from its assertions' results (0.118,
+`src/assertions/assertionsResult.ts` `AssertionsResult`).
+
+- score: sum(score x weight) / sum(weight) over every assertion (weight 1 unless given);
+  0 when the weights add up to 0.
+- pass: every assertion passed (a `weight: 0` assertion always passes); with a `threshold`
+  on the test (or on an assert-set) the score decides instead: pass when score >= threshold.
+- reason: the last failed assertion's reason, else "All assertions passed"; with a
+  threshold, "Aggregate score S >= T threshold" (or "<").
+- named scores: for each `metric`, the sum of the scores of the assertions naming it.
+
+An assertion that raised makes promptfoo's whole test an error; here, an assertion's error
+makes the combined finding an error (never a score).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from accord.tasks.evaluators.base import Finding
+
+if TYPE_CHECKING:
+    from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion
+
+
+def combine(
+    findings: Sequence[Finding],
+    assertions: Sequence[PromptfooAssertion],
+    *,
+    threshold: float | None = None,
+    name: str = "assertions",
+) -> Finding:
+    """The test's (or an assert-set's) result from its assertions' findings, in order."""
+    errors = [f for f in findings if f.error is not None]
+    if errors:
+        first = errors[0]
+        return Finding(name, error=f"{first.name}: {first.error}", children=list(findings))
+    if not findings:
+        return Finding(name, score=1.0, passed=True, reason="No assertions")
+    total = sum(
+        (f.score or 0.0) * spec.weight for f, spec in zip(findings, assertions, strict=True)
+    )
+    weights = sum(spec.weight for spec in assertions)
+    score = total / weights if weights > 0 else 0.0
+    failed = [f for f in findings if f.passed is False]
+    passed = not failed
+    reason = failed[-1].reason if failed else "All assertions passed"
+    if threshold:  # promptfoo tests `if (threshold)`: a threshold of 0 is none
+        passed = score >= threshold
+        sign = "≥" if passed else "<"
+        reason = f"Aggregate score {score:.2f} {sign} {threshold:g} threshold"
+    return Finding(
+        name,
+        score=score,
+        passed=passed,
+        reason=reason,
+        children=list(findings),
+        metadata={"namedScores": named_scores(findings, assertions)},
+    )
+
+
+def named_scores(
+    findings: Sequence[Finding], assertions: Sequence[PromptfooAssertion]
+) -> dict[str, float]:
+    """promptfoo's `namedScores`: per `metric`, the sum of its assertions' scores (an
+    assert-set's own metric, and the metrics inside it, both count)."""
+    scores: dict[str, float] = {}
+    for found, spec in zip(findings, assertions, strict=True):
+        if found.score is None:
+            continue
+        if spec.metric:
+            scores[spec.metric] = scores.get(spec.metric, 0.0) + found.score
+        inner = found.metadata.get("namedScores") if isinstance(found.metadata, dict) else None
+        for metric, value in (inner or {}).items():
+            if metric != spec.metric:
+                scores[metric] = scores.get(metric, 0.0) + value
+    return scores

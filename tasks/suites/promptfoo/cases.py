@@ -1,0 +1,180 @@
+"""The cases of a promptfoo config: every test (each vars combination) under every
+(provider, prompt) column, in promptfoo's order (`src/evaluator.ts`: tests outer, then
+providers, then prompts; `promptIdx` counts the columns, `testIdx` the combinations).
+
+A prompt is rendered here, once, at load (promptfoo's `renderPrompt`): `file://` vars read,
+one trailing newline dropped from each text var, `{{name}}` references between vars
+resolved, then the template rendered over the vars (each string of a JSON prompt on its
+own). A template that does not render names its test and prompt before anything runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from accord.engine.errors import AccordError
+from accord.tasks.evaluators.base import EvaluatorSpec
+from accord.tasks.suites.core.cases import Case, case_digest
+from accord.tasks.suites.promptfoo import sources, templating
+from accord.tasks.suites.promptfoo.asserts import PromptfooCase
+
+if TYPE_CHECKING:
+    from accord.tasks.suites.promptfoo.config import _Loader, _Test
+
+_VAR_REFERENCE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+def prompt_id(prompt: sources.Prompt) -> str:
+    """promptfoo's `generateIdFromPrompt`: the sha256 of the label when the prompt was
+    named, else of its raw text (which is then its label too)."""
+    return hashlib.sha256((prompt.label if prompt.named else prompt.raw).encode()).hexdigest()
+
+
+def resolve_references(variables: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's `resolveVariables`: a text var holding `{{other}}` gets that var's value
+    put in, the first reference at a time, for at most five rounds."""
+    out = dict(variables)
+    for _round in range(5):
+        changed = False
+        for key, value in out.items():
+            if not isinstance(value, str):
+                continue
+            match = _VAR_REFERENCE.search(value)
+            if match and out.get(match.group(1)) is not None:
+                out[key] = value.replace(match.group(0), str(out[match.group(1)]), 1)
+                changed = True
+        if not changed:
+            break
+    return out
+
+
+def render_prompt(raw: str, variables: dict[str, Any], env: dict[str, Any]) -> str:
+    """The prompt as the provider receives it."""
+    prepared = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v
+                for k, v in variables.items()}  # fmt: skip
+    prepared = resolve_references(prepared)
+    try:
+        json.loads(raw)
+    except ValueError:
+        return templating.render_vars(raw, prepared, env)
+    return templating.render_json_prompt(raw, prepared, env)
+
+
+def chat_messages(text: str) -> list[dict[str, Any]] | None:
+    """A rendered prompt that is a JSON list of messages, as OpenAI's chat takes it."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m
+                                                 for m in value):  # fmt: skip
+        return value
+    return None
+
+
+def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[EvaluatorSpec, ...]:
+    entries = test.get("assert") or []
+    if not entries:
+        return ()
+    from accord.tasks.suites.promptfoo.asserts import build_assertion
+
+    specs: list[EvaluatorSpec] = []
+    names: set[str] = set()
+    for index, entry in enumerate(entries):
+        where_file = item.file or loader.path
+        line = item.line if item.file else loader.marks.find((*item.loc, "assert", index))[0]
+        where = f"{where_file}:{line}" if line else str(where_file)
+        if not isinstance(entry, dict):
+            loader.issue((*item.loc, "assert", index), "an assertion is a mapping with 'type'",
+                         file=item.file, line=item.line)  # fmt: skip
+            continue
+        name = str(entry.get("metric") or entry.get("type") or "assert")
+        number = 1
+        while name in names:  # the assertions of one case need distinct names
+            number += 1
+            name = f"{entry.get('metric') or entry.get('type')}#{number}"
+        names.add(name)
+        try:
+            specs.append(build_assertion(entry, base_dir=loader.base, where=where, name=name))
+        except (AccordError, ValueError) as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            message = message.removeprefix(f"{where}: ")  # the issue names the place itself
+            loader.issue((*item.loc, "assert", index), message, file=item.file, line=item.line)
+    return tuple(specs)
+
+
+def build(
+    loader: _Loader,
+    tests: list[_Test],
+    prompts: list[sources.Prompt],
+    providers: list[str],
+    env: dict[str, Any],
+    models: dict[str, Any],
+) -> tuple[list[Case], list[dict[str, Any]]]:
+    """The cases, and the columns (prompt x provider) promptfoo's outputs list."""
+    from accord.tasks.suites.promptfoo.config import _merged, plain
+
+    default = loader.default
+    columns = [
+        {"raw": p.raw, "label": p.label, "id": prompt_id(p), "provider": name}
+        for name in providers
+        for p in prompts
+    ]
+    cases: list[Case] = []
+    test_index = 0
+    for item in tests:
+        test = plain(_merged(item.test, default))
+        evaluators = _assertions(loader, item, test)
+        options = test.get("options") or {}
+        try:
+            combos = (
+                [test["vars"]]
+                if options.get("disableVarExpansion")
+                else sources.var_combinations(test["vars"], loader.base, loader.root)
+            )
+        except sources.SourceProblem as exc:
+            loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
+            continue
+        for variables in combos:
+            column = 0
+            for provider in providers:
+                for prompt in prompts:
+                    raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
+                    try:
+                        text = render_prompt(raw, variables, env)
+                    except templating.NunjucksDifference as exc:
+                        line = f" (its line {exc.line})" if exc.line else ""
+                        loader.issue(item.loc, f"prompt '{prompt.label[:60]}' with this test's "
+                                     f"vars: {exc.message}{line}", file=item.file,
+                                     line=item.line)  # fmt: skip
+                        column += 1
+                        continue
+                    messages = chat_messages(text) if provider in models else None
+                    case = PromptfooCase(
+                        vars=variables, options=options, prompt_text=text,
+                        id=_case_id(test_index, column, len(columns)),
+                        input=messages if messages is not None else text,
+                        target=provider,
+                        evaluators=evaluators,
+                        line=item.line or loader.marks.find(item.loc)[0],
+                        metadata={
+                            "vars": variables, "options": options,
+                            "threshold": test.get("threshold"),
+                            "description": test.get("description"),
+                            "prompt": {"raw": text, "label": prompt.label},
+                            "promptIdx": column, "testIdx": test_index,
+                            "testCase": {**test, "vars": variables},
+                        },
+                    )  # fmt: skip
+                    cases.append(dataclasses.replace(case, digest=case_digest(case)))
+                    column += 1
+            test_index += 1
+    return cases, columns
+
+
+def _case_id(test: int, column: int, columns: int) -> str:
+    return f"test-{test + 1}" if columns == 1 else f"test-{test + 1}.{column + 1}"

@@ -1,0 +1,424 @@
+"""A promptfoo config (`promptfooconfig.yaml`) compiled to a core `Suite`, every problem
+found at once, at its file and line, before anything runs.
+
+promptfoo 0.118 (`src/evaluator.ts`) runs every test under every prompt for every
+provider. Here each (test, vars combination, prompt, provider) is one case: its input is
+the prompt rendered with the test's vars, its target the provider, its evaluators the
+test's assertions (`defaultTest`'s first). Tests are the config's `tests` (inline or
+`file://`), then each scenario's config entries times its tests; with neither, one test
+without vars. `defaultTest` gives vars, assertions, options, threshold and metadata to every
+test (a test's own win). A key accord does not run is an error, never passed over.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accord.engine.errors import AccordError, Issue, ValidationError
+from accord.engine.project import load_project
+from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
+from accord.tasks.suites.core.cases import Case, Suite
+from accord.tasks.suites.core.targets import Target
+from accord.tasks.suites.promptfoo import derived, sources, templating
+from accord.tasks.suites.promptfoo.providers import (
+    ProviderProblem,
+    build_target,
+    provider_entries,
+)
+
+SUPPORTED = {
+    "description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios",
+    "derivedMetrics", "env", "outputPath", "tags", "metadata", "sharing",
+}  # fmt: skip
+NOT_SUPPORTED = {
+    "evaluateOptions", "commandLineOptions", "nunjucksFilters", "extensions", "redteam",
+    "tracing", "writeLatestResults",
+}  # fmt: skip
+TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"}
+NOT_SUPPORTED_TEST = {"provider", "providerOutput", "assertScoringFunction", "prompts"}
+OPTION_KEYS = {"prefix", "suffix", "provider", "rubricPrompt", "disableVarExpansion"}
+SCENARIO_KEYS = {"description", "config", "tests"}
+
+
+@dataclass
+class PromptfooSuite(Suite):
+    """A promptfoo config's suite, with what promptfoo's own outputs need: the raw config,
+    the (prompt, provider) columns, the derived metrics and the config's `outputPath`."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    columns: list[dict[str, Any]] = field(default_factory=list)
+    derived_metrics: list[tuple[str, str]] = field(default_factory=list)
+    output_paths: list[Path] = field(default_factory=list)
+    providers: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> {id, label}
+
+
+@dataclass
+class _Loader:
+    path: Path
+    root: Path
+    marks: Marks
+    issues: list[Issue] = field(default_factory=list)
+    default: dict[str, Any] = field(default_factory=dict)  # the config's defaultTest
+    provider_entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    env: dict[str, Any] = field(default_factory=dict)  # the config's env:
+
+    @property
+    def base(self) -> Path:
+        return self.path.parent
+
+    def issue(self, loc: Loc, message: str, *, file: Path | None = None, line: int | None = None,
+              key: bool = False) -> None:  # fmt: skip
+        if file is not None and file != self.path:
+            self.issues.append(Issue(file, line, None, format_path(loc), message))
+            return
+        at_line, column = self.marks.find(loc, key=key)
+        self.issues.append(Issue(self.path, line or at_line, column, format_path(loc), message))
+
+    def keys(self, data: dict[str, Any], loc: Loc, allowed: set[str], refused: set[str],
+             what: str, **where: Any) -> None:  # fmt: skip
+        for key in data:
+            if key in allowed:
+                continue
+            if key in refused:
+                message = (f"'{key}' ({what}) is not supported by accord: remove it "
+                           "(docs/promptfoo.md lists what runs)")  # fmt: skip
+            else:
+                close = difflib.get_close_matches(key, sorted(allowed), n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                message = (f"unknown key '{key}' in {what}: {hint}known keys: "
+                           f"{', '.join(sorted(allowed))}")  # fmt: skip
+            self.issue((*loc, key), message, key=True, **where)
+
+
+def load(
+    path: Path,
+    *,
+    judge_model: str | None = None,
+    repeat: int | None = None,
+    text: str | None = None,
+) -> Suite:
+    """Validate a promptfoo config and build its suite; every problem at once (exit 2).
+    `text`: the file's text when the caller has read it already."""
+    data, marks = parse_yaml(read_text(path) if text is None else text, path)
+    if not isinstance(data, dict):
+        raise ValidationError([Issue(path, 1, 1, "", "a promptfoo config is a mapping")])
+    project = load_project(path)
+    loader = _Loader(path, project.root, marks)
+    loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "the config")
+    env = data.get("env") if isinstance(data.get("env"), dict) else {}
+    loader.env = {str(k): v for k, v in (env or {}).items()}
+    prompts = _prompts(loader, data.get("prompts"))
+    targets, models, columns_of = _providers(loader, data)
+    named = {name: {"id": str(e.get("id")), "label": str(e.get("label") or "")}
+             for name, e in loader.provider_entries.items()}  # fmt: skip
+    default = loader.default = _default_test(loader, data.get("defaultTest"))
+    tests = _tests(loader, data, default)
+    metrics = derived.parse(loader, data.get("derivedMetrics"))
+    cases, columns = _cases(loader, tests, prompts, columns_of, env or {}, models)
+    if not prompts and "prompts" in data:
+        loader.issue(("prompts",), "no prompt: give at least one")
+    if loader.issues:
+        raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
+    project = dataclasses.replace(
+        project,
+        config=project.config.model_copy(
+            update={"models": [*project.config.models, *models.values()]}
+        ),
+    )
+    pass_score = _threshold(loader, cases)
+    if loader.issues:
+        raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
+    outputs = data.get("outputPath")
+    output_paths = [outputs] if isinstance(outputs, str) else list(outputs or [])
+    return PromptfooSuite(
+        id=str(data.get("description") or path.parent.name or path.stem),
+        cases=cases,
+        targets=targets,
+        repeat=repeat or 1,
+        pass_score=pass_score,
+        judge_model=judge_model or project.default_judge,
+        path=path,
+        project=project,
+        config=data,
+        columns=columns,
+        derived_metrics=metrics,
+        output_paths=[Path(p) for p in output_paths if isinstance(p, str) and p],
+        providers=named,
+    )
+
+
+def _threshold(loader: _Loader, cases: list[Case]) -> float | None:
+    """A test's `threshold` makes its pass the score reaching it (promptfoo's
+    `AssertionsResult`; 0 counts as none). accord's core holds one such bar per suite, so the
+    tests must agree on it (set it once, on defaultTest)."""
+    found = {c.metadata.get("threshold") or None for c in cases}
+    if len(found) > 1:
+        loader.issue(("tests",), "tests with different 'threshold' values are not supported by "
+                     "accord (one bar per config): set one threshold on defaultTest")  # fmt: skip
+        return None
+    value = found.pop() if found else None
+    if value is not None and not isinstance(value, int | float):
+        loader.issue(("defaultTest", "threshold"), "a threshold is a number")
+        return None
+    return None if value is None else float(value)
+
+
+def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:
+    if value is None:
+        loader.issue((), "'prompts' is required: the prompt templates to run")
+        return []
+    items: list[tuple[Any, str | None, Loc]] = []
+    if isinstance(value, str):
+        items.append((value, None, ("prompts",)))
+    elif isinstance(value, dict):
+        items += [(k, v if isinstance(v, str) else None, ("prompts", k)) for k, v in value.items()]
+    elif isinstance(value, list):
+        items += [(v, None, ("prompts", i)) for i, v in enumerate(value)]
+    else:
+        loader.issue(("prompts",), "'prompts' is a prompt, a list of prompts, or a mapping")
+    out: list[sources.Prompt] = []
+    for item, label, loc in items:
+        named = label is not None
+        if isinstance(item, dict):
+            loader.keys(item, loc, {"id", "raw", "label", "config"}, {"function"}, "a prompt")
+            label = item.get("label")
+            named = "label" in item or "id" in item
+            raw = item.get("raw") if item.get("raw") is not None else item.get("id")
+            if item.get("config"):
+                loader.issue((*loc, "config"), "a prompt's own 'config' is not supported by "
+                             "accord: set it on the provider")  # fmt: skip
+        else:
+            raw = item
+        if not isinstance(raw, str):
+            loader.issue(loc, "a prompt is text, `file://PATH`, or {raw|id, label}")
+            continue
+        try:
+            if raw.startswith("file://") or sources.maybe_file_path(raw):
+                out += _prompt_files(loader, raw, label, named)
+            else:
+                out.append(sources.Prompt(raw, label or raw, named=named))
+        except sources.SourceProblem as exc:
+            loader.issue(loc, exc.message)
+    for prompt in out:
+        try:
+            templating.check(prompt.raw)
+        except templating.NunjucksDifference as exc:
+            loader.issue(("prompts",), f"prompt '{prompt.label[:60]}': {exc.message}"
+                         + (f" (its line {exc.line})" if exc.line else ""))  # fmt: skip
+    return out
+
+
+def _prompt_files(
+    loader: _Loader, raw: str, label: str | None, named: bool
+) -> list[sources.Prompt]:
+    """The prompts a path names. promptfoo (`prompts/index.ts` `processPrompt`) reads a
+    prompt that looks like a path (`maybeFilePath`), given as text or as `raw`, as one: a
+    glob matching nothing is the text itself; a name with no prompt file suffix is an error
+    ('There are no prompts in ...')."""
+    pattern = raw.removeprefix("file://")
+    if any(c in pattern for c in "*?[]{}"):
+        try:
+            found = sources.expand(loader.base, loader.root, pattern, "prompt file")
+        except sources.SourceProblem:
+            if raw.startswith("file://"):
+                raise
+            return [sources.Prompt(raw, label or raw, named=named)]
+    else:
+        if not raw.startswith("file://") and not pattern.endswith(sources.PROMPT_SUFFIXES):
+            raise sources.SourceProblem(
+                f"the prompt '{raw[:60]}' reads as a file path (it has a '/', a '\\' or a file "
+                "suffix) that names no prompt file (promptfoo stops on it too: 'There are no "
+                "prompts'): rephrase it, or put it in a .txt file"
+            )
+        found = sources.expand(loader.base, loader.root, pattern, "prompt file")
+    out: list[sources.Prompt] = []
+    for path, shown in found:
+        out += sources.prompts_from_file(path, shown, label)
+    return out
+
+
+def _providers(
+    loader: _Loader, data: dict[str, Any]
+) -> tuple[dict[str, Target], dict[str, Any], list[str]]:
+    """Targets by name, the model entries they add, and the provider names in order."""
+    key = "providers" if "providers" in data else "targets"
+    value = data.get(key)
+    targets: dict[str, Target] = {}
+    models: dict[str, Any] = {}
+    names: list[str] = []
+    if value is None:
+        loader.issue((), "'providers' is required: the models (or echo, exec:, python:) to run")
+        return targets, models, names
+    try:
+        entries = provider_entries(value)
+    except ProviderProblem as exc:
+        loader.issue((key,), exc.message)
+        return targets, models, names
+    for entry, loc in entries:
+        pid = entry.get("id")
+        label = entry.get("label")
+        name = str(label or pid)
+        while name in targets:
+            name += "'"
+        try:
+            target, model = build_target(
+                entry, loader.base, loader.root, f"promptfoo:{name}", env=loader.env
+            )
+        except ProviderProblem as exc:
+            loader.issue((key, *loc, *exc.key), exc.message)
+            continue
+        except (ValueError, AccordError) as exc:
+            loader.issue((key, *loc), str(exc))
+            continue
+        problem = target.problem(loader.root)
+        if problem is not None:
+            loader.issue((key, *loc), problem)
+        targets[name] = target
+        loader.provider_entries[name] = entry
+        if model is not None:
+            models[name] = model
+        names.append(name)
+    return targets, models, names
+
+
+def _default_test(loader: _Loader, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, str) and value.startswith("file://"):
+        try:
+            ((found, _line),) = sources.tests_from_file(
+                *sources.expand(loader.base, loader.root, value[7:], "defaultTest file")[0]
+            )
+        except (sources.SourceProblem, ValueError) as exc:
+            loader.issue(("defaultTest",), getattr(exc, "message", str(exc)))
+            return {}
+        value = found
+    if not isinstance(value, dict):
+        loader.issue(("defaultTest",), "defaultTest is a mapping (vars, assert, options, ...)")
+        return {}
+    _check_test(loader, value, ("defaultTest",))
+    return value
+
+
+def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> None:
+    loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
+    options = test.get("options")
+    if isinstance(options, dict):
+        loader.keys(options, (*loc, "options"), OPTION_KEYS,
+                    {"transform", "transformVars", "storeOutputAs", "runSerially"},
+                    "a test's options", **where)  # fmt: skip
+    for name in ("vars", "options", "metadata"):
+        if name in test and not isinstance(test[name], dict):
+            loader.issue((*loc, name), f"'{name}' is a mapping", **where)
+    if "assert" in test and not isinstance(test["assert"], list):
+        loader.issue((*loc, "assert"), "'assert' is a list of assertions", **where)
+
+
+@dataclass
+class _Test:
+    test: dict[str, Any]
+    loc: Loc
+    file: Path | None = None
+    line: int | None = None
+
+
+def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> list[_Test]:
+    value = data.get("tests")
+    found: list[_Test] = []
+    items = [value] if isinstance(value, str | dict) else (value or [])
+    if not isinstance(items, list):
+        loader.issue(("tests",), "'tests' is a list of tests, or `file://PATH`")
+        items = []
+    for index, item in enumerate(items):
+        loc: Loc = ("tests", index) if isinstance(value, list) else ("tests",)
+        if isinstance(item, str):
+            found += _test_file(loader, item, loc)
+        elif isinstance(item, dict):
+            _check_test(loader, item, loc)
+            found.append(_Test(item, loc))
+        else:
+            loader.issue(loc, "a test is a mapping (vars, assert, ...) or `file://PATH`")
+    scenarios = data.get("scenarios") or []
+    if not found and not scenarios:
+        found.append(_Test({}, ()))
+    for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
+        loc = ("scenarios", s_index)
+        if not isinstance(scenario, dict):
+            loader.issue(loc, "a scenario is a mapping with config and tests")
+            continue
+        loader.keys(scenario, loc, SCENARIO_KEYS, set(), "a scenario")
+        inner = scenario.get("tests") or [{}]
+        for d_index, entry in enumerate(scenario.get("config") or []):
+            for t_index, test in enumerate(inner):
+                if not isinstance(entry, dict) or not isinstance(test, dict):
+                    loader.issue(loc, "a scenario's config and tests are lists of mappings")
+                    continue
+                merged = {
+                    **{k: v for k, v in default.items() if k != "assert"}, **entry, **test,
+                    "vars": {**default.get("vars", {}), **entry.get("vars", {}),
+                             **test.get("vars", {})},
+                    "options": {**default.get("options", {}), **test.get("options", {})},
+                    "assert": [*entry.get("assert", []), *test.get("assert", [])],
+                    "metadata": {**default.get("metadata", {}), **entry.get("metadata", {}),
+                                 **test.get("metadata", {})},
+                }  # fmt: skip
+                _check_test(loader, test, (*loc, "tests", t_index))
+                _check_test(loader, entry, (*loc, "config", d_index))
+                found.append(_Test(merged, (*loc, "config", d_index)))
+    return found
+
+
+def _test_file(loader: _Loader, item: str, loc: Loc) -> list[_Test]:
+    if not item.startswith("file://"):
+        loader.issue(loc, f"a test given as text must be `file://PATH`, not '{item[:60]}'")
+        return []
+    out: list[_Test] = []
+    try:
+        for path, shown in sources.expand(loader.base, loader.root, item[7:], "test file"):
+            for t_index, (test, line) in enumerate(sources.tests_from_file(path, shown)):
+                if not isinstance(test, dict):
+                    loader.issue((t_index,), "a test is a mapping", file=path, line=line)
+                    continue
+                _check_test(loader, test, (t_index,), file=path, line=line)
+                out.append(_Test(test, (t_index,), path, line))
+    except sources.SourceProblem as exc:
+        if exc.file is not None:
+            loader.issue((), exc.message, file=exc.file, line=exc.line)
+        else:
+            loader.issue(loc, exc.message)
+    return out
+
+
+def _merged(test: dict[str, Any], default: dict[str, Any]) -> dict[str, Any]:
+    """A test with defaultTest's parts, as promptfoo's evaluator merges them."""
+    merged = {**test}
+    merged["vars"] = {**default.get("vars", {}), **test.get("vars", {})}
+    merged["assert"] = [*default.get("assert", []), *test.get("assert", [])]
+    merged["options"] = {**default.get("options", {}), **test.get("options", {})}
+    merged["metadata"] = {**default.get("metadata", {}), **test.get("metadata", {})}
+    if merged.get("threshold") is None and default.get("threshold") is not None:
+        merged["threshold"] = default["threshold"]
+    return merged
+
+
+def _cases(
+    loader: _Loader,
+    tests: list[_Test],
+    prompts: list[sources.Prompt],
+    providers: list[str],
+    env: dict[str, Any],
+    models: dict[str, Any],
+) -> tuple[list[Case], list[dict[str, Any]]]:
+    from accord.tasks.suites.promptfoo import cases as case_building
+
+    return case_building.build(loader, tests, prompts, providers, env, models)
+
+
+def plain(value: Any) -> Any:
+    """A value as JSON would carry it (YAML dates and the like as text)."""
+    return json.loads(json.dumps(value, default=str))

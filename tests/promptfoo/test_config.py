@@ -1,0 +1,361 @@
+"""promptfoo configs through `accord eval`: what loads and runs, what is refused (file, line,
+exit 2), and promptfoo's -o files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.conftest import fake_model_config
+from tests.evals.conftest import Run, accord
+from tests.fakes import FakeOpenAI, Reply
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workflows" / "promptfoo"
+
+
+def project(tmp_path: Path, files: dict[str, str], config: str = "") -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "config.yml").write_text(config)
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path / "promptfooconfig.yaml"
+
+
+def results(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
+    """promptfoo's JSON output, each result by (testIdx, promptIdx)."""
+    doc = json.loads(path.read_text())
+    return {(r["testIdx"], r["promptIdx"]): r for r in doc["results"]["results"]}
+
+
+def test_the_example_runs_its_matrix_and_writes_promptfoo_json(tmp_path: Path) -> None:
+    folder = tmp_path / "promptfoo"
+    shutil.copytree(EXAMPLE, folder)
+    run = accord("eval", "-c", folder / "promptfooconfig.yaml", "-o", tmp_path / "out.json")
+    assert run.exit_code == 1, run.stderr  # some cases fail on purpose
+    found = results(tmp_path / "out.json")
+    # 3 tests (2 from the CSV, 1 inline) x 2 providers x 2 prompts
+    assert len(found) == 12
+    assert found[(0, 0)]["response"]["output"] == "Hello Bo, welcome to Oslo."
+    assert found[(0, 2)]["response"]["output"] == "HELLO BO, WELCOME TO OSLO."  # python provider
+    assert found[(0, 2)]["provider"] == {"id": "python:provider.py", "label": "capitals"}
+    # the CSV's `__expected` became an assertion after defaultTest's
+    assert [a["type"] for a in found[(0, 0)]["testCase"]["assert"]] == ["icontains", "icontains"]
+    assert found[(1, 2)]["success"] is False and found[(1, 2)]["score"] == 0.5
+    assert found[(1, 2)]["gradingResult"]["reason"] == 'Expected output to contain "Paris"'
+    prompts = json.loads((tmp_path / "out.json").read_text())["results"]["prompts"]
+    assert [p["provider"] for p in prompts] == ["echo", "echo", "capitals", "capitals"]
+    # derivedMetrics: names + cities over the column's summed named scores
+    assert prompts[0]["metrics"]["namedScores"] == {
+        "names": 3.0, "cities": 1.0, "names_and_cities": 4.0,
+    }  # fmt: skip
+    assert prompts[0]["metrics"]["testPassCount"] == 3
+
+
+def test_var_lists_expand_and_default_test_and_scenarios_merge(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """
+prompts: ['{{greeting}} {{name}} from {{place}}']
+providers: [echo]
+defaultTest:
+  vars: {greeting: Hi, place: home}
+  assert: [{type: contains, value: Hi}]
+tests:
+  - vars: {name: [Ann, Bob]}
+scenarios:
+  - config: [{vars: {place: Rome}}, {vars: {place: Oslo}}]
+    tests:
+      - vars: {name: Cy}
+        assert: [{type: contains, value: Cy from}]
+"""})  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    outputs = [r["response"]["output"] for _, r in sorted(results(tmp_path / "out.json").items())]
+    assert outputs == ["Hi Ann from home", "Hi Bob from home", "Hi Cy from Rome",
+                       "Hi Cy from Oslo"]  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "twice.json", "--repeat", "2")
+    assert run.exit_code == 0, run.stderr
+    # promptfoo's --repeat: the second round's tests are numbered after the first's
+    assert sorted(results(tmp_path / "twice.json")) == [(i, 0) for i in range(8)]
+
+
+def test_a_json_chat_prompt_reaches_an_openai_provider_as_messages(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.script(Reply(text="Paris"))
+    config = project(tmp_path, {
+        "chat.json": '[{"role": "system", "content": "Answer in one word."},'
+                     ' {"role": "user", "content": "Capital of {{country}}?"}]',
+        "promptfooconfig.yaml": f"""
+prompts: [file://chat.json]
+providers:
+  - id: openai:chat:fake-model
+    config: {{apiBaseUrl: '{fake_llm.url}', apiKey: test-key, temperature: 0}}
+tests:
+  - vars: {{country: France}}
+    assert: [{{type: equals, value: Paris}}]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "--cache", "off")
+    assert run.exit_code == 0, run.stderr
+    sent = fake_llm.requests[0]
+    assert sent["model"] == "fake-model" and sent["temperature"] == 0
+    assert sent["max_tokens"] == 1024  # promptfoo's OpenAI provider default
+    assert sent["messages"] == [
+        {"role": "system", "content": "Answer in one word."},
+        {"role": "user", "content": "Capital of France?"},
+    ]
+
+
+def test_an_openai_provider_finds_its_server_and_key_in_the_config_env(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": f"""prompts: [hello]
+providers: [openai:fake-model]
+env: {{OPENAI_BASE_URL: '{fake_llm.url}', OPENAI_API_KEY: from-env-key}}
+tests: [{{assert: [{{type: equals, value: 'echo: hello'}}]}}]
+"""})  # fmt: skip
+    run = accord("eval", config, "--cache", "off", "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    assert fake_llm.authorizations == ["Bearer from-env-key"]
+    # the config is in promptfoo's output, its key masked
+    written = (tmp_path / "out.json").read_text()
+    assert "from-env-key" not in written and "OPENAI_API_KEY" in written
+
+
+def refused(run: Run, *parts: str) -> None:
+    assert run.exit_code == 2, (run.exit_code, run.stderr)
+    assert "Traceback" not in run.stderr
+    for part in parts:
+        assert part in run.stderr, run.stderr
+
+
+def test_a_prompt_that_looks_like_a_path_is_read_as_promptfoo_reads_it(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "p/a.txt": "From a file: {{x}}\n---\nSecond: {{x}}\n",
+        "p/b.md": "Markdown {{x}}\n---\nstill one prompt",
+        "promptfooconfig.yaml": """prompts:
+  - p/a.txt
+  - file://p/b.md
+  - 'nothing/*.nope'
+  - 'What is 2/3?'
+providers: [echo]
+tests: [{vars: {x: 1}}]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    doc = json.loads((tmp_path / "out.json").read_text())
+    labels = [p["label"] for p in doc["results"]["prompts"]]
+    # promptfoo's labels: the path joined to the config's folder as named, then the text
+    folder = str(tmp_path)
+    assert labels == [f"{folder}/p/a.txt: From a file: {{{{x}}}}",
+                      f"{folder}/p/a.txt: Second: {{{{x}}}}",
+                      f"{folder}/p/b.md: Markdown {{{{x}}}}\n---\nstill one prompt...",
+                      "nothing/*.nope", "What is 2/3?"]  # fmt: skip
+    # a glob matching nothing is text (above); a path naming no prompt file stops both tools
+    config.write_text("prompts: ['Translate en/fr']\nproviders: [echo]\n")
+    refused(accord("eval", config), "promptfooconfig.yaml:1", "as a file path", "en/fr")
+
+
+def test_unknown_and_unsupported_keys_are_refused_at_their_line(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: [hi]
+providers: [echo]
+extensions: [file://hooks.py]
+defaultTest:
+  asert: []
+tests:
+  - vars: {a: 1}
+    provider: echo
+"""})  # fmt: skip
+    run = accord("eval", config)
+    refused(run, "promptfooconfig.yaml:3", "'extensions'", "not supported by accord",
+            "promptfooconfig.yaml:5", "unknown key 'asert'", "did you mean 'assert'",
+            "promptfooconfig.yaml:8", "'provider'")  # fmt: skip
+
+
+def test_a_provider_config_key_accord_does_not_map_is_refused(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: [hi]
+providers:
+  - id: openai:chat:gpt-4o-mini
+    config:
+      response_format: {type: json_object}
+  - openai:embedding:text-embedding-3-small
+"""})  # fmt: skip
+    refused(accord("eval", config), "promptfooconfig.yaml:5", "'response_format'",
+            "promptfooconfig.yaml:6", "chat API only")  # fmt: skip
+
+
+def test_a_nunjucks_construct_jinja_reads_otherwise_is_named_at_load(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts:
+  - "{% for k, v in facts %}{{k}}={{v}} {% endfor %}"
+  - "{{ name | nl2br }}"
+  - "{{ items.length }} items"
+providers: [echo]
+tests:
+  - vars: {facts: {a: 1}, name: x}
+"""})  # fmt: skip
+    refused(accord("eval", config), "promptfooconfig.yaml:2", "facts.items()",
+            "'nl2br'", "'.length' is JavaScript", "'x | length'")  # fmt: skip
+
+
+def test_an_undefined_var_renders_empty_as_in_nunjucks_and_dump_is_json(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """
+prompts: ['[{{ missing }}] {{ obj | dump }}']
+providers: [echo]
+tests: [{vars: {obj: {a: [1, 2]}}}]
+"""})  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    assert results(tmp_path / "out.json")[(0, 0)]["response"]["output"] == '[] {"a":[1,2]}'
+
+
+def test_exec_provider_gets_the_prompt_as_data_never_as_shell_code(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "run.py": "import sys\nprint('got:' + sys.argv[1])\n",
+        "promptfooconfig.yaml": """prompts: ['{{ text }}']
+providers: ['exec: python3 run.py']
+tests:
+  - vars: {text: "a'$(touch pwned)'; touch pwned2"}
+    assert: [{type: starts-with, value: "got:a'$(touch"}]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
+
+
+def test_a_provider_that_fails_is_an_error_result_as_in_promptfoo(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "fail.py": "import sys\nsys.stderr.write('boom')\nsys.exit(1)\n",
+        "promptfooconfig.yaml": """prompts: ['x {{a}}']
+providers: ['exec: python3 fail.py', echo]
+tests: [{vars: {a: 1}, assert: [{type: contains, value: x, metric: m}]}]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 1 and "boom" in run.stderr
+    failed, passed = results(tmp_path / "out.json")[(0, 0)], results(tmp_path / "out.json")[(0, 1)]
+    # promptfoo: a provider error is failureReason 2 (ERROR), score 0, no gradingResult
+    assert (failed["success"], failed["score"], failed["failureReason"]) == (False, 0, 2)
+    assert failed["gradingResult"] is None and "boom" in failed["error"]
+    assert (passed["success"], passed["namedScores"]) == (True, {"m": 1.0})
+
+
+def test_files_outside_the_project_are_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "tests.csv").write_text("q\nhi\n")
+    (outside / "p.py").write_text("def call_api(p, o, c):\n    return {'output': p}\n")
+    config = project(tmp_path / "proj", {"promptfooconfig.yaml": """prompts: ['{{q}}']
+providers: ['python:../elsewhere/p.py', 'exec: python3 ../elsewhere/p.py']
+tests: file://../elsewhere/tests.csv
+"""})  # fmt: skip
+    refused(accord("eval", config), "outside the project root", "promptfooconfig.yaml:2",
+            "promptfooconfig.yaml:3")  # fmt: skip
+
+
+def test_tests_from_csv_json_jsonl_and_yaml_files(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "t.csv": "q,__expected\nalpha,contains:alp\n",
+        "t.json": '[{"vars": {"q": "beta"}, "assert": [{"type": "equals", "value": "beta"}]}]',
+        "t.jsonl": '{"vars": {"q": "gamma"}}\n',
+        "t.yaml": "- vars: {q: delta}\n  assert: [{type: icontains, value: DELTA}]\n",
+        "promptfooconfig.yaml": """prompts: ['{{q}}']
+providers: [echo]
+tests: [file://t.csv, file://t.json, file://t.jsonl, file://t.yaml]
+""",
+    })  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    found = results(tmp_path / "out.json")
+    assert [found[(i, 0)]["response"]["output"] for i in range(4)] == [
+        "alpha", "beta", "gamma", "delta",
+    ]  # fmt: skip
+    assert all(r["success"] for r in found.values())
+
+
+def test_a_bad_line_of_a_jsonl_test_file_is_named(tmp_path: Path) -> None:
+    config = project(tmp_path, {
+        "t.jsonl": '{"vars": {"q": "a"}}\n{"vars": \n',
+        "promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [echo]\ntests: file://t.jsonl\n",
+    })  # fmt: skip
+    refused(accord("eval", config), "t.jsonl:2", "invalid JSON")
+
+
+def test_promptfoo_output_forms_csv_yaml_jsonl_html(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: ['Say {{w}}']
+providers: [echo]
+tests:
+  - vars: {w: hi}
+    assert: [{type: equals, value: Say hi}]
+  - vars: {w: <b>}
+    assert: [{type: equals, value: nope}]
+"""})  # fmt: skip
+    for suffix in ("csv", "yaml", "jsonl", "html"):
+        run = accord("eval", "-c", config, "-o", tmp_path / f"out.{suffix}", "-q")
+        assert run.exit_code == 1, run.stderr
+    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text())))
+    assert rows[0] == ["w", "[echo] Say {{w}}"]
+    assert rows[1] == ["hi", "[PASS] (1.00)\n\nSay hi\n\nPass Reason: All assertions passed"]
+    assert rows[2][1].startswith("[FAIL] (0.00)\n\nExpected output")
+    document = yaml.safe_load((tmp_path / "out.yaml").read_text())
+    assert document["results"]["stats"]["successes"] == 1
+    assert document["results"]["stats"]["failures"] == 1
+    lines = (tmp_path / "out.jsonl").read_text().splitlines()
+    assert [json.loads(line)["success"] for line in lines] == [True, False]
+    page = (tmp_path / "out.html").read_text()
+    assert "&lt;b&gt;" in page and "<b>" not in page
+
+
+def test_an_output_form_promptfoo_lacks_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": "prompts: [hi]\nproviders: [echo]\n"})
+    refused(accord("eval", "-c", config, "-o", tmp_path / "out.xlsx"), ".json, .jsonl")
+    assert not (tmp_path / ".accord").exists() or not list((tmp_path / ".accord").glob("runs*"))
+
+
+def test_model_config_in_config_yml_is_left_alone(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """A project's own config.yml models still resolve beside the providers' entries."""
+    config = project(
+        tmp_path,
+        {
+            "promptfooconfig.yaml": f"""prompts: [hi]
+providers:
+  - id: openai:chat:fake-model
+    label: mine
+    config: {{apiBaseUrl: '{fake_llm.url}', apiKey: k}}
+tests: [{{assert: [{{type: contains, value: echo}}]}}]
+"""
+        },
+        config=fake_model_config(fake_llm),
+    )
+    run = accord("eval", config, "--cache", "off", "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    assert results(tmp_path / "out.json")[(0, 0)]["provider"] == {
+        "id": "openai:chat:fake-model", "label": "mine",
+    }  # fmt: skip
+
+
+def test_output_path_is_written_unless_o_replaces_it_and_never_over_the_config(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: [hi]
+providers: [echo]
+outputPath: [from-config.json, from-config.csv]
+"""})  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    assert accord("eval", "-c", config, "-q").exit_code == 0
+    assert results(tmp_path / "from-config.json")[(0, 0)]["response"]["output"] == "hi"
+    assert (tmp_path / "from-config.csv").read_text().startswith("[echo] hi\n")
+    (tmp_path / "from-config.json").unlink()
+    assert accord("eval", "-c", config, "-o", "given.jsonl", "-q").exit_code == 0
+    assert (tmp_path / "given.jsonl").exists() and not (tmp_path / "from-config.json").exists()
+    config.write_text("prompts: [hi]\nproviders: [echo]\noutputPath: promptfooconfig.yaml\n")
+    refused(accord("eval", "-c", config), "outputPath of", "an evaluated file")
+    assert config.read_text().startswith("prompts: [hi]")

@@ -1,0 +1,136 @@
+"""AgentV 4 files' assertions: promptfoo's form plus AgentV's own (plain-string rubrics,
+`required`, `skill-used`, `trajectory:*`, `ends-with`), scored as AgentV's
+packages/core/src/evaluation scores them (graders/trajectory.ts, graders/skill-used.ts, and
+orchestrator.ts for the test: 0 under a failed required assertion, else the weighted mean,
+pass at 0.8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from accord.engine.errors import ConfigError
+from accord.tasks.suites.core.cases import Output
+from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
+from tests.fakes import FakeOpenAI, Reply
+from tests.promptfoo_asserts.harness import score, write_project
+
+EXAMPLE = Path(__file__).parents[1] / "data" / "agentv4" / "trajectory-assertions-simple.suite.yaml"
+
+# what AgentV's mock agent (examples/features/trajectory-assertions-simple/mock-agent.ts)
+# answers to each test's prompt: its scenario's tool calls, in order
+CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "research": [("knowledgeSearch", {"query": "REST API characteristics"}),
+                 ("knowledgeSearch", {"query": "GraphQL characteristics"}),
+                 ("documentRetrieve", {"docId": "api-comparison"})],
+    "load": [("load_data", {"source": "customers"}), ("transform", {"operation": "normalize"}),
+             ("save_data", {"destination": "output"})],
+    "process": [("fetchData", {"endpoint": "/api/customers"}),
+                ("validateSchema", {"schema": "customer-v2"}),
+                ("transformData", {"format": "normalized"}),
+                ("saveResults", {"destination": "processed_customers"})],
+    "auth": [("checkCredentials", {"user": "user@example.com"}),
+             ("generateToken", {"userId": "user@example.com", "ttl": 3600}),
+             ("auditLog", {"event": "login", "user": "user@example.com"})],
+    "metrics": [("getCpuMetrics", {"server": "prod-1"}),
+                ("getMemoryMetrics", {"server": "prod-1"})],
+    "weather": [("search", {"query": "weather Paris"}), ("get_weather", {"location": "Paris"})],
+    "none": [],
+}  # fmt: skip
+SCENARIO = {
+    "any-order-pass": "research", "in-order-pass": "process", "exact-auth-flow": "auth",
+    "metrics-check": "metrics", "partial-match": "research", "exact-args-match": "weather",
+    "skip-args-validation": "load", "superset-mode": "research", "subset-mode": "none",
+    "mixed-args-match": "process", "field-list-match": "process",
+}  # fmt: skip
+# AgentV's score of each test with a judge that passes every rubric: the deterministic
+# assertions by trajectory.ts, then the mean
+EXPECTED = {
+    "any-order-pass": ([1, 1, 1], 1.0, True),
+    "in-order-pass": ([1, 1], 1.0, True),
+    "exact-auth-flow": ([1, 1], 1.0, True),
+    "metrics-check": ([1, 1, 1], 1.0, True),
+    "partial-match": ([1, 1, 0, 1], 0.75, False),  # generateReport never called
+    "exact-args-match": ([1, 1, 1, 1], 1.0, True),
+    "skip-args-validation": ([1, 1, 1], 1.0, True),
+    "superset-mode": ([1, 1, 1], 1.0, True),
+    "subset-mode": ([1, 1], 1.0, True),
+    "mixed-args-match": ([1, 1], 1.0, True),
+    "field-list-match": ([1, 0, 1], 2 / 3, False),  # fetchData has no 'source' argument
+}
+
+
+@pytest.mark.parametrize("test_id", list(SCENARIO))
+def test_agentvs_trajectory_example_scores_as_agentv(
+    tmp_path: Path, fake_llm: FakeOpenAI, test_id: str
+) -> None:
+    write_project(tmp_path, fake_llm)
+    fake_llm.responder = lambda body: Reply(text='{"pass": true, "score": 1, "reason": "ok"}')
+    tests = {t["id"]: t for t in yaml.safe_load(EXAMPLE.read_text())["tests"]}
+    test = tests[test_id]
+    calls = [{"name": n, "arguments": a} for n, a in CALLS[SCENARIO[test_id]]]
+    found = score(tmp_path, test["assert"], Output(text="done", tool_calls=calls), agentv=True)
+    scores, total, passed = EXPECTED[test_id]
+    assert [f.score for f in found.findings] == scores, [f.reason for f in found.findings]
+    assert found.test.score == pytest.approx(total) and found.test.passed is passed
+
+
+def test_required_gates_the_test_score(tmp_path: Path) -> None:
+    # orchestrator.ts: a required assertion below its minimum (0.8 by default) makes the
+    # aggregate 0
+    asserts: list[Any] = [
+        {"type": "contains", "value": "a"},
+        {"type": "contains", "value": "z", "required": True},
+    ]
+    found = score(tmp_path, asserts, "abc", agentv=True)
+    assert (found.test.score, found.test.passed) == (0.0, False)
+    assert "required" in found.test.reason
+    ok = score(tmp_path, [{"type": "contains", "value": "a", "required": True}], "abc", agentv=True)
+    assert (ok.test.score, ok.test.passed) == (1.0, True)
+
+
+def test_skill_used_reads_the_skills_the_target_reported(tmp_path: Path) -> None:
+    # skill-used.ts: every named skill used (not-: none of them); an object counts matches
+    output = Output(
+        text="ok",
+        value={
+            "skill_calls": [{"name": "csv-analyzer"}, {"name": "acme-deploy", "is_error": True}]
+        },
+    )
+    found = score(
+        tmp_path,
+        [
+            {"type": "skill-used", "value": "csv-analyzer"},
+            {"type": "not-skill-used", "value": "acme-deploy"},
+            {"type": "skill-used", "value": {"pattern": "csv-*", "max": 0}},
+            {"type": "ends-with", "value": "}"},
+        ],
+        output,
+        agentv=True,
+    )
+    assert [f.score for f in found.findings] == [1.0, 1.0, 0.0, 1.0]
+    assert found.findings[0].reason == (
+        "Observed required skill(s): csv-analyzer. Actual skills: csv-analyzer"
+    )
+
+
+def test_a_plain_string_is_a_rubric(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    write_project(tmp_path, fake_llm)
+    fake_llm.script('{"pass": true, "score": 7, "reason": "very good"}')
+    found = score(tmp_path, ["Response is polite"], "Thank you!", agentv=True)
+    assert (found.findings[0].score, found.findings[0].passed) == (1.0, True)  # clamped
+    assert "Response is polite" in fake_llm.requests[0]["messages"][-1]["content"]
+
+
+def test_agentv_entries_are_checked_at_load(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        build_agentv_assertion(
+            {"type": "trajectory:tool-used", "value": "x", "mode": "any"},
+            base_dir=tmp_path, where="suite.yaml:12",
+        )  # fmt: skip
+    assert caught.value.message == (
+        "suite.yaml:12: 'mode' is no key of a trajectory:tool-used assertion"
+    )
