@@ -288,7 +288,7 @@ async def _choose(
     sample: int,
 ) -> tuple[str, str]:
     """(route name, reason) by a forced `choose_route` call; asked twice at most."""
-    from accord.tasks.suites.core.judging import parse_choice
+    from accord.tasks.evaluators.judging import parse_choice
 
     client = ctx.run.models()
     choices = [*(r.name for r in routes), NO_ROUTE]

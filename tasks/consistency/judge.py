@@ -2,7 +2,7 @@
 
 A judge is asked at temperature 0 with a fixed seed, and once more when its reply carries no
 verdict; a failed call is an error, never a verdict. Consistency selection (tasks/consistency)
-and the test graders (tasks/suites/grading) both ask through `ask_judge`.
+asks through `ask_judge`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
   .evaluators`), into outcomes (`outcomes`, `metrics`: proportions with Wilson intervals) that a
   gate checks (`gate`).
 - `oxy/`: Oxy's tests: `tests:` of workflows and agents, and `.test.yml` case files (`specs`,
-  `loading`, `checks`, `datasets`, and the PASS/FAIL grader `grading`).
+  `loading`, `checks`, `datasets`; their PASS/FAIL grader is the `correctness` evaluator of
+  `accord.tasks.evaluators.judged`).
 - `reports/`: the report formats, one registered writer each (`formats`: pretty, json, junit,
   html; `text` and `html` render them).
 - `command.py`: `accord test`.

@@ -16,8 +16,9 @@ from typing import Any
 
 from accord.engine.masking import mask_data
 from accord.tasks.evaluators.base import Finding
+from accord.tasks.evaluators.cases import Case
 from accord.tasks.suites.agentv.evaluators import verdict_of
-from accord.tasks.suites.core.cases import Case, CaseResult
+from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.verdicts import SuiteRun
 
 

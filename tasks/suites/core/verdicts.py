@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accord.tasks.evaluators.base import Finding
-from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite
+from accord.tasks.evaluators.cases import Case, Output
+from accord.tasks.suites.core.cases import CaseResult, Suite
 from accord.tasks.suites.core.metrics import Z95, Metric, mean_metric, proportion
 
 

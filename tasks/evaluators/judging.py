@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from accord.engine.errors import AccordError
 from accord.tasks.consistency.judge import JUDGE_SEED
@@ -24,11 +24,27 @@ from accord.tasks.evaluators.base import EvaluatorFailure
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-    from accord.tasks.suites.core.cases import Suite
+    from accord.engine.project import Project
 
 T = TypeVar("T")
 SELECT_ANSWER = "select_answer"
 CHOOSE_SYSTEM = "Answer the following question by selecting an answer. Always give a reason."
+
+
+class SuiteView(Protocol):
+    """What an evaluation reads of its suite (a `Suite` of tasks/suites/core)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def judge_model(self) -> str | None: ...
+
+    @property
+    def trials(self) -> str | None: ...
+
+    @property
+    def project(self) -> Project | None: ...
 
 
 @dataclass
@@ -37,7 +53,7 @@ class EvalContext:
     the judge calls it made."""
 
     task: TaskContext
-    suite: Suite
+    suite: SuiteView
     repeat: int = 0
     calls: int = 0
     judge: str | None = None
