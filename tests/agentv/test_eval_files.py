@@ -212,6 +212,27 @@ tests:
     assert record["evaluator_results"][0]["score"] == 1.0  # the best trial's findings
 
 
+def test_plain_repeats_jsonl_renders_the_best_run_as_reported(
+    folder: Path, fake_llm: FakeOpenAI
+) -> None:
+    """`--repeat` without trials: the report lists every run, the JSONL record is the best
+    run's, with the score and verdict the report gives that run."""
+    scores = {"answer 1": 0.5, "answer 2": 0.9}
+    judge_with(fake_llm, lambda prompt: {"score": next(v for k, v in scores.items() if k in prompt),
+                                         "hits": [], "misses": []}, numbered=True)  # fmt: skip
+    file = write(folder, "tests:\n  - {id: t, criteria: Gives 42, input: What is 6 times 7}\n")
+    out = folder / "out.jsonl"
+    reported = accord(
+        "eval", file, "--repeat", "2", "--max-concurrency", "1", "--output", out,
+        "--format", "json",
+    )  # fmt: skip
+    runs = json.loads(reported.stdout)["suites"][0]["cases"]
+    assert sorted((c["score"], c["verdict"]) for c in runs) == [(0.5, "fail"), (0.9, "pass")]
+    record = json.loads(out.read_text())
+    assert (record["score"], record["verdict"]) == (0.9, "pass")
+    assert "aggregation" not in record
+
+
 def test_workspace_hooks(folder: Path, fake_llm: FakeOpenAI) -> None:
     judge_with(fake_llm, {"score": 1, "hits": [], "misses": []})
     log = folder / "hooks.log"
