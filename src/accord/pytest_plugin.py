@@ -143,7 +143,7 @@ class PassRates:
                 tally.failed += 1
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from accord.tasks.suites.core.metrics import wilson_interval
+        from accord.tasks.suites.core.reducers import wilson_interval
 
         if not self.tallies:
             return

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accord.engine import log
+from accord.engine.asking import Reading, ask_until_parsed, read_forced_choice
 from accord.engine.errors import AccordError, TaskError
 from accord.engine.loader import is_workflow_file
 from accord.engine.paths import PathError, inside
@@ -32,6 +33,7 @@ from accord.tasks.semantic.model import TOPIC_SUFFIXES
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
+    from accord.engine.usage import Completion
 
 CHOOSE_ROUTE = "choose_route"
 NO_ROUTE = "none"
@@ -288,7 +290,7 @@ async def _choose(
     sample: int,
 ) -> tuple[str, str]:
     """(route name, reason) by a forced `choose_route` call; asked twice at most."""
-    from accord.tasks.suites.core.judging import parse_choice
+    from accord.tasks.evaluators.judging import parse_choice
 
     client = ctx.run.models()
     choices = [*(r.name for r in routes), NO_ROUTE]
@@ -306,28 +308,24 @@ async def _choose(
             f"{listing}\n- {NO_ROUTE}: no route fits\n\nGive your reason, then end with a "
             "last line `Answer: <route>`.",
         }
-    problem = ""
-    for attempt in range(2):
-        completion = await client.complete(
+
+    def read(completion: Completion) -> Reading[tuple[str, str]]:
+        choice = read_forced_choice(completion, CHOOSE_ROUTE, "route", choices, parse_choice)
+        if choice.name is not None:
+            return Reading((choice.name, choice.reason))
+        if choice.called:
+            return Reading(None, f"a route {choice.given!r} that is none of {choices}")
+        return Reading(None, f"no choice (reply: {choice.raw[-200:]!r})")
+
+    asked = await ask_until_parsed(
+        lambda attempt: client.complete(
             model, ask, task=ctx.key, sample=sample * 2 + attempt, **extra
-        )
-        calls = [c for c in completion.tool_calls if c.name == CHOOSE_ROUTE]
-        if calls:
-            try:
-                args = json.loads(calls[0].arguments or "{}")
-            except json.JSONDecodeError:
-                args = {}
-            route = args.get("route") if isinstance(args, dict) else None
-            if route in choices:
-                return str(route), str(args.get("reason", ""))
-            problem = f"a route {route!r} that is none of {choices}"
-            continue
-        text = (completion.text or "").strip()
-        found = parse_choice(text, choices) if text else None
-        if found is not None:
-            return found, text
-        problem = f"no choice (reply: {text[-200:]!r})"
-    raise TaskError(ctx.key, f"model '{model}' did not choose a route: {problem}")
+        ),
+        read,
+    )
+    if asked.value is None:
+        raise TaskError(ctx.key, f"model '{model}' did not choose a route: {asked.problem}")
+    return asked.value
 
 
 async def _run_route(

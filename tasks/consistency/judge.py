@@ -2,7 +2,7 @@
 
 A judge is asked at temperature 0 with a fixed seed, and once more when its reply carries no
 verdict; a failed call is an error, never a verdict. Consistency selection (tasks/consistency)
-and the test graders (tasks/suites/grading) both ask through `ask_judge`.
+asks through `ask_judge`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from accord.engine.asking import Reading, ask_until_parsed
 from accord.engine.errors import AccordError
 from accord.engine.render import render
 
@@ -140,16 +141,16 @@ async def ask_judge(
     the error then. A failed call is an error, never a verdict."""
     messages = [{"role": "user", "content": text}]
     client = ctx.run.models()
-    reply = ""
-    for attempt in range(2):
-        try:
-            completion = await client.complete(
+    try:
+        asked = await ask_until_parsed(
+            lambda attempt: client.complete(
                 model, messages, task=ctx.key, temperature=0, seed=JUDGE_SEED, sample=attempt
-            )
-        except AccordError as exc:
-            return None, "", f"judge call failed: {exc.message}"
-        reply = completion.text
-        verdict = parse(reply)
-        if verdict is not None:
-            return verdict, reply.strip(), None
-    return None, reply.strip(), f"no {missing} in the judge's reply: {reply[-200:]!r}"
+            ),
+            lambda completion: Reading(parse(completion.text)),
+        )
+    except AccordError as exc:
+        return None, "", f"judge call failed: {exc.message}"
+    reply = asked.text
+    if asked.value is None:
+        return None, reply.strip(), f"no {missing} in the judge's reply: {reply[-200:]!r}"
+    return asked.value, reply.strip(), None

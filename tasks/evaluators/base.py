@@ -21,8 +21,8 @@ from accord.engine.registry import Registry
 from accord.engine.specbase import Spec
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 BOUNDS = ("gte", "gt", "lte", "lt")
 

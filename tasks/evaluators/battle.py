@@ -23,8 +23,8 @@ from accord.tasks.evaluators.base import (
 )
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 CHALLENGER, TIE, BASELINE = "Challenger is better", "Tie", "Baseline is better"
 SCORES = {CHALLENGER: 1.0, TIE: 0.5, BASELINE: 0.0}

@@ -18,8 +18,8 @@ from accord.engine.specbase import Spec
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding, evaluator
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 
 def _expected_text(case: Case, what: str) -> str:

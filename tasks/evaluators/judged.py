@@ -9,6 +9,8 @@ and the actual answer as a consistency pair (pre-judge first).
 
 from __future__ import annotations
 
+import json
+import re
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -23,17 +25,79 @@ from accord.tasks.evaluators.base import (
     ThresholdSpec,
     evaluator,
 )
-from accord.tasks.suites.oxy.grading import CORRECTNESS_PROMPT, parse_grade
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 JUDGE_NAMES = frozenset({"submission_1", "submission_2", "task_description"})
 GRADE_NAMES = frozenset({"question", "expected", "answer"})
 PROMPT_NAMES = frozenset(
     {"input", "output", "expected", "criteria", "metadata", "question", "answer"}
 )
+
+
+CORRECTNESS_PROMPT = """\
+You grade an answer that a data-analysis assistant gave, against the expected answer.
+
+Question:
+{{ question }}
+
+Expected answer:
+{{ expected }}
+
+Answer given:
+{{ answer }}
+
+The answer PASSES when it states the facts of the expected answer: the same numbers (a
+rounding difference under 0.1%, or under $1, is fine; so is any number formatting), the same
+categories and names, the same direction of change. Extra detail that does not contradict the
+expected answer is fine; wording does not matter.
+The answer FAILS when a fact of the expected answer is missing, different or contradicted.
+
+First explain your reasoning in a few sentences. Then write PASS or FAIL alone on the last
+line.
+"""
+
+_LABELLED = re.compile(
+    r"(?:final\s+)?(?:answer|verdict|grade|result)\s*[:=]\s*[*_]*\s*(PASS|FAIL)[*_]*\.?",
+    re.IGNORECASE,
+)
+
+
+def _json_grade(text: str) -> bool | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    value = str(data.get("verdict", data.get("grade", ""))).strip().upper()
+    return {"PASS": True, "FAIL": False}.get(value)
+
+
+def parse_grade(reply: str) -> bool | None:
+    """PASS -> True, FAIL -> False, none -> None; from the last line up.
+
+    Accepts a line that is exactly `PASS`/`FAIL` (also in bold), `Verdict: PASS`, or JSON
+    `{"verdict": "PASS"}`.
+    """
+    whole = reply.strip()
+    if whole.startswith("{") and (found := _json_grade(whole)) is not None:
+        return found
+    for line in reversed(whole.splitlines()):
+        text = line.strip().strip("`").strip()
+        if not text:
+            continue
+        if text.startswith("{") and (found := _json_grade(text)) is not None:
+            return found
+        bare = text.strip("*_ ").rstrip(".").upper()
+        if bare in ("PASS", "FAIL"):
+            return bare == "PASS"
+        labelled = _LABELLED.fullmatch(text.strip("*_ "))
+        if labelled:
+            return labelled.group(1).upper() == "PASS"
+    return None
 
 
 class ScoreChoiceSpec(Spec):

@@ -29,8 +29,8 @@ from accord.tasks.evaluators.base import (
 )
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 Mode = Literal["auto", "model", "lexical"]
 

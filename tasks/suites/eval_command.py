@@ -113,7 +113,7 @@ def select_cases(suite: Suite, tags: tuple[str, ...], names: tuple[str, ...]) ->
 
 def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | None:
     """The gates asked for, over every case of every suite."""
-    from accord.tasks.suites.core.metrics import mean_metric, proportion
+    from accord.tasks.suites.core.reducers import mean_metric, proportion
 
     if command.min_score is None and command.min_pass_rate is None:
         return None
@@ -139,7 +139,7 @@ def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | 
         else:
             value = mean.value
             if command.gate == "lower-bound":
-                from accord.tasks.suites.core.verdicts import mean_interval
+                from accord.tasks.suites.core.reducers import mean_interval
 
                 interval = mean_interval(scores)
                 value = interval[0] if interval else mean.value

@@ -30,8 +30,9 @@ from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
 from accord.engine.project import Project, load_project
 from accord.engine.specbase import Spec
+from accord.tasks.evaluators.cases import Case, case_digest
 from accord.tasks.evaluators.parsing import evaluator_union
-from accord.tasks.suites.core.cases import Case, Suite, case_digest
+from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import ModelTarget, Target, target_from
 from accord.tasks.suites.frontends import FrontEnd, Request, Source
 

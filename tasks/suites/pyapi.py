@@ -24,8 +24,8 @@ from accord.engine.errors import AccordError
 from accord.tasks.evaluators import battle as battle_module
 from accord.tasks.evaluators import rag
 from accord.tasks.evaluators.base import EvaluatorSpec, Finding
-from accord.tasks.suites.core.cases import Case, Output
-from accord.tasks.suites.core.judging import EvalContext
+from accord.tasks.evaluators.cases import Case, Output
+from accord.tasks.evaluators.judging import EvalContext
 from accord.tasks.suites.pyapi_run import PythonEvaluator, build_suite, run_test_suite
 from accord.tasks.suites.pyapi_types import (
     Assertion,

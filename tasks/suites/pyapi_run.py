@@ -24,8 +24,9 @@ from pydantic import Field
 
 from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
-from accord.tasks.suites.core.cases import Case, Output, Suite
-from accord.tasks.suites.core.judging import EvalContext
+from accord.tasks.evaluators.cases import Case, Output
+from accord.tasks.evaluators.judging import EvalContext
+from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import PythonTarget, TargetFailure
 from accord.tasks.suites.core.verdicts import SuiteRun
 from accord.tasks.suites.pyapi_types import (

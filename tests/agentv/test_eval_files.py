@@ -180,6 +180,59 @@ tests:
     assert found["t"]["score"] == pytest.approx(0.9 - 4.303 * 0.1 / 3**0.5)
 
 
+def test_trials_confidence_interval_jsonl_renders_the_reported_score(
+    folder: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The JSONL record renders the score and verdict the run decided, the ones the terminal
+    and the JSON report show, never a scoring of its own (its best trial scores 1.0)."""
+    scores = {"answer 1": 0.8, "answer 2": 1.0, "answer 3": 0.9}
+    judge_with(fake_llm, lambda prompt: {"score": next(v for k, v in scores.items() if k in prompt),
+                                         "hits": [], "misses": []}, numbered=True)  # fmt: skip
+    file = write(
+        folder,
+        """execution:
+  trials: {count: 3, strategy: confidence_interval}
+tests:
+  - {id: t, criteria: Gives 42, input: What is six times seven}
+""",
+    )
+    out = folder / "out.jsonl"
+    shown = accord("eval", file, "--max-concurrency", "1", "--output", out)
+    record = json.loads(out.read_text())
+    lower = 0.9 - 4.303 * 0.1 / 3**0.5
+    assert record["score"] == pytest.approx(lower)
+    assert record["verdict"] == "borderline"
+    assert f"t (run 2)  {lower:.2f}   borderline" in shown.stdout
+    assert f"Mean score: {lower:.3f} (n=1)" in shown.stdout
+    reported = accord("eval", file, "--max-concurrency", "1", "--output", out, "--format", "json")
+    case = json.loads(reported.stdout)["suites"][0]["cases"][0]
+    record = json.loads(out.read_text())
+    assert case["score"] == pytest.approx(record["score"], abs=1e-4)  # the report rounds to 4
+    assert case["verdict"] == record["verdict"] == "borderline"
+    assert record["evaluator_results"][0]["score"] == 1.0  # the best trial's findings
+
+
+def test_plain_repeats_jsonl_renders_the_best_run_as_reported(
+    folder: Path, fake_llm: FakeOpenAI
+) -> None:
+    """`--repeat` without trials: the report lists every run, the JSONL record is the best
+    run's, with the score and verdict the report gives that run."""
+    scores = {"answer 1": 0.5, "answer 2": 0.9}
+    judge_with(fake_llm, lambda prompt: {"score": next(v for k, v in scores.items() if k in prompt),
+                                         "hits": [], "misses": []}, numbered=True)  # fmt: skip
+    file = write(folder, "tests:\n  - {id: t, criteria: Gives 42, input: What is 6 times 7}\n")
+    out = folder / "out.jsonl"
+    reported = accord(
+        "eval", file, "--repeat", "2", "--max-concurrency", "1", "--output", out,
+        "--format", "json",
+    )  # fmt: skip
+    runs = json.loads(reported.stdout)["suites"][0]["cases"]
+    assert sorted((c["score"], c["verdict"]) for c in runs) == [(0.5, "fail"), (0.9, "pass")]
+    record = json.loads(out.read_text())
+    assert (record["score"], record["verdict"]) == (0.9, "pass")
+    assert "aggregation" not in record
+
+
 def test_workspace_hooks(folder: Path, fake_llm: FakeOpenAI) -> None:
     judge_with(fake_llm, {"score": 1, "hits": [], "misses": []})
     log = folder / "hooks.log"

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from accord.tasks.suites.core.metrics import wilson_interval
+from accord.tasks.suites.core.reducers import wilson_interval
 
 TESTS = '''
 import fcntl, os

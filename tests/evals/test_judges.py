@@ -90,6 +90,46 @@ def test_unparseable_reply_is_retried_once_then_an_error(
     assert run.exit_code == 3
 
 
+ONE_CASE = JUDGE.format(short="false").replace(
+    "  - {id: b, input: good grief}\n  - {id: c, input: go away}\n", ""
+)
+
+
+def _polite_error(fake_llm: FakeOpenAI, root: Path) -> str:
+    run = accord("eval", root / "j.eval.yml", "--format", "json")
+    (case,) = run.suite()["cases"]
+    polite = next(e for e in case["evaluations"] if e["name"] == "polite")
+    assert polite["score"] is None and case["status"] == "error" and run.exit_code == 3
+    assert len(fake_llm.requests) == 2  # asked twice, then an error, never a score
+    return str(polite["error"])
+
+
+def test_tool_call_without_json_arguments_is_retried_once_then_an_error(
+    project: Callable[..., Path], fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.responder = lambda body: Reply.tool("select_answer", "Yes, because")
+    error = _polite_error(fake_llm, project({"j.eval.yml": ONE_CASE}))
+    assert error == "the judge's select_answer call had arguments that are not JSON: 'Yes, because'"
+
+
+def test_reply_without_the_call_or_a_choice_is_retried_once_then_an_error(
+    project: Callable[..., Path], fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.responder = lambda body: Reply(text="It is hard to say.")
+    error = _polite_error(fake_llm, project({"j.eval.yml": ONE_CASE}))
+    assert error == "the judge's select_answer call had no call (reply: 'It is hard to say.')"
+
+
+def test_last_line_without_a_choice_is_retried_once_then_an_error(
+    project: Callable[..., Path], fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.script("I think it is fine.\nAnswer: Perhaps", "Still unsure.")
+    error = _polite_error(fake_llm, project({"j.eval.yml": ONE_CASE}, tools="false"))
+    assert error == (
+        "no answer among ['Yes', 'Somewhat', 'No'] in the judge's reply: 'Still unsure.'"
+    )
+
+
 def test_models_without_tools_answer_on_a_last_line(
     project: Callable[..., Path], fake_llm: FakeOpenAI
 ) -> None:

@@ -126,6 +126,9 @@ def test_judge_without_verdict_is_an_error_not_b(tmp_path: Path, fake_llm: FakeO
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)["outputs"]["report"]
     assert report["judge_errors"]  # reported
+    assert "no verdict in the judge's reply: 'I cannot decide.'" in json.dumps(
+        report["judge_errors"]
+    )
     assert all(p["verdict"] is None for p in report["pairs"] if p["source"] == "judge")
     judge_requests = [r for r in fake_llm.requests if "S1:" in r["messages"][-1]["content"]]
     assert len(judge_requests) == 2 * report["judge_calls"]  # one retry per pair

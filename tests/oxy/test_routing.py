@@ -140,6 +140,17 @@ def test_a_choice_outside_the_routes_is_asked_again_then_fails(
     assert len(fake_llm.requests) == 2
 
 
+def test_a_reply_naming_no_route_is_asked_again_then_fails(
+    project: Path, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.responder = lambda body: Reply(text="I am not sure.")
+    run = accord("run", project / "ask.workflow.yml")
+    assert run.exit_code == 1
+    assert "model 'fake' did not choose a route: no choice (reply: 'I am not sure.')" in run.output
+    assert len(fake_llm.requests) == 2
+    assert [r["tool_choice"]["function"]["name"] for r in fake_llm.requests] == ["choose_route"] * 2
+
+
 def test_routing_agent_validates(project: Path) -> None:
     run = accord("validate", project / "router.agent.yml")
     assert run.exit_code == 0, run.output

@@ -306,7 +306,7 @@ def test_the_regression_runner_exits_1_when_a_scenario_failed(
 
 def test_text_of_reads_content_blocks_as_their_text() -> None:
     # the shape evaluator.evaluate_scenario reads: a block list is text, not user messages
-    from accord.tasks.suites.core.cases import text_of
+    from accord.tasks.evaluators.cases import text_of
 
     assert text_of([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]) == "a\nb"
     assert text_of([{"role": "user", "content": "hi"}]) == "hi"

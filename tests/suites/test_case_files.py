@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from accord.tasks.suites.oxy.grading import parse_grade
+from accord.tasks.evaluators.judged import parse_grade
 from tests.fakes import FakeOpenAI, Reply
 from tests.suites.conftest import Script, accord_test
 

@@ -25,9 +25,9 @@ from accord.tasks.suites.agentv.evaluators import AgentVEvaluator, agentv, agent
 from accord.tasks.suites.agentv.judges import rubric_items, rubric_outcome, substitute
 
 if TYPE_CHECKING:
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
     from accord.tasks.suites.agentv.cases import AgentVCase
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
 
 MAX_FILE_SIZE = 50 * 1024
 MAX_SEARCH_MATCHES = 20
@@ -139,7 +139,7 @@ class AgentJudge(AgentVEvaluator):
                 messages.append(
                     {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
                 )
-        from accord.tasks.suites.core.judging import json_object
+        from accord.tasks.evaluators.judging import json_object
 
         data = json_object(text)
         if not isinstance(data, dict):

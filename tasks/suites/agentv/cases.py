@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from accord.tasks.suites.core.cases import Case
+from accord.tasks.evaluators.cases import Case
 
 
 @dataclass(frozen=True)

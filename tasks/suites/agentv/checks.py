@@ -18,8 +18,8 @@ from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AgentVEvaluator, agentv, agentv_case
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 # --- traces -----------------------------------------------------------------------------------
 
@@ -221,7 +221,7 @@ class FieldAccuracy(AgentVEvaluator):
     aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
-        from accord.tasks.suites.core.judging import json_object
+        from accord.tasks.evaluators.judging import json_object
 
         test = agentv_case(case)
         answer = output.value if isinstance(output.value, dict) else json_object(output.text)
@@ -283,7 +283,7 @@ def _compare(spec: FieldSpec, want: Any, got: Any) -> tuple[bool, str]:
 
 
 def _expected_object(case: AgentVCase) -> dict[str, Any] | None:
-    from accord.tasks.suites.core.judging import json_object
+    from accord.tasks.evaluators.judging import json_object
 
     for message in reversed(case.expected_messages):
         content = message.get("content")

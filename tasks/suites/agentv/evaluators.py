@@ -19,7 +19,7 @@ from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Findin
 from accord.tasks.suites.agentv.cases import AgentVCase
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case
+    from accord.tasks.evaluators.cases import Case
 
 PASS = 0.8
 BORDERLINE = 0.6

@@ -43,6 +43,7 @@ from accord.engine.yamlmarks import (
     read_text,
 )
 from accord.tasks.evaluators.base import EvaluatorSpec
+from accord.tasks.evaluators.cases import case_digest
 from accord.tasks.suites.agentv.agent_judge import AgentJudge
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AGENTV, BORDERLINE, PASS, canonical_type
@@ -56,7 +57,7 @@ from accord.tasks.suites.agentv.targets import (
     find_agentv_folder,
     load_targets,
 )
-from accord.tasks.suites.core.cases import Suite, case_digest
+from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target, target_from
 
 DEFAULT_GUIDELINES = ("**/*.instructions.md",)

@@ -24,8 +24,8 @@ from accord.tasks.suites.agentv.wire import judge_payload
 from accord.tasks.suites.core.targets import TargetFailure, run_program
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 # --- judges ---------------------------------------------------------------------------------
 
@@ -455,7 +455,7 @@ async def run_script(
             if (text := raw.decode(errors="replace").strip()[-1000:])
         ]
         raise EvaluatorFailure(f"`{shown}` exited with {code}: {'; '.join(said) or '(no output)'}")
-    from accord.tasks.suites.core.judging import json_object
+    from accord.tasks.evaluators.judging import json_object
 
     text = stdout.decode(errors="replace")
     data = json_object(text)

@@ -12,8 +12,8 @@ from accord.tasks.suites.agentv.evaluators import AgentVEvaluator, agentv
 from accord.tasks.suites.agentv.wire import output_messages, trace_summary
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 
 # trace.ts DEFAULT_EXPLORATION_TOOLS: the calls that read rather than change

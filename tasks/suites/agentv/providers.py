@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PrivateAttr, field_validator
 
+from accord.tasks.evaluators.cases import Case, Output
 from accord.tasks.suites.agentv.command_template import ENV_PREFIX, render, template_problem
-from accord.tasks.suites.core.cases import Case, Output
 from accord.tasks.suites.core.targets import (
     WORKSPACE,
     Target,

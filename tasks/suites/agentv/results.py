@@ -16,8 +16,10 @@ from typing import Any
 
 from accord.engine.masking import mask_data
 from accord.tasks.evaluators.base import Finding
+from accord.tasks.evaluators.cases import Case
 from accord.tasks.suites.agentv.evaluators import verdict_of
-from accord.tasks.suites.core.cases import Case, CaseResult
+from accord.tasks.suites.core.cases import CaseResult
+from accord.tasks.suites.core.trials import best_run
 from accord.tasks.suites.core.verdicts import SuiteRun
 
 
@@ -47,38 +49,34 @@ def _reasoning(result: CaseResult) -> str:
     return " | ".join(parts)
 
 
-def case_record(run: SuiteRun, case: Case, trials: list[CaseResult]) -> dict[str, Any]:
-    """A test's record; a suite with trials has one result per test (core/trials.py) with
-    its trials and their aggregation in its metadata."""
-    scored = [t for t in trials if t.score is not None]
-    best = max(scored, key=lambda t: t.score or 0.0) if scored else trials[-1]
+def case_record(run: SuiteRun, case: Case, runs: list[CaseResult]) -> dict[str, Any]:
+    """A test's record, rendered from what the run decided: a suite with trials has one
+    result per test (core/trials.py), its trials and their aggregation in its metadata; of
+    plain repeats the best run is shown, as trials are combined."""
+    result = best_run(runs)
     record: dict[str, Any] = {
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "test_id": best.id,
+        "test_id": result.id,
         "dataset": getattr(case, "dataset", run.id),
     }
     if getattr(case, "conversation_id", None):
         record["conversation_id"] = getattr(case, "conversation_id", None)
-    score = best.score
-    if "trials" in best.metadata:
-        record["aggregation"] = best.metadata["aggregation"]
-        record["trials"] = best.metadata["trials"]
-    verdict = (
-        best.verdict if len(trials) == 1 else ("error" if score is None else verdict_of(score))
-    )
+    if "trials" in result.metadata:
+        record["aggregation"] = result.metadata["aggregation"]
+        record["trials"] = result.metadata["trials"]
     record.update(
-        score=score,
-        verdict=verdict,
-        hits=[h for f in best.findings for h in f.hits],
-        misses=[m for f in best.findings for m in f.misses],
-        target=best.target,
-        reasoning=_reasoning(best),
-        evaluator_results=[finding_record(f) for f in best.findings],
+        score=result.score,
+        verdict=result.verdict,
+        hits=[h for f in result.findings for h in f.hits],
+        misses=[m for f in result.findings for m in f.misses],
+        target=result.target,
+        reasoning=_reasoning(result),
+        evaluator_results=[finding_record(f) for f in result.findings],
     )
-    if best.error:
-        record["error"] = best.error
-    if best.warnings:
-        record["warnings"] = best.warnings
+    if result.error:
+        record["error"] = result.error
+    if result.warnings:
+        record["warnings"] = result.warnings
     return record
 
 

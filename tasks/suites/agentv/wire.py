@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from accord.tasks.evaluators.cases import Output
 from accord.tasks.suites.agentv.cases import AgentVCase
-from accord.tasks.suites.core.cases import Output
 
 
 def judge_payload(

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from accord.engine.paths import file_name_part
+from accord.tasks.evaluators.cases import Case
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.schema import ScriptSpec, WorkspaceSpec
-from accord.tasks.suites.core.cases import Case, Lifecycle, Suite
+from accord.tasks.suites.core.cases import Lifecycle, Suite
 from accord.tasks.suites.core.targets import TargetFailure, run_program
 
 

@@ -23,6 +23,7 @@ from pydantic import Field
 from accord.engine.clip import clip_lines, kept_in
 from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
+from accord.tasks.evaluators.cases import Case, Output
 from accord.tasks.suites.conversations.agents import Agent, Messages, Reply, agent_of
 from accord.tasks.suites.conversations.matching import (
     Mismatch,
@@ -31,12 +32,12 @@ from accord.tasks.suites.conversations.matching import (
     tool_call_mismatches,
 )
 from accord.tasks.suites.conversations.turns import ToolCall, Turn, check_script
-from accord.tasks.suites.core.cases import Case, Output, Suite
+from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target, TargetFailure
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.judging import EvalContext
     from accord.tasks.suites.core.verdicts import SuiteRun
 
 NEEDS_JUDGE = "needs_judge"

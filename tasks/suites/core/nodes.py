@@ -35,8 +35,9 @@ from accord.engine.runner import RunOptions, execute
 from accord.engine.scheduler import Observer
 from accord.engine.spec import TaskSpec
 from accord.tasks.evaluators.base import EvaluatorSpec, Finding
-from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite, case_digest
-from accord.tasks.suites.core.judging import EvalContext
+from accord.tasks.evaluators.cases import Case, Output, case_digest
+from accord.tasks.evaluators.judging import EvalContext
+from accord.tasks.suites.core.cases import CaseResult, Suite
 from accord.tasks.suites.core.targets import WORKSPACE, Target, TargetFailure
 from accord.tasks.suites.core.verdicts import SuiteRun, decide
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from accord.tasks.suites.core.metrics import Metric
+from accord.tasks.suites.core.reducers import Metric
 
 TestKind = Literal["consistency", "custom", "cases"]
 

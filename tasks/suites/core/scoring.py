@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Protocol
 
 from accord.tasks.consistency import Selection, pair_plan, select_consistent
 from accord.tasks.evaluators.base import EvaluatorSpec, Finding
+from accord.tasks.evaluators.cases import Case, Output
 from accord.tasks.evaluators.judged import Correctness, Similarity
+from accord.tasks.evaluators.judging import EvalContext
 from accord.tasks.evaluators.parsing import merge_evaluators
 from accord.tasks.evaluators.rag import ContextRecall
-from accord.tasks.suites.core.cases import Case, Output, Suite
-from accord.tasks.suites.core.judging import EvalContext
-from accord.tasks.suites.core.metrics import mean_metric, proportion
+from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
 from accord.tasks.suites.core.prepared import CaseInput, PreparedTest
+from accord.tasks.suites.core.reducers import mean_metric, proportion
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext

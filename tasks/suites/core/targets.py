@@ -33,7 +33,7 @@ from accord.engine.paths import PathError, inside
 from accord.engine.project_code import ProjectCodeError, import_from_project, module_problem
 from accord.engine.registry import Registry
 from accord.engine.specbase import Spec
-from accord.tasks.suites.core.cases import Case, Output, content_text, text_of
+from accord.tasks.evaluators.cases import Case, Output, content_text, text_of
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext

@@ -13,14 +13,19 @@ with repeats, pass@k (a case passes when any of its k repeats does) and pass^k (
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from accord.tasks.evaluators.base import Finding
-from accord.tasks.suites.core.cases import Case, CaseResult, Output, Suite
-from accord.tasks.suites.core.metrics import Z95, Metric, mean_metric, proportion
+from accord.tasks.evaluators.cases import Case, Output
+from accord.tasks.suites.core.cases import CaseResult, Suite
+from accord.tasks.suites.core.reducers import (
+    Metric,
+    mean_interval,
+    mean_metric,
+    proportion,
+    reduce_runs,
+)
 
 
 def decide(
@@ -85,19 +90,6 @@ def band(suite: Suite, status: str, score: float | None) -> str | None:
     return "pass" if score >= passing else "borderline" if score >= borderline else "fail"
 
 
-def mean_interval(values: list[float], z: float = Z95) -> tuple[float, float] | None:
-    """A normal-approximation 95% interval of a mean (None under 2 values), kept in [0, 1]
-    when the values are."""
-    if len(values) < 2:
-        return None
-    mean = statistics.fmean(values)
-    half = z * statistics.stdev(values) / math.sqrt(len(values))
-    low, high = mean - half, mean + half
-    if all(0.0 <= v <= 1.0 for v in values):
-        low, high = max(0.0, low), min(1.0, high)
-    return low, high
-
-
 @dataclass
 class EvaluatorFigures:
     name: str
@@ -158,8 +150,9 @@ class SuiteRun:
         if self.suite.repeat < 2:
             return None, None
         groups = [g for g in self.repeats().values() if any(c.status != "recorded" for c in g)]
-        any_pass = sum(any(c.status == "passed" for c in g) for g in groups)
-        all_pass = sum(all(c.status == "passed" for c in g) for g in groups)
+        runs = [_runs(g) for g in groups]
+        any_pass = sum(bool(reduce_runs("pass_at_k", *r).passed) for r in runs)
+        all_pass = sum(bool(reduce_runs("pass_hat_k", *r).passed) for r in runs)
         k = self.suite.repeat
         return (
             proportion(f"pass@{k}", any_pass, len(groups), "cases"),
@@ -200,3 +193,9 @@ class SuiteRun:
     @property
     def judge_calls_saved(self) -> int:
         return self.stats.get("judge_calls_saved", 0)
+
+
+def _runs(group: list[CaseResult]) -> tuple[list[float], list[bool]]:
+    """A case's runs as a reducer takes them: scores (an error scores 0) and passes."""
+    scores = [c.score if c.score is not None and c.status != "error" else 0.0 for c in group]
+    return scores, [c.status == "passed" for c in group]

@@ -18,7 +18,7 @@ from accord.engine.clip import SHOWN_IN_FILES, clip, clip_lines, kept_in
 from accord.engine.masking import mask, mask_data
 from accord.engine.report.terminal import shown as escape
 from accord.tasks.suites.core.cases import CaseResult
-from accord.tasks.suites.core.metrics import Metric
+from accord.tasks.suites.core.reducers import Metric
 from accord.tasks.suites.core.verdicts import SuiteRun
 
 MARKS = {

@@ -12,7 +12,6 @@ import datetime as dt
 from html import escape
 
 from accord.engine.masking import mask
-from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.outcomes import (
     CaseRecord,
     PairRecord,
@@ -20,6 +19,7 @@ from accord.tasks.suites.core.outcomes import (
     SuiteResult,
     TestOutcome,
 )
+from accord.tasks.suites.core.reducers import Metric
 from accord.tasks.suites.reports.text import metric_names
 
 STYLE = """

@@ -17,8 +17,8 @@ from accord.engine.clip import SHOWN_IN_FILES, clip, kept_in
 from accord.engine.masking import mask, mask_data
 from accord.engine.report.terminal import shown as escape
 from accord.tasks.suites.core.gate import GateResult
-from accord.tasks.suites.core.metrics import Metric
 from accord.tasks.suites.core.outcomes import PairRecord, SuiteResult, TestOutcome
+from accord.tasks.suites.core.reducers import Metric
 
 METRIC_ORDER = ("accuracy", "recall", "similarity", "correctness")
 EXCERPT = 240

@@ -32,7 +32,7 @@ from pydantic import Field, PrivateAttr
 
 from accord.engine.blocking import call_blocking
 from accord.engine.project_code import ProjectCodeError, import_from_project, module_problem
-from accord.tasks.suites.core.cases import Case, Output, text_of
+from accord.tasks.evaluators.cases import Case, Output, text_of
 from accord.tasks.suites.core.targets import Target, TargetFailure
 
 MAX_SHAPE = 200  # characters of an unreadable answer shown in its error

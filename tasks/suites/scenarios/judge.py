@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from accord.tasks.evaluators.base import EvaluatorSpec, Finding, ThresholdSpec
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 NAME = "scenario_judge"
 METRICS = {

@@ -36,7 +36,8 @@ from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import Loaded, load_spec
 from accord.engine.paths import PathError, inside
 from accord.engine.yamlmarks import parse_yaml, read_text
-from accord.tasks.suites.core.cases import Case, Output, Suite
+from accord.tasks.evaluators.cases import Case, Output
+from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target, TargetFailure, target_from
 from accord.tasks.suites.scenarios.agents import AgentClassTarget
 from accord.tasks.suites.scenarios.judge import NAME, ScenarioJudge

@@ -2,7 +2,8 @@
 
 Every judge call goes through the run's models door (cache, rate limits, retries, usage) at
 temperature 0 with a fixed seed, from the evaluator's own node. A reply without a verdict is
-asked once more; a second one is an error on that evaluation, never a score.
+asked once more (the models door's one loop, `engine.asking.ask_until_parsed`); a second one
+is an error on that evaluation, never a score.
 
 - `ask`: a free-text reply parsed by the evaluator (`parse` returns None when it finds none).
 - `choose`: one of named choices. Models that take tools answer by the forced tool call
@@ -16,19 +17,37 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from accord.engine.asking import Reading, ask_until_parsed, read_forced_choice
 from accord.engine.errors import AccordError
 from accord.tasks.consistency.judge import JUDGE_SEED
 from accord.tasks.evaluators.base import EvaluatorFailure
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-    from accord.tasks.suites.core.cases import Suite
+    from accord.engine.project import Project
+    from accord.engine.usage import Completion
 
 T = TypeVar("T")
 SELECT_ANSWER = "select_answer"
 CHOOSE_SYSTEM = "Answer the following question by selecting an answer. Always give a reason."
+
+
+class SuiteView(Protocol):
+    """What an evaluation reads of its suite (a `Suite` of tasks/suites/core)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def judge_model(self) -> str | None: ...
+
+    @property
+    def trials(self) -> str | None: ...
+
+    @property
+    def project(self) -> Project | None: ...
 
 
 @dataclass
@@ -37,7 +56,7 @@ class EvalContext:
     the judge calls it made."""
 
     task: TaskContext
-    suite: Suite
+    suite: SuiteView
     repeat: int = 0
     calls: int = 0
     judge: str | None = None
@@ -82,14 +101,15 @@ class EvalContext:
         messages = [{"role": "user", "content": prompt}]
         if system:
             messages.insert(0, {"role": "system", "content": system})
-        reply = ""
-        for attempt in range(2):
-            completion = await self.complete(messages, model, sample=attempt)
-            reply = completion.text or ""
-            found = parse(reply)
-            if found is not None:
-                return found, reply.strip()
-        raise EvaluatorFailure(f"no {missing} in the judge's reply: {reply.strip()[-200:]!r}")
+        asked = await ask_until_parsed(
+            lambda attempt: self.complete(messages, model, sample=attempt),
+            lambda completion: Reading(parse(completion.text or "")),
+        )
+        if asked.value is None:
+            raise EvaluatorFailure(
+                f"no {missing} in the judge's reply: {asked.text.strip()[-200:]!r}"
+            )
+        return asked.value, asked.text.strip()
 
     async def choose(
         self, prompt: str, choices: Sequence[str], *, model: str | None = None
@@ -118,15 +138,15 @@ class EvalContext:
             {"role": "user", "content": prompt},
         ]
         forced = {"type": "function", "function": {"name": SELECT_ANSWER}}
-        problem = ""
-        for attempt in range(2):
-            completion = await self.complete(
+        asked = await ask_until_parsed(
+            lambda attempt: self.complete(
                 messages, model, tools=[tool], tool_choice=forced, sample=attempt
-            )
-            found, problem = _tool_choice(completion, choices)
-            if found is not None:
-                return found
-        raise EvaluatorFailure(f"the judge's select_answer call had {problem}")
+            ),
+            lambda completion: _tool_choice(completion, choices),
+        )
+        if asked.value is None:
+            raise EvaluatorFailure(f"the judge's select_answer call had {asked.problem}")
+        return asked.value
 
     async def structured(
         self,
@@ -156,15 +176,20 @@ class EvalContext:
             }
             forced = {"type": "function", "function": {"name": SUBMIT_EVALUATION}}
             extra = {"tools": [tool], "tool_choice": forced}
-        reply = ""
-        for attempt in range(2):
-            completion = await self.complete(messages, model, sample=attempt, **extra)
+
+        def read(completion: Completion) -> Reading[T]:
             calls = [c for c in completion.tool_calls if c.name == SUBMIT_EVALUATION]
             reply = calls[0].arguments if calls else (completion.text or "")
-            found = check(json_object(reply))
-            if found is not None:
-                return found
-        raise EvaluatorFailure(f"no {what} in the judge's reply: {reply.strip()[-300:]!r}")
+            return Reading(check(json_object(reply)), reply)  # unread: the reply is quoted
+
+        asked = await ask_until_parsed(
+            lambda attempt: self.complete(messages, model, sample=attempt, **extra), read
+        )
+        if asked.value is None:
+            raise EvaluatorFailure(
+                f"no {what} in the judge's reply: {asked.problem.strip()[-300:]!r}"
+            )
+        return asked.value
 
 
 SUBMIT_EVALUATION = "submit_evaluation"
@@ -213,22 +238,15 @@ def select_answer_tool(choices: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _tool_choice(completion: Any, choices: Sequence[str]) -> tuple[tuple[str, str] | None, str]:
-    calls = [c for c in completion.tool_calls if c.name == SELECT_ANSWER]
-    if not calls:
-        text = (completion.text or "").strip()
-        found = parse_choice(text, choices) if text else None
-        if found is not None:  # a provider that ignored tool_choice but answered in text
-            return (found, text), ""
-        return None, f"no call (reply: {text[-200:]!r})"
-    try:
-        args = json.loads(calls[0].arguments or "{}")
-    except json.JSONDecodeError:
-        return None, f"arguments that are not JSON: {calls[0].arguments[:200]!r}"
-    answer = args.get("answer") if isinstance(args, dict) else None
-    if answer not in choices:
-        return None, f"an answer {answer!r} that is none of {list(choices)}"
-    return (str(answer), str(args.get("reason", ""))), ""
+def _tool_choice(completion: Completion, choices: Sequence[str]) -> Reading[tuple[str, str]]:
+    choice = read_forced_choice(completion, SELECT_ANSWER, "answer", choices, parse_choice)
+    if choice.name is not None:
+        return Reading((choice.name, choice.reason))
+    if not choice.called:
+        return Reading(None, f"no call (reply: {choice.raw[-200:]!r})")
+    if not choice.json:
+        return Reading(None, f"arguments that are not JSON: {choice.raw[:200]!r}")
+    return Reading(None, f"an answer {choice.given!r} that is none of {list(choices)}")
 
 
 def reason_of(reply: str, choices: Sequence[str]) -> str:
