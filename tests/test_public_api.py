@@ -150,3 +150,18 @@ def test_a_name_accord_does_not_export_is_a_type_error(tmp_path: Path, name: str
     )
     assert done.returncode == 1
     assert f'Module "accord" has no attribute "{name}"' in done.stdout
+
+
+def test_the_namespaces_are_attributes_of_accord() -> None:
+    code = (
+        "import accord\n"
+        "print(accord.evals.run_test_suite is accord.run_test_suite,"
+        " accord.conversations.UserTurn is accord.UserTurn,"
+        " accord.scenarios.RegressionRunner is accord.RegressionRunner)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True,
+        timeout=PROCESS_SECONDS,
+    )  # fmt: skip
+    assert done.stdout.split() == ["True", "True", "True"], done.stderr

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+_NAMESPACES = ("evals", "conversations", "scenarios")
 _EXPORTS = {
     "AccordError": "accord.engine.errors",
     "ValidationError": "accord.engine.errors",
@@ -155,6 +156,8 @@ if TYPE_CHECKING:
 else:
     # at run time only: to a type checker, a name missing above is an error, not `Any`
     def __getattr__(name: str) -> Any:
+        if name in _NAMESPACES:  # `import accord` then `accord.evals.run_test_suite`
+            return importlib.import_module(f"accord.{name}")
         module = _EXPORTS.get(name)
         if module is None:
             raise AttributeError(f"module 'accord' has no attribute {name!r}")
@@ -164,7 +167,7 @@ else:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted({*globals(), *_EXPORTS, *_NAMESPACES})
 
 
 __all__ = [
