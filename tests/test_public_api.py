@@ -115,6 +115,7 @@ def test_every_export_imports_from_its_namespace() -> None:
 
 
 def test_a_users_strict_mypy_sees_every_export_with_its_real_type(tmp_path: Path) -> None:
+    pytest.importorskip("mypy")  # a dev dependency
     exports = _exports()
     assert len(exports) > 62  # every name of `accord`, and each namespace's own
     reveals = "".join(f"reveal_type({namespace}.{name})\n" for namespace, name in exports)
@@ -140,6 +141,7 @@ def test_a_users_strict_mypy_sees_every_export_with_its_real_type(tmp_path: Path
 
 @pytest.mark.parametrize("name", ["NotAnExport", "run_workflows"])
 def test_a_name_accord_does_not_export_is_a_type_error(tmp_path: Path, name: str) -> None:
+    pytest.importorskip("mypy")
     user = tmp_path / "user_code.py"
     user.write_text(f"from accord import {name}\n", encoding="utf-8")
     env = {**os.environ, "MYPYPATH": str(SRC)}
