@@ -626,7 +626,7 @@ def runs() -> None:
     """The run store: past runs and their task results."""
 
 
-def _store_options(func: F) -> F:
+def store_options(func: F) -> F:
     """`--format` and `--project`, shared by the `runs` commands."""
     func = click.option(
         "--project",
@@ -645,14 +645,14 @@ def _store_options(func: F) -> F:
     )(func)
 
 
-def _store_path(folder: Path) -> Path:
+def store_path(folder: Path) -> Path:
     from accord.engine.store import runs_db_of
 
     return runs_db_of(folder)
 
 
 @runs.command("list")
-@_store_options
+@store_options
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @handle_errors
 def runs_list(fmt: str, limit: int, folder: Path) -> None:
@@ -660,7 +660,7 @@ def runs_list(fmt: str, limit: int, folder: Path) -> None:
     from accord.engine.report import store_report
     from accord.engine.store import list_runs
 
-    path = _store_path(folder)
+    path = store_path(folder)
     runs = list_runs(path, limit)
     click.echo(store_report.render_runs(runs, fmt))
     if not runs and fmt != "json":
@@ -684,52 +684,13 @@ def _where_runs_are(path: Path) -> str:
 
 @runs.command("show")
 @click.argument("run_id", metavar="RUN")
-@_store_options
+@store_options
 @handle_errors
 def runs_show(run_id: str, fmt: str, folder: Path) -> None:
     """One run's task results (RUN is an id, a unique prefix, or 'last')."""
     from accord.engine.report import store_report
     from accord.engine.store import find_run, run_results
 
-    path = _store_path(folder)
+    path = store_path(folder)
     stored = find_run(path, run_id)
     click.echo(store_report.render_run(stored, run_results(path, stored.run_id), fmt))
-
-
-@runs.command("baselines")
-@_store_options
-@click.option("--suite", default=None, help="Only this suite's baselines.")
-@click.option("--case", "case_id", default=None, help="Only this case (with --reset).")
-@click.option(
-    "--reset", is_flag=True, help="Delete the baselines listed (the next run saves new ones)."
-)
-@handle_errors
-def runs_baselines(
-    fmt: str, folder: Path, suite: str | None, case_id: str | None, reset: bool
-) -> None:
-    """Automatic battle baselines: list them, or --reset them."""
-    import json
-
-    from accord.engine.store import list_baselines, reset_baselines
-
-    path = _store_path(folder)
-    if reset:
-        count = reset_baselines(path, suite, case_id)
-        click.echo(
-            json.dumps({"reset": count})
-            if fmt == "json"
-            else f"{count} baseline{'' if count == 1 else 's'} reset"
-        )
-        return
-    rows = [r for r in list_baselines(path, suite) if case_id is None or r["case"] == case_id]
-    if fmt == "json":
-        click.echo(json.dumps(rows, indent=2, default=str))
-        return
-    if not rows:
-        click.echo("no baselines (an automatic battle saves one on its first run)")
-    from accord.engine.report.terminal import printable
-
-    for row in rows:
-        text = " ".join(str(row["output"]).split())
-        shown = text if len(text) <= 70 else text[:69] + "…"
-        click.echo(printable(f"{row['suite']}  {row['case']}  {row['evaluator']}  {shown}"))

@@ -25,7 +25,7 @@ from accord.engine.loader import Loaded, is_workflow_file, load_workflow
 from accord.engine.paths import PathError, inside, is_inside, written_by_accord
 from accord.engine.plan import Plan, PlannedTask
 from accord.engine.project import Project
-from accord.engine.registry import task_type
+from accord.engine.registry import sections, task_type
 from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
 from accord.engine.spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
 from accord.engine.variables import default_problem
@@ -133,12 +133,6 @@ class _FileCompiler:
             )
             for index, task in enumerate(tasks)
         )
-        prompt = getattr(self.loaded.spec, "consistency_prompt", None)
-        if prompt and workflow is not None:
-            try:  # the judge's prompt renders only after n model calls: check it now
-                referenced_names(prompt)
-            except TemplateError as exc:
-                self.issue(("consistency_prompt",), exc.message)
         return Plan(
             name=name,
             path=self.path,
@@ -148,7 +142,10 @@ class _FileCompiler:
             outer_refs=frozenset(scope.outer_refs),
             workflow=workflow,
             description=getattr(workflow, "description", None),
-            consistency_prompt=getattr(self.loaded.spec, "consistency_prompt", None),
+            sections={
+                section.name: getattr(self.loaded.spec, section.name, None)
+                for section in sections("workflow")
+            },
         )
 
     def sibling_index(
@@ -462,13 +459,11 @@ def compile_file(
     )
     lines = {name: compiler.marks.find(("variables", name), key=True)[0] or 0 for name in variables}
     plan = dataclasses.replace(plan, variable_lines=lines, notes=tuple(compiler.notes))
-    names = {t.name for t in plan.tasks}
-    for index, test in enumerate(spec.tests):
-        if test.task_ref is not None and test.task_ref not in names:
-            compiler.issue(
-                ("tests", index, "task_ref"),
-                f"task_ref names unknown task '{test.task_ref}'{_hint(test.task_ref, names)}",
-            )
+    for section in sections("workflow"):
+        value = getattr(spec, section.name, None)
+        if section.check is not None and value is not None:
+            for loc, problem in section.check(value, plan):
+                compiler.issue(loc, problem)
     if compiler.issues:
         compiler.issues.sort(key=lambda i: (i.line or 0, i.column or 0))
         raise ValidationError(compiler.issues)

@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field, TypeAdapter, create_model
 
 from accord.engine import log
 from accord.engine.errors import Issue, ValidationError
-from accord.engine.registry import task_types, workflow_kind
-from accord.engine.spec import ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
+from accord.engine.registry import sections, task_types, workflow_kind
+from accord.engine.spec import AgentSpec, ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 
 WORKFLOW_SUFFIXES = (".workflow.yml", ".workflow.yaml", ".procedure.yml", ".automation.yml")
@@ -37,17 +37,30 @@ def task_union() -> Any:
 
 @cache
 def workflow_model() -> type[WorkflowSpecBase]:
-    """`WorkflowSpec`: the base workflow fields plus `tasks`, a list of the task union."""
+    """`WorkflowSpec`: the base workflow fields, the sections plugins add, and `tasks`, a list
+    of the task union."""
     union = task_union()
     model: type[WorkflowSpecBase] = create_model(
         "WorkflowSpec",
         __base__=WorkflowSpecBase,
+        **_sections("workflow"),
         tasks=(
             list[union],  # type: ignore[valid-type]
             Field(min_length=1, description="The tasks, at least one."),
         ),
     )
     return model
+
+
+@cache
+def agent_model() -> type[AgentSpec]:
+    """An `.agent.yml`'s model: `AgentSpec` and the sections plugins add."""
+    model: type[AgentSpec] = create_model("AgentSpec", __base__=AgentSpec, **_sections("agent"))
+    return model
+
+
+def _sections(file: str) -> dict[str, Any]:
+    return {section.name: (section.annotation, section.field) for section in sections(file)}
 
 
 def is_workflow_file(path: Path) -> bool:

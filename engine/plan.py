@@ -53,7 +53,8 @@ class Plan:
     variable_lines: Mapping[str, int] = field(default_factory=dict)
     # what validate names without failing (Oxy accepts it; accord runs it only in part)
     notes: tuple[Issue, ...] = ()
-    consistency_prompt: str | None = None
+    # the file's values of the sections plugins add to workflows (`registry.register_section`)
+    sections: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def by_name(self) -> dict[str, PlannedTask]:

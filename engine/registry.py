@@ -1,6 +1,6 @@
 """Every closed set of accord has one registry: task types, evaluators, databases, report
-formats and export formats. A member registers itself with a decorator in its own module, so
-adding one touches one file.
+formats, export formats, and the sections plugins add to workflow and agent files. A member
+registers itself with a decorator (or a call) in its own module, so adding one touches one file.
 
 A duplicate name is an error; a missing name is an error that lists the known ones; tests can
 register members for the length of a block (`restored`).
@@ -23,8 +23,9 @@ from accord.engine.errors import AccordError, ConfigError
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
-    from accord.engine.plan import PlannedTask
+    from accord.engine.plan import Plan, PlannedTask
     from accord.engine.spec import TaskSpec
+    from accord.engine.yamlmarks import Loc
 
 T = TypeVar("T")
 TaskRunner = Callable[["PlannedTask", "TaskContext"], Awaitable[Any]]
@@ -223,3 +224,43 @@ def task_types() -> dict[str, TaskType]:
 def task_type(name: str) -> TaskType:
     """The registered task type `name`."""
     return TASK_TYPES.get(name)
+
+
+# --- file sections -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    """A top-level key a plugin adds to workflow or agent files (the test runner's `tests:`).
+
+    `annotation` and `field` are its pydantic field; `files` the kinds of file that take it
+    ("workflow", "agent"). `check`, on a workflow's value once its tasks are compiled, returns
+    its problems, each at its place in the file (`validate` and `run` report them with the
+    file's own).
+    """
+
+    name: str
+    annotation: Any
+    field: Any
+    files: tuple[str, ...] = ("workflow",)
+    check: Callable[[Any, Plan], list[tuple[Loc, str]]] | None = None
+
+
+SECTIONS: Registry[Section] = Registry("file section")
+
+
+def register_section(
+    name: str,
+    annotation: Any,
+    field: Any,
+    *,
+    files: tuple[str, ...] = ("workflow",),
+    check: Callable[[Any, Plan], list[tuple[Loc, str]]] | None = None,
+) -> None:
+    """Add the key `name` to the files of `files` (see `Section`)."""
+    SECTIONS.add(name, Section(name, annotation, field, files, check))
+
+
+def sections(file: str) -> list[Section]:
+    """The sections plugins added to a kind of file ("workflow", "agent")."""
+    return [section for _name, section in SECTIONS.items() if file in section.files]

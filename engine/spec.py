@@ -213,35 +213,12 @@ def variable_spec(value: Variable) -> VariableSpec:
     return VariableSpec(default=value)
 
 
-class TestSpecBase(Spec):
-    """A `tests:` entry. Test execution belongs to the test runner; here it is validated."""
-
-    type: Literal["consistency", "custom"]
-    name: str | None = Field(None, description="Display name of the test.")
-    n: int = Field(10, ge=1, description="Number of samples.")
-    task_ref: str | None = Field(None, description="Workflows: the task tested.")
-    task_description: str | None = Field(None, description="The question judged.")
-    prompt: str | None = Field(None, description="Custom judge prompt.")
-    pairs: Literal["all", "circular"] = "all"
-    consistency_prejudge: Literal["off", "identical", "tolerant"] | None = None
-    dataset: str | None = None
-    workflow_variable_name: str | None = None
-    metrics: list[Any] | None = None
-    evaluators: list[Any] | None = None
-    concurrency: int | None = Field(
-        None, ge=1, description="Cap on this test's work running at once (Oxy)."
-    )
-    is_context_id: Any = oxy_ignored()
-
-
 class WorkflowSpecBase(Spec):
     """Top level of a `.workflow.yml` (also `.procedure.yml`, `.automation.yml`)."""
 
     name: str | None = Field(None, description="Defaults to the file stem.")
     description: str | None = None
     variables: dict[str, Variable] = Field(default_factory=dict)
-    tests: list[TestSpecBase] = Field(default_factory=list)
-    consistency_prompt: str | None = None
     execution: Literal["dag", "sequential"] = Field(
         "dag", description="`sequential` runs tasks in YAML order, as Oxy does."
     )
@@ -457,7 +434,6 @@ class AgentSpec(Spec):
     )
     description: str | None = None
     variables: dict[str, Variable] = Field(default_factory=dict)
-    tests: list[TestSpecBase] = Field(default_factory=list)
     name: Any = oxy_ignored()
     public: Any = oxy_ignored()
     agent_type: Any = oxy_ignored()

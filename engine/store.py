@@ -31,6 +31,7 @@ from accord.engine import codec, sqlite, stored
 from accord.engine.errors import ConfigError
 from accord.engine.masking import holds_secret, mask, mask_data
 from accord.engine.paths import resolved
+from accord.engine.registry import Registry
 from accord.engine.render import jsonable
 from accord.engine.results import Status, TaskResult
 
@@ -61,16 +62,11 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (run_id, key)
 );
 CREATE TABLE IF NOT EXISTS legacy_runs (run_id TEXT PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS baselines (
-    suite TEXT NOT NULL,
-    case_id TEXT NOT NULL,
-    evaluator TEXT NOT NULL,
-    output TEXT NOT NULL,
-    run_id TEXT,
-    updated REAL NOT NULL,
-    PRIMARY KEY (suite, case_id, evaluator)
-);
 """
+# Tables a task keeps beside the runs (an automatic battle's baselines), by name: their
+# `CREATE TABLE IF NOT EXISTS` statements. The module that reads and writes a table registers
+# it when imported, so the table exists whenever that module opens the store.
+TABLES: Registry[str] = Registry("run store table", plugins=False)
 FORMAT = 2  # PRAGMA user_version: 2 = outputs as codec JSON text (1 and 0 pickled them)
 _STOP = object()
 INTERRUPTED = "interrupted"  # a run's status after Ctrl-C or SIGTERM; `--resume` reuses its tasks
@@ -78,6 +74,12 @@ STORED_BYTES = 32 * 1024 * 1024  # a larger output is not kept: its task runs ag
 SHOWN_BYTES = 1024 * 1024  # what `runs show` keeps of an output for display
 BULK_BYTES = 64 * 1024 * 1024  # a resume reads a run's outputs at once up to this size
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
+
+
+def register_table(name: str, statement: str) -> None:
+    """A table of a task's own in the run store: `statement` creates it if it is missing
+    (every connection runs it), so a store written before the task existed gains it."""
+    TABLES.add(name, statement)
 
 
 def runs_db(root: Path) -> Path:
@@ -143,6 +145,8 @@ def _set_up(conn: sqlite3.Connection, path: Path) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.executescript(SCHEMA)
+    for _name, statement in TABLES.items():
+        conn.executescript(statement)
     if version < FORMAT:
         _migrate(conn)
     conn.commit()
@@ -577,79 +581,3 @@ class ResumeIndex:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-
-
-# --- battle baselines ----------------------------------------------------------------------
-# An automatic battle compares each output with the best one seen so far for the same
-# (suite, case, evaluator); that baseline lives here, beside the runs that produced it.
-
-
-def get_baseline(path: Path, suite: str, case_id: str, evaluator: str) -> str | None:
-    conn = connect(path)
-    try:
-        row = conn.execute(
-            "SELECT output FROM baselines WHERE suite = ? AND case_id = ? AND evaluator = ?",
-            (suite, case_id, evaluator),
-        ).fetchone()
-    finally:
-        conn.close()
-    return None if row is None else stored.text(row[0])
-
-
-def save_baseline(
-    path: Path, suite: str, case_id: str, evaluator: str, output: str, run_id: str | None
-) -> None:
-    conn = connect(path)
-    try:
-        conn.execute(
-            "INSERT OR REPLACE INTO baselines VALUES (?, ?, ?, ?, ?, ?)",
-            (suite, case_id, evaluator, output, run_id, time.time()),
-        )
-        conn.commit()
-    finally:
-        conn.close()
-
-
-def list_baselines(path: Path, suite: str | None = None) -> list[dict[str, Any]]:
-    """Every saved baseline (of one suite), oldest suite first."""
-    if not path.is_file():
-        return []
-    conn = connect(path)
-    try:
-        query = "SELECT suite, case_id, evaluator, output, run_id, updated FROM baselines"
-        args: tuple[str, ...] = ()
-        if suite is not None:
-            query, args = query + " WHERE suite = ?", (suite,)
-        rows = conn.execute(query + " ORDER BY suite, case_id, evaluator", args).fetchall()
-    finally:
-        conn.close()
-    return [
-        {
-            "suite": stored.shown(suite),
-            "case": stored.shown(case),
-            "evaluator": stored.shown(evaluator),
-            "output": stored.shown(output),
-            "run_id": None if run is None else stored.shown(run),
-            "updated": stored.timestamp(updated),
-        }
-        for suite, case, evaluator, output, run, updated in rows
-    ]
-
-
-def reset_baselines(path: Path, suite: str | None = None, case_id: str | None = None) -> int:
-    """Delete baselines (all, a suite's, or one case's); how many were deleted."""
-    if not path.is_file():
-        return 0
-    conn = connect(path)
-    try:
-        clauses, args = [], []
-        for column, value in (("suite", suite), ("case_id", case_id)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                args.append(value)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        count = conn.execute(f"DELETE FROM baselines{where}", args).rowcount
-        conn.commit()
-    finally:
-        conn.close()
-    return int(count)

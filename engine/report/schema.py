@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from accord.engine.loader import workflow_model
+from accord.engine.loader import agent_model, workflow_model
 from accord.engine.registry import file_kinds
-from accord.engine.spec import AgentSpec, ConfigSpec
+from accord.engine.spec import ConfigSpec
 
 
 def schemas() -> dict[str, Any]:
@@ -14,6 +14,6 @@ def schemas() -> dict[str, Any]:
     return {
         "workflow": workflow_model().model_json_schema(),
         "config": ConfigSpec.model_json_schema(),
-        "agent": AgentSpec.model_json_schema(),
+        "agent": agent_model().model_json_schema(),
         **{name: model.model_json_schema() for name, model in file_kinds().items()},
     }

@@ -1,9 +1,16 @@
 """accord's Python API: `from accord import run_workflow, compile_workflow, AccordError`.
 
+The public API is four namespaces: `accord` (running workflows, their results and the
+errors), `accord.evals` (test cases, evaluators and `run_test_suite`), `accord.conversations`
+(conversation tests) and `accord.scenarios` (scenario suites). The names of the last three are
+also importable from `accord` itself, as they were before the namespaces existed.
+
 The engine lives in `accord.engine` and the task types and evaluation in `accord.tasks`; only
 the `accord` name is put on the import path, so a user project's own `tasks.py` or `engine/`
 never collides with them. Names are imported on first use: `import accord` costs nothing, and
-`accord --help` stays fast.
+`accord --help` stays fast. A type checker sees every name with its real type (the imports
+under TYPE_CHECKING below; the package ships `py.typed`), and a name accord does not export is
+an error to it, not `Any`.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+_NAMESPACES = ("evals", "conversations", "scenarios")
 _EXPORTS = {
     "AccordError": "accord.engine.errors",
     "ValidationError": "accord.engine.errors",
@@ -80,6 +88,15 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from accord.conversations import (
+        AgentTurn,
+        ConversationFailed,
+        ConversationRunner,
+        JudgeNeeded,
+        ModelAgent,
+        ToolCall,
+        UserTurn,
+    )
     from accord.engine.errors import (
         AccordError,
         ConfigError,
@@ -90,19 +107,67 @@ if TYPE_CHECKING:
     from accord.engine.plan import Plan
     from accord.engine.results import RunResult, Status, TaskResult
     from accord.engine.runner import RunOptions, compile_workflow, execute, run_workflow
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'accord' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    from accord.evals import (
+        Assertion,
+        AutomaticBattle,
+        BaseAccuracy,
+        BaseAssertions,
+        BaseAutomaticBattle,
+        BaseEvaluator,
+        BaseEventEvaluator,
+        BaseHasAllSubstrings,
+        BaseIsEquals,
+        BaseIsValidJSON,
+        BaseLLMJudge,
+        BaseManualBattle,
+        BaseNSFW,
+        BaseRagasContextEntitiesRecall,
+        BaseRagasFactualCorrectness,
+        BaseRagasFaithfulness,
+        BaseRagasLLMContextPrecisionWithReference,
+        BaseRagasLLMContextRecall,
+        BaseRagasNoiseSensitivity,
+        BaseRagasNonLLMContextPrecisionWithReference,
+        BaseRagasNonLLMContextRecall,
+        BaseRagasResponseRelevancy,
+        BaseRagasSemanticSimilarity,
+        BaseTestCase,
+        BaseTestEvaluator,
+        BaseToxicity,
+        CreateHumanReviewJob,
+        Evaluation,
+        EvaluationOverride,
+        EvaluationOverrideComment,
+        EvaluationOverrideField,
+        EvaluationWithId,
+        HasAllSubstrings,
+        HumanReviewField,
+        HumanReviewFieldContentType,
+        ManualBattle,
+        ScoreChoice,
+        SuiteRun,
+        TestCaseConfig,
+        Threshold,
+        TracerEvent,
+        md5,
+        run_test_suite,
+    )
+    from accord.scenarios import RegressionRunner, macro
+else:
+    # at run time only: to a type checker, a name missing above is an error, not `Any`
+    def __getattr__(name: str) -> Any:
+        if name in _NAMESPACES:  # `import accord` then `accord.evals.run_test_suite`
+            return importlib.import_module(f"accord.{name}")
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'accord' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted({*globals(), *_EXPORTS, *_NAMESPACES})
 
 
 __all__ = [

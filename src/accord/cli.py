@@ -23,6 +23,10 @@ cast(LazyGroup, runs).lazy["compare"] = (
     "accord.tasks.suites.compare.command:compare_command",
     "Compare two runs (or results files) case by case, with paired tests.",
 )
+cast(LazyGroup, runs).lazy["baselines"] = (
+    "accord.tasks.suites.compare.baselines:baselines_command",
+    "Automatic battle baselines: list them, or --reset them.",
+)
 
 __all__ = ["main"]
 

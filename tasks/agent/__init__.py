@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from accord.engine.errors import AccordError, Issue, ValidationError
-from accord.engine.loader import load_spec
+from accord.engine.loader import agent_model, load_spec
 from accord.engine.paths import PathError, inside
 from accord.engine.plan import PlannedTask
 from accord.engine.registry import register_task
@@ -254,7 +254,7 @@ def load_agent(path: Path) -> AgentSpec:
 
 @functools.lru_cache(maxsize=128)  # a project's agent files; bounded for long-lived callers
 def _parsed_agent(path: Path, mtime_ns: int, size: int) -> AgentSpec:
-    spec: AgentSpec = load_spec(path, AgentSpec, kind="agent").spec
+    spec: AgentSpec = load_spec(path, agent_model(), kind="agent").spec
     return spec
 
 

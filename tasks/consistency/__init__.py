@@ -293,7 +293,7 @@ async def run_select(task: PlannedTask, ctx: TaskContext) -> ConsistencyResult:
         raise TaskError(
             ctx.key, f"all {len(results)} consistency runs failed; first: {failures[0].error}"
         )
-    custom = agent.consistency_prompt or ctx.plan.consistency_prompt
+    custom = agent.consistency_prompt or ctx.plan.sections.get("consistency_prompt")
     mode: Literal["off", "identical", "tolerant"] = agent.consistency_prejudge or (
         "identical" if custom else "tolerant"
     )

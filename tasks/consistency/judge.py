@@ -1,4 +1,5 @@
-"""The pairwise judge: its default prompt, asking it, and reading its verdict.
+"""The pairwise judge: its default prompt (or the workflow's `consistency_prompt`), asking it,
+and reading its verdict.
 
 A judge is asked at temperature 0 with a fixed seed, and once more when its reply carries no
 verdict; a failed call is an error, never a verdict. Consistency selection (tasks/consistency)
@@ -13,16 +14,37 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from pydantic import Field
+
 from accord.engine.asking import Reading, ask_until_parsed
 from accord.engine.errors import AccordError
-from accord.engine.render import render
+from accord.engine.registry import register_section
+from accord.engine.render import TemplateError, referenced_names, render
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
+    from accord.engine.plan import Plan
+    from accord.engine.yamlmarks import Loc
 
 Verdict = Literal["A", "B"]
 VerdictT = TypeVar("VerdictT")
 JUDGE_SEED = 20240115
+
+
+def _renders(prompt: str | None, plan: Plan) -> list[tuple[Loc, str]]:
+    """The prompt renders only after a task's n model calls: its template is checked when the
+    workflow compiles."""
+    if not prompt:
+        return []
+    try:
+        referenced_names(prompt)
+    except TemplateError as exc:
+        return [(("consistency_prompt",), exc.message)]
+    return []
+
+
+# the judge prompt of a workflow's consistency tasks (a task's own `consistency_prompt` wins)
+register_section("consistency_prompt", str | None, Field(None), check=_renders)
 
 DEFAULT_PROMPT = """\
 You compare two answers that a data-analysis assistant gave to the same question, and decide

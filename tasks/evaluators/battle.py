@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from accord.engine.store import get_baseline, runs_db, save_baseline
+from accord.engine.store import runs_db
 from accord.tasks.evaluators.base import (
     EvaluatorFailure,
     EvaluatorSpec,
@@ -21,6 +21,7 @@ from accord.tasks.evaluators.base import (
     ThresholdSpec,
     evaluator,
 )
+from accord.tasks.evaluators.baselines import get_baseline, save_baseline
 
 if TYPE_CHECKING:
     from accord.tasks.evaluators.cases import Case, Output

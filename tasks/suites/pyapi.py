@@ -404,35 +404,59 @@ class _Ragas(_Library[TestCaseType, OutputType]):
         return case, Output(text=response, contexts=list(retrieved))
 
 
-def _ragas(
-    name: str, spec_class: type[EvaluatorSpec], mode: str = "auto", **extra: Any
-) -> type[_Ragas[Any, Any]]:
-    import types
-
-    body = {"spec_class": spec_class, "mode": mode, "__doc__": spec_class.__doc__, **extra}
-    # still generic, so that users write Base...[MyCase, MyOutput]
-    bases = (_Ragas[TestCaseType, OutputType],)  # type: ignore[valid-type]
-    return types.new_class(name, bases, exec_body=lambda ns: ns.update(body))
+# Each a class of its own (not made by a function) so that a user's type checker sees a
+# generic class to subclass: `class Mine(BaseRagasFaithfulness[MyCase, MyOutput])`.
 
 
-BaseRagasLLMContextPrecisionWithReference = _ragas(
-    "BaseRagasLLMContextPrecisionWithReference", rag.ContextPrecision, "model"
-)
-BaseRagasNonLLMContextPrecisionWithReference = _ragas(
-    "BaseRagasNonLLMContextPrecisionWithReference",
-    rag.ContextPrecision,
-    "lexical",
-    deterministic=True,
-)
-BaseRagasLLMContextRecall = _ragas("BaseRagasLLMContextRecall", rag.ContextRecall, "model")
-BaseRagasNonLLMContextRecall = _ragas(
-    "BaseRagasNonLLMContextRecall", rag.ContextRecall, "lexical", deterministic=True
-)
-BaseRagasContextEntitiesRecall = _ragas("BaseRagasContextEntitiesRecall", rag.ContextEntitiesRecall)
-BaseRagasNoiseSensitivity = _ragas("BaseRagasNoiseSensitivity", rag.NoiseSensitivity)
-BaseRagasResponseRelevancy = _ragas("BaseRagasResponseRelevancy", rag.ResponseRelevancy)
-BaseRagasFaithfulness = _ragas("BaseRagasFaithfulness", rag.Faithfulness)
-BaseRagasSemanticSimilarity = _ragas("BaseRagasSemanticSimilarity", rag.SemanticSimilarity)
+class BaseRagasLLMContextPrecisionWithReference(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.ContextPrecision.__doc__
+    spec_class = rag.ContextPrecision
+    mode: ClassVar[str] = "model"
+
+
+class BaseRagasNonLLMContextPrecisionWithReference(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.ContextPrecision.__doc__
+    spec_class = rag.ContextPrecision
+    mode: ClassVar[str] = "lexical"
+    deterministic: ClassVar[bool] = True
+
+
+class BaseRagasLLMContextRecall(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.ContextRecall.__doc__
+    spec_class = rag.ContextRecall
+    mode: ClassVar[str] = "model"
+
+
+class BaseRagasNonLLMContextRecall(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.ContextRecall.__doc__
+    spec_class = rag.ContextRecall
+    mode: ClassVar[str] = "lexical"
+    deterministic: ClassVar[bool] = True
+
+
+class BaseRagasContextEntitiesRecall(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.ContextEntitiesRecall.__doc__
+    spec_class = rag.ContextEntitiesRecall
+
+
+class BaseRagasNoiseSensitivity(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.NoiseSensitivity.__doc__
+    spec_class = rag.NoiseSensitivity
+
+
+class BaseRagasResponseRelevancy(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.ResponseRelevancy.__doc__
+    spec_class = rag.ResponseRelevancy
+
+
+class BaseRagasFaithfulness(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.Faithfulness.__doc__
+    spec_class = rag.Faithfulness
+
+
+class BaseRagasSemanticSimilarity(_Ragas[TestCaseType, OutputType]):
+    __doc__ = rag.SemanticSimilarity.__doc__
+    spec_class = rag.SemanticSimilarity
 
 
 class BaseRagasFactualCorrectness(_Ragas[TestCaseType, OutputType]):

@@ -12,7 +12,8 @@ from typing import Any
 from accord.engine.project import load_project
 from accord.engine.runner import RunOptions
 from accord.tasks.evaluators.base import Finding
-from accord.tasks.suites.core.cases import CaseResult, Output, Suite
+from accord.tasks.evaluators.cases import Output
+from accord.tasks.suites.core.cases import CaseResult, Suite
 from accord.tasks.suites.core.nodes import run_suite
 from accord.tasks.suites.core.targets import PythonTarget
 from accord.tasks.suites.promptfoo.asserts import PromptfooCase, build_assertion, combine

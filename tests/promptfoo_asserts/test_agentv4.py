@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from accord.engine.errors import ConfigError
-from accord.tasks.suites.core.cases import Output
+from accord.tasks.evaluators.cases import Output
 from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
 from tests.fakes import FakeOpenAI, Reply
 from tests.promptfoo_asserts.harness import score, write_project

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from accord.tasks.suites.core.cases import Output
+from accord.tasks.evaluators.cases import Output
 from accord.tasks.suites.promptfoo.asserts.measures import bleu, rouge_n
 from tests.promptfoo_asserts.harness import score
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from accord.engine.errors import ConfigError
-from accord.tasks.suites.core.cases import Output
+from accord.tasks.evaluators.cases import Output
 from accord.tasks.suites.promptfoo.asserts import build_assertion
 from tests.promptfoo_asserts.harness import score
 

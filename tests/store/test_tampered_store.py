@@ -37,9 +37,9 @@ from accord.engine.store import (
     find_run_of,
     list_runs,
     runs_db,
-    save_baseline,
 )
 from accord.engine.usage import Completion
+from accord.tasks.evaluators.baselines import save_baseline
 from tests.bounds import PROCESS_SECONDS
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply

@@ -20,7 +20,7 @@ from accord.engine.loader import Loaded, pydantic_text
 from accord.engine.plan import Plan
 from accord.engine.project import Project
 from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-from accord.engine.spec import AgentSpec, TestSpecBase, variable_spec
+from accord.engine.spec import AgentSpec, variable_spec
 from accord.engine.yamlmarks import Loc
 from accord.tasks.consistency.judge import DEFAULT_PROMPT
 from accord.tasks.evaluators.base import EVALUATORS, EvaluatorSpec
@@ -28,7 +28,7 @@ from accord.tasks.evaluators.judged import JUDGE_NAMES
 from accord.tasks.evaluators.parsing import parse_evaluators
 from accord.tasks.suites.core.prepared import CaseInput, Judging, PreparedTest
 from accord.tasks.suites.oxy.datasets import load_dataset
-from accord.tasks.suites.oxy.specs import MetricSpec
+from accord.tasks.suites.oxy.specs import MetricSpec, TestSpecBase, tests_of
 
 DEFAULT_METRICS = ("similarity",)
 
@@ -89,7 +89,7 @@ class TestChecker:
     def agent_tests(self) -> list[PreparedTest]:
         assert self.agent is not None
         out: list[PreparedTest] = []
-        for index, test in enumerate(self.agent.tests):
+        for index, test in enumerate(tests_of(self.agent)):
             loc: Loc = ("tests", index)
             if test.task_ref is not None:
                 self.issue(

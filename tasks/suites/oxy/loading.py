@@ -13,16 +13,22 @@ from typing import Any
 from accord.engine.catalog import ModelCatalog
 from accord.engine.compile import compile_workflow
 from accord.engine.errors import AccordError, Issue, LoadError, ValidationError
-from accord.engine.loader import Loaded, is_workflow_file, load_spec, load_workflow
+from accord.engine.loader import (
+    Loaded,
+    agent_model,
+    is_workflow_file,
+    load_spec,
+    load_workflow,
+)
 from accord.engine.paths import PathError, inside
 from accord.engine.project import Project, load_project
-from accord.engine.spec import AgentSpec, TestSpecBase
+from accord.engine.spec import AgentSpec
 from accord.engine.yamlmarks import Loc, parse_yaml, read_text
 from accord.tasks.evaluators.base import EVALUATORS, EvaluatorSpec
 from accord.tasks.evaluators.parsing import parse_evaluators
 from accord.tasks.suites.core.prepared import CaseInput, Judging, PreparedSuite, PreparedTest
 from accord.tasks.suites.oxy.checks import TestChecker
-from accord.tasks.suites.oxy.specs import TestSuiteSpec
+from accord.tasks.suites.oxy.specs import TestSpecBase, TestSuiteSpec, tests_of
 
 AGENT_SUFFIXES = (".agent.yml", ".agent.yaml")
 SUITE_SUFFIXES = (".test.yml", ".test.yaml")
@@ -86,7 +92,7 @@ def _prepare_workflow(path: Path) -> PreparedSuite:
 
 def _prepare_agent(path: Path) -> PreparedSuite:
     project = load_project(path)
-    loaded = load_spec(path, AgentSpec, kind="agent")
+    loaded = load_spec(path, agent_model(), kind="agent")
     agent: AgentSpec = loaded.spec
     checker = TestChecker(loaded, project, "agent", agent=agent)
     tests = checker.agent_tests()
@@ -101,7 +107,7 @@ def _prepare_agent(path: Path) -> PreparedSuite:
         tests=tuple(tests),
         agent=agent,
         agent_path=path,
-        max_concurrency=tests_concurrency(agent.tests),
+        max_concurrency=tests_concurrency(tests_of(agent)),
     )
 
 
@@ -223,7 +229,7 @@ def _suite_target(
         )
         return None, None
     try:
-        agent: AgentSpec = load_spec(target, AgentSpec, kind="agent").spec
+        agent: AgentSpec = load_spec(target, agent_model(), kind="agent").spec
     except ValidationError as exc:
         issues.extend(exc.issues)
         return None, None

@@ -1,5 +1,7 @@
-"""Pydantic models of what `accord test` reads besides workflows and agents.
+"""Pydantic models of what `accord test` reads.
 
+- The `tests:` of a workflow or an agent file (`TestSpecBase`), a section the engine's
+  workflow and agent models gain from here: the engine knows no tests.
 - `.test.yml` case files (`TestSuiteSpec`): a target agent, settings, and cases with expected
   answers, judged PASS/FAIL by the correctness judge, plus any `evaluators:` of the library.
 - The metrics a `type: custom` test lists (`MetricSpec`).
@@ -9,14 +11,67 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from accord.engine.loader import is_workflow_file
-from accord.engine.spec import Spec
+from accord.engine.plan import Plan
+from accord.engine.registry import register_section
+from accord.engine.spec import Spec, oxy_ignored
+from accord.engine.yamlmarks import Loc
+
+
+class TestSpecBase(Spec):
+    """A `tests:` entry. Test execution belongs to the test runner; here it is validated."""
+
+    type: Literal["consistency", "custom"]
+    name: str | None = Field(None, description="Display name of the test.")
+    n: int = Field(10, ge=1, description="Number of samples.")
+    task_ref: str | None = Field(None, description="Workflows: the task tested.")
+    task_description: str | None = Field(None, description="The question judged.")
+    prompt: str | None = Field(None, description="Custom judge prompt.")
+    pairs: Literal["all", "circular"] = "all"
+    consistency_prejudge: Literal["off", "identical", "tolerant"] | None = None
+    dataset: str | None = None
+    workflow_variable_name: str | None = None
+    metrics: list[Any] | None = None
+    evaluators: list[Any] | None = None
+    concurrency: int | None = Field(
+        None, ge=1, description="Cap on this test's work running at once (Oxy)."
+    )
+    is_context_id: Any = oxy_ignored()
+
+
+def _task_refs(tests: list[TestSpecBase], plan: Plan) -> list[tuple[Loc, str]]:
+    """Each test's `task_ref` names a task of the workflow."""
+    names = sorted(t.name for t in plan.tasks)
+    problems: list[tuple[Loc, str]] = []
+    for index, test in enumerate(tests):
+        if test.task_ref is not None and test.task_ref not in names:
+            match = difflib.get_close_matches(test.task_ref, names, n=1, cutoff=0.6)
+            hint = f"; did you mean '{match[0]}'?" if match else ""
+            message = f"task_ref names unknown task '{test.task_ref}'{hint}"
+            problems.append((("tests", index, "task_ref"), message))
+    return problems
+
+
+def tests_of(spec: Any) -> list[TestSpecBase]:
+    """The `tests:` of a workflow or agent spec (the section registered below)."""
+    tests: list[TestSpecBase] = getattr(spec, "tests", [])
+    return tests
+
+
+register_section(
+    "tests",
+    list[TestSpecBase],
+    Field(default_factory=list),
+    files=("workflow", "agent"),
+    check=_task_refs,
+)
 
 
 class MetricSpec(Spec):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import EvaluatorSpec
-from accord.tasks.suites.core.cases import Case, case_digest
+from accord.tasks.evaluators.cases import Case, case_digest
 from accord.tasks.suites.promptfoo import sources, templating
 from accord.tasks.suites.promptfoo.asserts import PromptfooCase
 

@@ -22,7 +22,8 @@ from typing import Any
 from accord.engine.errors import AccordError, Issue, ValidationError
 from accord.engine.project import load_project
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
-from accord.tasks.suites.core.cases import Case, Suite
+from accord.tasks.evaluators.cases import Case
+from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target
 from accord.tasks.suites.promptfoo import derived, sources, templating
 from accord.tasks.suites.promptfoo.providers import (

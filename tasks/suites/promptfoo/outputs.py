@@ -28,7 +28,8 @@ import yaml
 
 from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import Finding
-from accord.tasks.suites.core.cases import Case, CaseResult
+from accord.tasks.evaluators.cases import Case
+from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.verdicts import SuiteRun
 from accord.tasks.suites.promptfoo import derived
 from accord.tasks.suites.promptfoo.config import PromptfooSuite

@@ -29,7 +29,7 @@ from pydantic import Field
 
 from accord.engine.paths import PathError, inside
 from accord.engine.spec import ModelSpec
-from accord.tasks.suites.core.cases import Case, Output
+from accord.tasks.evaluators.cases import Case, Output
 from accord.tasks.suites.core.targets import (
     EchoTarget,
     ModelTarget,

@@ -35,8 +35,8 @@ from accord.tasks.suites.promptfoo.asserts.building import build_assertion
 from accord.tasks.suites.promptfoo.asserts.graded import LlmRubric
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 PASS = 0.8  # AgentV's DEFAULT_THRESHOLD
 COMMAND_TOOLS = {"exec_command", "local_shell", "shell"}

@@ -25,10 +25,10 @@ from accord.engine.errors import AccordError, ConfigError
 from accord.engine.paths import inside
 from accord.engine.registry import Registry
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec
-from accord.tasks.suites.core.cases import Case
+from accord.tasks.evaluators.cases import Case
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Output
+    from accord.tasks.evaluators.cases import Output
 
 
 @dataclass(frozen=True)

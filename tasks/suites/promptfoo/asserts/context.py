@@ -32,8 +32,8 @@ from accord.tasks.suites.promptfoo.asserts.graded import (
 )
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 ATTRIBUTED = "[Attributed]"
 INSUFFICIENT = "Insufficient Information"

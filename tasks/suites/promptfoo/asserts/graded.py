@@ -40,8 +40,8 @@ from accord.tasks.suites.promptfoo.asserts.base import (
 from accord.tasks.suites.promptfoo.asserts.structure import json_objects
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 T = TypeVar("T")
 EPSILON = sys.float_info.epsilon  # JavaScript's Number.EPSILON

@@ -28,7 +28,7 @@ from accord.tasks.evaluators.base import EvaluatorFailure, Finding
 from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion, output_string, promptfoo
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
+    from accord.tasks.evaluators.cases import Case, Output
 
 
 def _js_number(value: float) -> str:

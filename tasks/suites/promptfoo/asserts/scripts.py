@@ -53,8 +53,8 @@ from accord.tasks.suites.promptfoo.asserts.runners import (
 )
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 TIMEOUT = 300.0  # seconds an assertion's code may run
 PYTHON_SUFFIXES = (".py",)

@@ -16,8 +16,8 @@ from accord.tasks.suites.promptfoo.asserts.combine import combine
 
 if TYPE_CHECKING:
     from accord.tasks.evaluators.base import Finding
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 
 @promptfoo("assert-set")

@@ -28,7 +28,7 @@ from accord.tasks.suites.promptfoo.asserts.base import (
 )
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
+    from accord.tasks.evaluators.cases import Case, Output
 
 MAX_JSON = 100_000  # promptfoo looks no further than this past an opening brace
 

@@ -20,7 +20,7 @@ from accord.tasks.suites.promptfoo.asserts.base import (
 )
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
+    from accord.tasks.evaluators.cases import Case, Output
 
 
 def _not(inverse: bool) -> str:

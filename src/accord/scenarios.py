@@ -1,0 +1,11 @@
+"""Scenario suites in Python: `RegressionRunner` runs scenario files (with their macros, model
+matrices and agent classes) as `accord eval` does; `@macro("NAME")` adds a macro of your own.
+"""
+
+from __future__ import annotations
+
+from accord.tasks.suites.core.verdicts import SuiteRun
+from accord.tasks.suites.scenarios.macros import macro
+from accord.tasks.suites.scenarios.runner import RegressionRunner
+
+__all__ = ["RegressionRunner", "SuiteRun", "macro"]
