@@ -8,6 +8,7 @@ stderr.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ from accord.engine.runner import RunOptions
 from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
 from accord.tasks.suites.core.gate import GateKind, GateResult, Mode, check
 from accord.tasks.suites.core.outcomes import SuiteResult
-from accord.tasks.suites.core.prepared import select
+from accord.tasks.suites.core.prepared import PreparedSuite, select
 from accord.tasks.suites.reports.formats import REPORT_FORMATS, ReportRequest
 
 EXIT_OK, EXIT_GATE, EXIT_NO_RESULT = 0, 1, 3
@@ -60,6 +61,7 @@ class TestCommand:
     cache_mode: CacheMode = "on"
     variables: tuple[str, ...] = ()
     output_json: Path | None = None
+    resume: str | None = None
 
 
 def run_test_command(command: TestCommand) -> int:
@@ -86,12 +88,16 @@ def run_test_command(command: TestCommand) -> int:
     if not suites:
         raise LoadError(f"no test or case of {len(files)} test file(s) matches {_filters(command)}")
     check_targets(command)
-    options = RunOptions(max_concurrency=command.max_concurrency, cache_mode=command.cache_mode)
     quiet = command.quiet or command.fmt != "pretty"
     results = []
     for suite in suites:
+        options = RunOptions(
+            max_concurrency=command.max_concurrency,
+            cache_mode=command.cache_mode,
+            resume=_resumed(suite, command.resume),
+        )
         with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
-            results.append(run_tests(suite, options, display))
+            results.append(asyncio.run(run_tests(suite, options, display)))
     result = testfiles.merge(results)
     err = Console(file=masked(sys.stderr), soft_wrap=True)
     from accord.tasks.suites.reports.text import print_problems
@@ -113,6 +119,16 @@ def run_test_command(command: TestCommand) -> int:
                 handle,
             )
     return apply_baseline(_exit_code(result, gate, err), result)
+
+
+def _resumed(suite: PreparedSuite, resume: str | None) -> str | None:
+    """The run `--resume` names for this file: an id, or `last`, the newest run of it."""
+    if resume is None:
+        return None
+    from accord.engine.store import find_run_of, runs_db
+
+    store = runs_db(suite.project.root)
+    return find_run_of(store, resume, f"{suite.name} tests", suite.path).run_id
 
 
 def _rule(command: TestCommand) -> str:
@@ -244,6 +260,7 @@ def _exit_code(result: SuiteResult, gate: GateResult | None, err: Console) -> in
     default=None,
     help="Also write the detailed results (every run, pair and case) as JSON.",
 )
+@click.option("--resume", help="Finish an interrupted run: its id, or 'last' (of each file).")
 @max_concurrency_option("Work running at once, across all tests (default: config, else 16).")
 @cache_option
 @executor_options
@@ -262,6 +279,7 @@ def test_command(
     tags: tuple[str, ...],
     cases: tuple[str, ...],
     output_json: Path | None,
+    resume: str | None,
     max_concurrency: int | None,
     cache_mode: CacheMode,
 ) -> None:
@@ -282,5 +300,6 @@ def test_command(
         cache_mode=cache_mode,
         variables=variables,
         output_json=output_json,
+        resume=resume,
     )
     sys.exit(run_test_command(command))
