@@ -16,6 +16,8 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from accord.engine.report.formats import RUN_FORMATS, RunReport
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_NO_RESULT = 0, 1, 2, 3
@@ -368,7 +370,7 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["pretty", "json"]),
+    type=click.Choice(RUN_FORMATS.choices()),
     default="pretty",
     show_default=True,
     help="Output format on stdout.",
@@ -398,7 +400,7 @@ def run(
     import asyncio
 
     from accord.engine import log
-    from accord.engine.report import json_report, pretty
+    from accord.engine.report import pretty
 
     if fmt == "json":
         log.json_by_default()
@@ -428,10 +430,7 @@ def run(
                     result = asyncio.run(execute(project, plan, options, display))
     except KeyboardInterrupt:
         _interrupted(options.open_stores)
-    if fmt == "json":
-        click.echo(json_report.render_run(result))
-    else:
-        pretty.print_run(result, plan, quiet=quiet)
+    RUN_FORMATS.get(fmt).write(RunReport(result, plan, quiet), sys.stdout)
     if result.error and fmt == "json":
         click.echo(f"error: task '{result.failed_task}': {result.error}", err=True)
     sys.exit(exit_code_for(result))

@@ -11,31 +11,30 @@ import asyncio
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import click
 from rich.console import Console
 
-from accord.engine.cli import (
-    FiniteFloatRange,
-    OutputFile,
-    cache_option,
-    executor_options,
-    handle_errors,
-    max_concurrency_option,
-)
+from accord.engine.cli import FiniteFloatRange
 from accord.engine.clip import clip, kept_in
 from accord.engine.errors import AccordError, LoadError, ValidationError
-from accord.engine.masking import mask, masked
+from accord.engine.masking import masked
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
-from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
+from accord.tasks.suites.command import (
+    EXIT_FAILED,
+    EXIT_NO_RESULT,
+    exit_code,
+    shared_options,
+    stderr_console,
+    write_outputs,
+)
+from accord.tasks.suites.compare.gate import apply_baseline
 from accord.tasks.suites.core.cases import Suite
+from accord.tasks.suites.core.gate import GateResult, check_cases
 from accord.tasks.suites.core.verdicts import SuiteRun
-from accord.tasks.suites.reports import evals as reports
-
-EXIT_OK, EXIT_FAILED, EXIT_NO_RESULT = 0, 1, 3
-FORMATS = ("pretty", "json", "junit", "html")
+from accord.tasks.suites.reports.formats import EVAL_FORMATS, EvalReport, scenario_reports
 
 
 @dataclass(frozen=True)
@@ -158,48 +157,10 @@ def select_cases(suite: Suite, tags: tuple[str, ...], names: tuple[str, ...]) ->
     return replace(suite, cases=kept)
 
 
-def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | None:
-    """The gates asked for, over every case of every suite."""
-    from accord.tasks.suites.core.metrics import mean_metric, proportion
-
-    if command.min_score is None and command.min_pass_rate is None:
-        return None
+def gate_result(runs: list[SuiteRun], command: EvalCommand) -> GateResult | None:
+    """The gates asked for, over every case of every suite (core/gate.check_cases)."""
     cases = [c for run in runs for c in run.cases]
-    messages: list[str] = []
-    judged = [c for c in cases if c.status != "recorded"]
-    rate = proportion("pass_rate", sum(c.status == "passed" for c in judged), len(judged), "cases")
-    if command.min_pass_rate is not None:
-        if rate is None:
-            messages.append("no case has a verdict, so no pass rate to gate on")
-        else:
-            value = rate.lower_bound if command.gate == "lower-bound" else rate.value
-            what = "pass rate lower bound" if command.gate == "lower-bound" else "pass rate"
-            if value < command.min_pass_rate:
-                messages.append(
-                    f"{what} {value:.4f} below {command.min_pass_rate:.4f} ({rate.successes}/{rate.n} cases)"
-                )
-    if command.min_score is not None:
-        scores = [c.score for c in cases if c.score is not None]
-        mean = mean_metric("score", scores, "cases")
-        if mean is None:
-            messages.append("no case has a score, so no mean score to gate on")
-        else:
-            value = mean.value
-            if command.gate == "lower-bound":
-                from accord.tasks.suites.core.verdicts import mean_interval
-
-                interval = mean_interval(scores)
-                value = interval[0] if interval else mean.value
-            if value < command.min_score:
-                messages.append(
-                    f"mean score {value:.4f} below {command.min_score:.4f} ({len(scores)} cases)"
-                )
-    rules = (
-        [f"--min-pass-rate {command.min_pass_rate}"] if command.min_pass_rate is not None else []
-    )
-    rules += [f"--min-score {command.min_score}"] if command.min_score is not None else []
-    rule = f"{', '.join(rules)}, gate {command.gate}"
-    return {"passed": not messages, "messages": messages, "rule": rule}
+    return check_cases(cases, command.min_score, command.min_pass_rate, command.gate)
 
 
 def run_eval_command(command: EvalCommand) -> int:
@@ -220,7 +181,7 @@ def run_eval_command(command: EvalCommand) -> int:
         err.print(f"warning: {note}", highlight=False, markup=False)
     scenarios = [s for s in suites if is_scenario_suite(s)]
     if scenarios:
-        from accord.tasks.suites.scenarios.runner import report_folder, seed_line, write_reports
+        from accord.tasks.suites.scenarios.runner import report_folder, seed_line
     check_outputs(command, suites, sorted({report_folder(s, None) for s in scenarios}))
     for suite in scenarios:
         err.print(seed_line(suite), highlight=False, markup=False)
@@ -230,9 +191,6 @@ def run_eval_command(command: EvalCommand) -> int:
         runs = asyncio.run(_run_suites(suites, command, display))
     gate = gate_result(runs, command)
     _write(command, runs, gate)
-    if scenarios:
-        scenario_runs = [r for r in runs if is_scenario_suite(r.suite)]
-        write_reports(scenario_runs, command.output_dir, err)
     code = apply_baseline(_exit_code(runs, gate), runs)
     if code == EXIT_NO_RESULT and len(scenarios) == len(suites):
         return EXIT_FAILED  # a scenario suite's exit codes are 0, 1 and 130 (seed 003)
@@ -254,15 +212,12 @@ def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list
         roots.add(command.project_root)
     outputs = []
     if command.output is not None:
-        examples = {"html": "report.html", "junit": "results.xml", "pretty": "results.txt"}
-        example = examples.get(command.fmt, "results.json")
-        if command.output.suffix == ".jsonl":
-            example = "results.jsonl"
+        example = EVAL_FORMATS.for_file(command.output, command.fmt).file
         outputs.append(Output("--output", command.output, example=example))
     if command.report is not None:
-        outputs.append(Output("--report", command.report, example="report.html"))
+        outputs.append(Output("--report", command.report, example=EVAL_FORMATS.get("html").file))
     if command.output_dir is not None:
-        outputs.append(Output("--output-dir", command.output_dir, ("results.json", "report.html")))
+        outputs.append(Output("--output-dir", command.output_dir, EVAL_FORMATS.folder_files))
     else:
         outputs += [Output("the scenario reports' folder", d, ()) for d in scenario_dirs]
     check(outputs, inputs=inputs, roots=sorted(roots), nothing_ran="no case was run")
@@ -292,64 +247,23 @@ async def _run_suites(
     return list(await asyncio.gather(*(run_suite(s, options, display) for s in suites)))
 
 
-def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | None) -> None:
-    def render(fmt: str) -> str | None:
-        if fmt == "json":
-            return reports.render_json(runs, gate)
-        if fmt == "junit":
-            return reports.render_junit(runs)
-        if fmt == "html":
-            return reports.render_html(runs, gate=gate)
-        return None
+def _write(command: EvalCommand, runs: list[SuiteRun], gate: GateResult | None) -> None:
+    """The result in every output asked for (command.write_outputs); a scenario suite's
+    page and JSON go to `reports/` of its project when no --output-dir is given."""
 
-    if command.output_dir is not None:
-        command.output_dir.mkdir(parents=True, exist_ok=True)
-        (command.output_dir / "results.json").write_text(
-            reports.render_json(runs, gate), encoding="utf-8"
-        )
-        (command.output_dir / "report.html").write_text(
-            reports.render_html(runs, gate=gate), encoding="utf-8"
-        )
-    if command.report is not None:
-        _write_file(command.report, reports.render_html(runs, gate=gate))
-    text = render(command.fmt)
-    if command.output is not None and command.output.suffix == ".jsonl":
-        from accord.tasks.suites.agentv.results import render_jsonl
+    def report_for(terminal: bool) -> EvalReport:
+        return EvalReport(runs, gate, command.quiet, terminal)
 
-        _write_file(command.output, render_jsonl(runs))
-        if text is not None:
-            sys.stdout.write(text)
-        else:
-            reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
-    elif command.output is not None:
-        if text is None:
-            console = Console(file=None, record=True, width=120, force_terminal=False)
-            with console.capture() as capture:
-                reports.print_pretty(runs, console, quiet=command.quiet)
-            text = mask(capture.get())
-        _write_file(command.output, text)
-    elif text is not None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
+    write_outputs(
+        EVAL_FORMATS, command.fmt, report_for, output=command.output, report=command.report,
+        output_dir=command.output_dir,
+    )  # fmt: skip
+    if command.output_dir is None:
+        scenario_reports(runs, None)
 
 
-def _stdout_console() -> Console:
-    """The terminal's console, masking what it prints (engine/masking)."""
-    return Console(file=masked(sys.stdout), soft_wrap=True)
-
-
-def _write_file(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise AccordError(f"{path}: cannot write: {exc.strerror}") from None
-
-
-def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
-    err = Console(file=masked(sys.stderr), soft_wrap=True)
+def _exit_code(runs: list[SuiteRun], gate: GateResult | None) -> int:
+    err = stderr_console()
     cases = [c for run in runs for c in run.cases]
     for warning in [w for run in runs for w in run.warnings] + [
         w for c in cases for w in c.warnings
@@ -359,30 +273,19 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
         for case in (c for c in run.cases if c.status == "error"):
             error = clip(case.error or "", kept=kept_in(run.run_id))
             err.print(f"error: case {case.id}: {error}", highlight=False, markup=False)
+    nothing = None
     if cases and all(c.status == "error" for c in cases):
-        err.print(f"error: no case produced a result ({len(cases)} errored)", highlight=False)
-        return EXIT_NO_RESULT
-    if gate is not None:
-        for message in gate["messages"]:
-            err.print(message, highlight=False, markup=False)
-        return EXIT_OK if gate["passed"] else EXIT_FAILED
+        nothing = f"no case produced a result ({len(cases)} errored)"
     bad = [c for c in cases if c.status in ("failed", "error")]
-    if bad:
-        err.print(f"{len(bad)} of {len(cases)} case runs did not pass", highlight=False)
-        return EXIT_FAILED
-    return EXIT_OK
+    failed = f"{len(bad)} of {len(cases)} case runs did not pass" if bad else None
+    return exit_code(err, nothing=nothing, gate=gate, failed=failed)
 
 
 @click.command("eval")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pretty", show_default=True,
-              help="Output format (stdout, or --output).")  # fmt: skip
-@click.option("--output", type=OutputFile(), help="Write the result here.")
-@click.option(
-    "--report", type=OutputFile("report.html"), help="Also write a self-contained HTML report."
-)
 @click.option("--output-dir", type=click.Path(path_type=Path),
-              help="Write results.json and report.html in this folder.")  # fmt: skip
+              help="Write results.json and report.html in this folder (a scenario suite: its "
+              "own page and JSON).")  # fmt: skip
 @click.option(
     "--min-score",
     type=FiniteFloatRange(0.0, 1.0),
@@ -395,8 +298,6 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 )
 @click.option("--gate", type=click.Choice(["mean", "lower-bound"]), default="mean", show_default=True,
               help="Gate on the figure, or on the lower bound of its 95% interval.")  # fmt: skip
-@click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
-@click.option("--case", "cases", multiple=True, help="Only this case id (repeatable).")
 @click.option("--repeat", type=click.IntRange(1, 1000), help="Run each case N times (pass@k).")
 @click.option("--judge-model", help="The judge model (default: the file's, else config.yml's).")
 @click.option(
@@ -405,7 +306,6 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
     type=click.IntRange(1, 10_000),
     help="Same as --max-concurrency.",
 )
-@click.option("--resume", help="Finish an interrupted run: its id, or 'last'.")
 @click.option("--target", help="AgentV eval files: the target of tests that name none.")
 @click.option("--targets", "targets_file", type=click.Path(path_type=Path),
               help="AgentV eval files: the targets file (default: the nearest .agentv/targets.yaml).")  # fmt: skip
@@ -420,12 +320,12 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 @click.option("--pass-threshold", type=click.FloatRange(0, 10), help="Scenario files: the mean "
               "metric score a scenario needs (0-10), below the scenario's and the file's "
               "pass_threshold (default 7).")  # fmt: skip
-@click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
-@max_concurrency_option("Work running at once (default: config, else 16).")
-@cache_option
-@executor_options
-@handle_errors
-@baseline_options
+@shared_options(
+    "eval",
+    cases_help="Only this case id (repeatable).",
+    quiet_help="Only the figures: no case table, no progress.",
+    concurrency_help="Work running at once (default: config, else 16).",
+)
 def eval_command(
     files: tuple[Path, ...], fmt: str, output: Path | None, report: Path | None,
     output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
