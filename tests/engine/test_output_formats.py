@@ -25,7 +25,9 @@ def test_every_command_offers_its_registered_formats() -> None:
     assert offered("run") == formats_of("run").choices() == ["pretty", "json"]
     assert offered("test") == formats_of("test").choices() == ["pretty", "json", "junit", "html"]
     assert offered("eval") == formats_of("eval").choices() == ["pretty", "json", "junit", "html"]
-    assert {"run", "test", "eval"} <= set(FORMATS)
+    compare = CliRunner().invoke(main, ["runs", "compare", "--help"]).output
+    assert "[pretty|json|junit|html]" in compare
+    assert {"run", "test", "eval", "compare"} <= set(FORMATS)
 
 
 def test_a_suffix_picks_its_format_and_only_then() -> None:
