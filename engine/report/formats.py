@@ -19,9 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
 from accord.engine.registry import Registry
+
+if TYPE_CHECKING:
+    from accord.engine.plan import Plan
+    from accord.engine.results import RunResult
 
 R = TypeVar("R")
 Writer = Callable[[R, TextIO], None]
@@ -112,8 +116,8 @@ def formats_of(command: str) -> CommandFormats[Any]:
 class RunReport:
     """What `accord run` reports: the run, its plan, and whether only the summary is asked."""
 
-    result: Any  # RunResult
-    plan: Any  # Plan
+    result: RunResult
+    plan: Plan
     quiet: bool = False
 
 

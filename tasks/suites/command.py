@@ -44,7 +44,6 @@ from accord.tasks.suites.core.prepared import PreparedSuite, select
 from accord.tasks.suites.reports.formats import REPORT_FORMATS, ReportRequest
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_RESULT = 0, 1, 3
-EXIT_GATE = EXIT_FAILED
 CacheMode = Literal["on", "off", "readonly", "replay"]
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")

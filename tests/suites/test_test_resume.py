@@ -123,6 +123,22 @@ def test_a_killed_test_run_resumes_with_only_the_unfinished_tests(
     assert verdict(resumed.doc) == verdict(unbroken.doc)
 
 
+def test_resume_runs_a_test_whose_runs_failed_again(
+    project: Callable[..., Path], script: Script, fake_llm: FakeOpenAI
+) -> None:
+    script.answer("How many users", "42 users")
+    script.answer("What was the revenue", Reply.error(400, "bad request"))
+    path = project({"w.workflow.yml": WORKFLOW})
+    first = accord_test(path, "--format", "json", "--cache", "off")
+    assert [t["status"] for t in first.doc["tests"]] == ["ok", "error"], first.stderr
+    script.answer("What was the revenue", "1200 USD")
+    script.prompts.clear()
+    again = accord_test(path, "--format", "json", "--cache", "off", "--resume", "last")
+    assert again.exit_code == 0, again.stderr
+    assert [t["status"] for t in again.doc["tests"]] == ["ok", "ok"]
+    assert script.prompts and all("revenue" in p for p in script.prompts)
+
+
 def test_a_test_run_is_in_the_run_store(project: Callable[..., Path], script: Script) -> None:
     script.answer("How many users", "42 users")
     script.answer("What was the revenue", "1200 USD")

@@ -151,7 +151,9 @@ async def run_test_node(task: PlannedTask, ctx: TaskContext) -> TestOutcome:
                 run.store.reused.add(key)
     if outcome is None:
         outcome = await _run_test(ctx, spec.suite, test)
-    if run.store is not None:
+    if run.store is not None and _complete(outcome):
+        # only a test that ran cleanly is kept for `--resume` (its output is stored with a
+        # digest): one with an error or a failed run or case runs again, as a failed node does
         run.store.input_hashes[key] = digest
     found = outcome
 
@@ -177,6 +179,15 @@ async def _run_test(ctx: TaskContext, suite: PreparedSuite, test: PreparedTest) 
     except AccordError as exc:
         outcome.error = exc.text_in(exc.task)
     return outcome
+
+
+def _complete(outcome: TestOutcome) -> bool:
+    return (
+        outcome.error is None
+        and not outcome.failed_runs
+        and all(p.verdict is not None for p in outcome.pairs)
+        and not any(c.error is not None or c.judge_errors for c in outcome.cases)
+    )
 
 
 def test_digest(suite: PreparedSuite, test: PreparedTest, task: PlannedTask) -> str:
