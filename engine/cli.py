@@ -137,10 +137,11 @@ def _error_document(exc: Any) -> str:
 _signal_received: int | None = None  # SIGTERM, when that is what interrupted `accord run`
 
 
-def _interrupted(open_stores: list[Any]) -> NoReturn:
+def _interrupted(open_stores: list[Any], again: str | None = None) -> NoReturn:
     """Ctrl-C or SIGTERM: record the command's unfinished runs as interrupted, and exit.
 
-    Every task that finished is already on its way to the run store, so `--resume` reuses it.
+    Every task that finished is already on its way to the run store, so `--resume` reuses it
+    (`again`: the command that does, when it is not `accord run FILE --resume last`).
     """
     import signal
 
@@ -166,7 +167,7 @@ def _interrupted(open_stores: list[Any]) -> NoReturn:
         click.echo(
             f"interrupted ({name}): run {run_store.run_id} is recorded as interrupted with "
             f"{kept} finished task{'' if kept == 1 else 's'} kept; "
-            f"`accord run {file} --resume last` runs the rest",
+            f"`{again or f'accord run {file} --resume last'}` runs the rest",
             err=True,
         )
     sys.exit(128 + signum)
@@ -204,6 +205,17 @@ def _sigterm_interrupts() -> Iterator[None]:
         from accord.engine import render_budget
 
         render_budget.clear_stop()
+
+
+@contextmanager
+def interruptible(open_stores: list[Any], again: str) -> Iterator[None]:
+    """Runs under way (`accord test`, `accord eval`): Ctrl-C or SIGTERM records them as
+    interrupted, names `again` (the command that finishes them) and exits 130 or 143."""
+    try:
+        with _sigterm_interrupts():
+            yield
+    except KeyboardInterrupt:
+        _interrupted(open_stores, again)
 
 
 cache_option = click.option(

@@ -29,6 +29,7 @@ from accord.engine.cli import (
     cache_option,
     executor_options,
     handle_errors,
+    interruptible,
     max_concurrency_option,
     variables_option,
 )
@@ -38,6 +39,7 @@ from accord.engine.paths import Output, check_outputs
 from accord.engine.project import find_root
 from accord.engine.report.formats import CommandFormats, formats_of
 from accord.engine.runner import RunOptions
+from accord.engine.store import RunStore
 from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
 from accord.tasks.suites.core.gate import GateKind, GateResult, Mode, check
 from accord.tasks.suites.core.prepared import PreparedSuite, select
@@ -200,14 +202,20 @@ def run_test_command(command: TestCommand) -> int:
     check_targets(command)
     quiet = command.quiet or command.fmt != "pretty"
     results = []
-    for suite in suites:
-        options = RunOptions(
-            max_concurrency=command.max_concurrency,
-            cache_mode=command.cache_mode,
-            resume=_resumed(suite, command.resume),
-        )
-        with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
-            results.append(asyncio.run(run_tests(suite, options, display)))
+    stores: list[RunStore] = []
+    again = " ".join(
+        ["accord test", *([str(command.file)] if command.file else []), "--resume last"]
+    )
+    with interruptible(stores, again):
+        for suite in suites:
+            options = RunOptions(
+                max_concurrency=command.max_concurrency,
+                cache_mode=command.cache_mode,
+                resume=_resumed(suite, command.resume),
+                open_stores=stores,
+            )
+            with RunDisplay(build_test_plan(suite), quiet=quiet) as display:
+                results.append(asyncio.run(run_tests(suite, options, display)))
     result = testfiles.merge(results)
     err = stderr_console()
     from accord.tasks.suites.reports.text import print_problems

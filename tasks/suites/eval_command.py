@@ -16,12 +16,13 @@ from typing import Literal
 import click
 from rich.console import Console
 
-from accord.engine.cli import FiniteFloatRange
+from accord.engine.cli import FiniteFloatRange, interruptible
 from accord.engine.clip import clip, kept_in
 from accord.engine.errors import AccordError, LoadError, ValidationError
 from accord.engine.masking import masked
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
+from accord.engine.store import RunStore
 from accord.tasks.suites.command import (
     EXIT_FAILED,
     EXIT_NO_RESULT,
@@ -187,8 +188,10 @@ def run_eval_command(command: EvalCommand) -> int:
         err.print(seed_line(suite), highlight=False, markup=False)
     quiet = command.quiet or command.fmt != "pretty"
     plans = [build_plan(suite)[0] for suite in suites]
-    with RunDisplay(*plans, quiet=quiet) as display:
-        runs = asyncio.run(_run_suites(suites, command, display))
+    stores: list[RunStore] = []
+    again = " ".join(["accord eval", *map(str, command.files), "--resume last"])
+    with interruptible(stores, again), RunDisplay(*plans, quiet=quiet) as display:
+        runs = asyncio.run(_run_suites(suites, command, display, stores))
     gate = gate_result(runs, command)
     _write(command, runs, gate)
     code = apply_baseline(_exit_code(runs, gate), runs)
@@ -224,7 +227,7 @@ def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list
 
 
 async def _run_suites(
-    suites: list[Suite], command: EvalCommand, display: Observer
+    suites: list[Suite], command: EvalCommand, display: Observer, stores: list[RunStore]
 ) -> list[SuiteRun]:
     """Every file's suite at once, each its own run, all under one `--max-concurrency`
     (a suite's own `max_concurrency` still bounds it alone)."""
@@ -243,6 +246,7 @@ async def _run_suites(
         cache_mode=command.cache_mode,
         resume=command.resume,
         pool=pool,
+        open_stores=stores,  # Ctrl-C or SIGTERM records their runs as interrupted
     )
     return list(await asyncio.gather(*(run_suite(s, options, display) for s in suites)))
 

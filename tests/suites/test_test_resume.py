@@ -15,10 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
-from tests.bounds import PROCESS_SECONDS
+from tests.bounds import PROCESS_SECONDS, as_from_a_terminal
 from tests.fakes import FakeOpenAI, Reply
 from tests.suites.conftest import JUDGE_YAML, Script, accord_test
 
@@ -64,8 +65,13 @@ def verdict(doc: dict[str, Any]) -> dict[str, Any]:
     return {"accuracy": doc["accuracy"], "tests": tests}
 
 
-def test_a_killed_test_run_resumes_with_only_the_unfinished_tests(
-    project: Callable[..., Path], script: Script, fake_llm: FakeOpenAI, tmp_path: Path
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_stopped_test_run_resumes_with_only_the_unfinished_tests(
+    project: Callable[..., Path],
+    script: Script,
+    fake_llm: FakeOpenAI,
+    tmp_path: Path,
+    stop: signal.Signals,
 ) -> None:
     def scripted() -> None:  # each run's three answers (the last one repeats)
         script.answer("How many users", "42 users", "42 users", "41 users")
@@ -95,6 +101,7 @@ def test_a_killed_test_run_resumes_with_only_the_unfinished_tests(
     process = subprocess.Popen(
         [sys.executable, "-m", "accord.cli", "test", str(path), *args],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + PROCESS_SECONDS
@@ -102,14 +109,22 @@ def test_a_killed_test_run_resumes_with_only_the_unfinished_tests(
             assert process.poll() is None, process.communicate()[1].decode()[-2000:]
             assert time.monotonic() < deadline, "no test outcome was stored"
             time.sleep(0.05)
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate(timeout=PROCESS_SECONDS)
+        os.killpg(process.pid, stop)
+        _out, err = process.communicate(timeout=PROCESS_SECONDS)
     finally:
         release.set()
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    assert process.returncode == -signal.SIGKILL
+    if stop == signal.SIGKILL:
+        assert process.returncode == -signal.SIGKILL
+    else:  # recorded as interrupted, with the command that finishes it
+        assert process.returncode == 143, err.decode()[-2000:]
+        assert f"`accord test {path} --resume last` runs the rest" in err.decode()
+        listed = CliRunner().invoke(
+            main, ["runs", "list", "--project", str(tmp_path), "--format", "json"]
+        )
+        assert json.loads(listed.stdout)[0]["status"] == "interrupted"
 
     fake_llm.responder = answer
     scripted()
