@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from accord.engine.report.formats import RUN_FORMATS, RunReport
+
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
@@ -141,10 +143,11 @@ _signal_received: int | None = None  # SIGTERM, when that is what interrupted `a
 _main_task: asyncio.Task[Any] | None = None  # the run's task while `accord run` is under way
 
 
-def _interrupted(open_stores: list[Any]) -> NoReturn:
+def _interrupted(open_stores: list[Any], again: str | None = None) -> NoReturn:
     """Ctrl-C or SIGTERM: record the command's unfinished runs as interrupted, and exit.
 
-    Every task that finished is already on its way to the run store, so `--resume` reuses it.
+    Every task that finished is already on its way to the run store, so `--resume` reuses it
+    (`again`: the command that does, when it is not `accord run FILE --resume last`).
     """
     import signal
 
@@ -170,7 +173,7 @@ def _interrupted(open_stores: list[Any]) -> NoReturn:
         click.echo(
             f"interrupted ({name}): run {run_store.run_id} is recorded as interrupted with "
             f"{kept} finished task{'' if kept == 1 else 's'} kept; "
-            f"`accord run {file} --resume last` runs the rest",
+            f"`{again or f'accord run {file} --resume last'}` runs the rest",
             err=True,
         )
     sys.exit(128 + signum)
@@ -239,6 +242,17 @@ def _run_stoppable(work: Coroutine[Any, Any, T]) -> T:
         if _signal_received is None:
             raise
         raise KeyboardInterrupt from None
+
+
+@contextmanager
+def interruptible(open_stores: list[Any], again: str) -> Iterator[None]:
+    """Runs under way (`accord test`, `accord eval`): Ctrl-C or SIGTERM records them as
+    interrupted, names `again` (the command that finishes them) and exits 130 or 143."""
+    try:
+        with _sigterm_interrupts():
+            yield
+    except KeyboardInterrupt:
+        _interrupted(open_stores, again)
 
 
 cache_option = click.option(
@@ -405,7 +419,7 @@ def _files_arg(**kwargs: Any) -> Callable[[F], F]:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["pretty", "json"]),
+    type=click.Choice(RUN_FORMATS.choices()),
     default="pretty",
     show_default=True,
     help="Output format on stdout.",
@@ -434,7 +448,7 @@ def run(
     """Run a workflow file."""
 
     from accord.engine import log
-    from accord.engine.report import json_report, pretty
+    from accord.engine.report import pretty
 
     if fmt == "json":
         log.json_by_default()
@@ -464,10 +478,7 @@ def run(
                     result = _run_stoppable(execute(project, plan, options, display))
     except KeyboardInterrupt:
         _interrupted(options.open_stores)
-    if fmt == "json":
-        click.echo(json_report.render_run(result))
-    else:
-        pretty.print_run(result, plan, quiet=quiet)
+    RUN_FORMATS.get(fmt).write(RunReport(result, plan, quiet), sys.stdout)
     if result.error and fmt == "json":
         click.echo(f"error: task '{result.failed_task}': {result.error}", err=True)
     sys.exit(exit_code_for(result))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -172,11 +172,14 @@ def usage_table(by_task: dict[str, Usage]) -> Table:
     return table
 
 
-def print_run(result: RunResult, plan: Plan, *, quiet: bool = False) -> None:
-    """Top-level outputs in task order, then the summary line."""
+def print_run(
+    result: RunResult, plan: Plan, *, quiet: bool = False, stream: TextIO | None = None
+) -> None:
+    """Top-level outputs in task order, then the summary line (on `stream`, else stdout)."""
     from accord.engine.masking import masked
 
-    out = Console(file=masked(sys.stdout))  # an answer may repeat a key it was given
+    # an answer may repeat a key it was given
+    out = Console(file=masked(stream if stream is not None else sys.stdout))
     if not quiet:
         for task in plan.tasks:
             if task.name in result.outputs:

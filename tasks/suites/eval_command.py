@@ -17,27 +17,26 @@ from typing import Any, Literal
 import click
 from rich.console import Console
 
-from accord.engine.cli import (
-    FiniteFloatRange,
-    OutputFile,
-    cache_option,
-    executor_options,
-    handle_errors,
-    max_concurrency_option,
-)
+from accord.engine.cli import FiniteFloatRange, interruptible
 from accord.engine.clip import clip, kept_in
 from accord.engine.errors import AccordError, LoadError, ValidationError
-from accord.engine.masking import mask, masked
+from accord.engine.masking import masked
 from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
-from accord.tasks.suites.compare.gate import apply_baseline, baseline_options
+from accord.engine.store import RunStore
+from accord.tasks.suites.command import (
+    EXIT_NO_RESULT,
+    exit_code,
+    shared_options,
+    stderr_console,
+    write_outputs,
+)
+from accord.tasks.suites.compare.gate import apply_baseline
 from accord.tasks.suites.core.cases import Suite
+from accord.tasks.suites.core.gate import GateResult, check_cases
 from accord.tasks.suites.core.verdicts import SuiteRun
 from accord.tasks.suites.frontends import OptionsCommand
-from accord.tasks.suites.reports import evals as reports
-
-EXIT_OK, EXIT_FAILED, EXIT_NO_RESULT = 0, 1, 3
-FORMATS = ("pretty", "json", "junit", "html")
+from accord.tasks.suites.reports.formats import EVAL_FORMATS, EvalReport
 
 
 @dataclass(frozen=True)
@@ -111,48 +110,10 @@ def select_cases(suite: Suite, tags: tuple[str, ...], names: tuple[str, ...]) ->
     return replace(suite, cases=kept)
 
 
-def gate_result(runs: list[SuiteRun], command: EvalCommand) -> dict[str, Any] | None:
-    """The gates asked for, over every case of every suite."""
-    from accord.tasks.suites.core.reducers import mean_metric, proportion
-
-    if command.min_score is None and command.min_pass_rate is None:
-        return None
+def gate_result(runs: list[SuiteRun], command: EvalCommand) -> GateResult | None:
+    """The gates asked for, over every case of every suite (core/gate.check_cases)."""
     cases = [c for run in runs for c in run.cases]
-    messages: list[str] = []
-    judged = [c for c in cases if c.status != "recorded"]
-    rate = proportion("pass_rate", sum(c.status == "passed" for c in judged), len(judged), "cases")
-    if command.min_pass_rate is not None:
-        if rate is None:
-            messages.append("no case has a verdict, so no pass rate to gate on")
-        else:
-            value = rate.lower_bound if command.gate == "lower-bound" else rate.value
-            what = "pass rate lower bound" if command.gate == "lower-bound" else "pass rate"
-            if value < command.min_pass_rate:
-                messages.append(
-                    f"{what} {value:.4f} below {command.min_pass_rate:.4f} ({rate.successes}/{rate.n} cases)"
-                )
-    if command.min_score is not None:
-        scores = [c.score for c in cases if c.score is not None]
-        mean = mean_metric("score", scores, "cases")
-        if mean is None:
-            messages.append("no case has a score, so no mean score to gate on")
-        else:
-            value = mean.value
-            if command.gate == "lower-bound":
-                from accord.tasks.suites.core.reducers import mean_interval
-
-                interval = mean_interval(scores)
-                value = interval[0] if interval else mean.value
-            if value < command.min_score:
-                messages.append(
-                    f"mean score {value:.4f} below {command.min_score:.4f} ({len(scores)} cases)"
-                )
-    rules = (
-        [f"--min-pass-rate {command.min_pass_rate}"] if command.min_pass_rate is not None else []
-    )
-    rules += [f"--min-score {command.min_score}"] if command.min_score is not None else []
-    rule = f"{', '.join(rules)}, gate {command.gate}"
-    return {"passed": not messages, "messages": messages, "rule": rule}
+    return check_cases(cases, command.min_score, command.min_pass_rate, command.gate)
 
 
 def run_eval_command(command: EvalCommand) -> int:
@@ -179,8 +140,10 @@ def run_eval_command(command: EvalCommand) -> int:
             frontend.before_run(some, err)
     quiet = command.quiet or command.fmt != "pretty"
     plans = [build_plan(suite)[0] for suite in suites]
-    with RunDisplay(*plans, quiet=quiet) as display:
-        runs = asyncio.run(_run_suites(suites, command, display))
+    stores: list[RunStore] = []
+    again = " ".join(["accord eval", *map(str, command.files), "--resume last"])
+    with interruptible(stores, again), RunDisplay(*plans, quiet=quiet) as display:
+        runs = asyncio.run(_run_suites(suites, command, display, stores))
     gate = gate_result(runs, command)
     _write(command, runs, gate)
     for frontend, own_runs in by_frontend(runs, lambda run: run.suite):
@@ -211,15 +174,12 @@ def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list
     roots.update(s.project.root for s in suites if s.project is not None)
     outputs = []
     if command.output is not None:
-        examples = {"html": "report.html", "junit": "results.xml", "pretty": "results.txt"}
-        example = examples.get(command.fmt, "results.json")
-        if command.output.suffix == ".jsonl":
-            example = "results.jsonl"
+        example = EVAL_FORMATS.for_file(command.output, command.fmt).file
         outputs.append(Output("--output", command.output, example=example))
     if command.report is not None:
-        outputs.append(Output("--report", command.report, example="report.html"))
+        outputs.append(Output("--report", command.report, example=EVAL_FORMATS.get("html").file))
     if command.output_dir is not None:
-        outputs.append(Output("--output-dir", command.output_dir, ("results.json", "report.html")))
+        outputs.append(Output("--output-dir", command.output_dir, EVAL_FORMATS.folder_files))
     else:
         outputs += [Output("the scenario reports' folder", d, ()) for d in scenario_dirs]
     from accord.tasks.suites.promptfoo.outputs import planned_outputs
@@ -229,7 +189,7 @@ def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list
 
 
 async def _run_suites(
-    suites: list[Suite], command: EvalCommand, display: Observer
+    suites: list[Suite], command: EvalCommand, display: Observer, stores: list[RunStore]
 ) -> list[SuiteRun]:
     """Every file's suite at once, each its own run, all under one `--max-concurrency`
     (a suite's own `max_concurrency` still bounds it alone)."""
@@ -248,73 +208,31 @@ async def _run_suites(
         cache_mode=command.cache_mode,
         resume=command.resume,
         pool=pool,
+        open_stores=stores,  # Ctrl-C or SIGTERM records their runs as interrupted
     )
     return list(await asyncio.gather(*(run_suite(s, options, display) for s in suites)))
 
 
-def _write(command: EvalCommand, runs: list[SuiteRun], gate: dict[str, Any] | None) -> None:
-    def render(fmt: str) -> str | None:
-        if fmt == "json":
-            return reports.render_json(runs, gate)
-        if fmt == "junit":
-            return reports.render_junit(runs)
-        if fmt == "html":
-            return reports.render_html(runs, gate=gate)
-        return None
-
+def _write(command: EvalCommand, runs: list[SuiteRun], gate: GateResult | None) -> None:
+    """The result in every output asked for (command.write_outputs); a promptfoo config's
+    --output is promptfoo's -o file instead."""
     from accord.tasks.suites.promptfoo.outputs import write_all
 
     output = command.output
-    if write_all(runs, output):  # promptfoo configs: --output is promptfoo's -o file
+    if write_all(runs, output):
         output = None
-    if command.output_dir is not None:
-        command.output_dir.mkdir(parents=True, exist_ok=True)
-        (command.output_dir / "results.json").write_text(
-            reports.render_json(runs, gate), encoding="utf-8"
-        )
-        (command.output_dir / "report.html").write_text(
-            reports.render_html(runs, gate=gate), encoding="utf-8"
-        )
-    if command.report is not None:
-        _write_file(command.report, reports.render_html(runs, gate=gate))
-    text = render(command.fmt)
-    if output is not None and output.suffix == ".jsonl":
-        from accord.tasks.suites.agentv.results import render_jsonl
 
-        _write_file(output, render_jsonl(runs))
-        if text is not None:
-            sys.stdout.write(text)
-        else:
-            reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
-    elif output is not None:
-        if text is None:
-            console = Console(file=None, record=True, width=120, force_terminal=False)
-            with console.capture() as capture:
-                reports.print_pretty(runs, console, quiet=command.quiet)
-            text = mask(capture.get())
-        _write_file(output, text)
-    elif text is not None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        reports.print_pretty(runs, _stdout_console(), quiet=command.quiet)
+    def report_for(terminal: bool) -> EvalReport:
+        return EvalReport(runs, gate, command.quiet, terminal)
+
+    write_outputs(
+        EVAL_FORMATS, command.fmt, report_for, output=output, report=command.report,
+        output_dir=command.output_dir,
+    )  # fmt: skip
 
 
-def _stdout_console() -> Console:
-    """The terminal's console, masking what it prints (engine/masking)."""
-    return Console(file=masked(sys.stdout), soft_wrap=True)
-
-
-def _write_file(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise AccordError(f"{path}: cannot write: {exc.strerror}") from None
-
-
-def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
-    err = Console(file=masked(sys.stderr), soft_wrap=True)
+def _exit_code(runs: list[SuiteRun], gate: GateResult | None) -> int:
+    err = stderr_console()
     cases = [c for run in runs for c in run.cases]
     for warning in [w for run in runs for w in run.warnings] + [
         w for c in cases for w in c.warnings
@@ -324,34 +242,21 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
         for case in (c for c in run.cases if c.status == "error"):
             error = clip(case.error or "", kept=kept_in(run.run_id))
             err.print(f"error: case {case.id}: {error}", highlight=False, markup=False)
+    nothing = None
     if cases and all(c.status == "error" for c in cases):
-        err.print(f"error: no case produced a result ({len(cases)} errored)", highlight=False)
-        return EXIT_NO_RESULT
-    if gate is not None:
-        for message in gate["messages"]:
-            err.print(message, highlight=False, markup=False)
-        return EXIT_OK if gate["passed"] else EXIT_FAILED
+        nothing = f"no case produced a result ({len(cases)} errored)"
     bad = [c for c in cases if c.status in ("failed", "error")]
-    if bad:
-        err.print(f"{len(bad)} of {len(cases)} case runs did not pass", highlight=False)
-        return EXIT_FAILED
-    return EXIT_OK
+    failed = f"{len(bad)} of {len(cases)} case runs did not pass" if bad else None
+    return exit_code(err, nothing=nothing, gate=gate, failed=failed)
 
 
 @click.command("eval", cls=OptionsCommand)
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("-c", "--config", "configs", multiple=True, type=click.Path(path_type=Path),
               help="A promptfoo config to run (promptfoo's -c; the same as naming it).")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pretty", show_default=True,
-              help="Output format (stdout, or --output).")  # fmt: skip
-@click.option("-o", "--output", type=OutputFile(),
-              help="Write the result here (for promptfoo configs: promptfoo's -o file, its "
-              "form by suffix: .json, .jsonl, .yaml, .csv, .html).")  # fmt: skip
-@click.option(
-    "--report", type=OutputFile("report.html"), help="Also write a self-contained HTML report."
-)
 @click.option("--output-dir", type=click.Path(path_type=Path),
-              help="Write results.json and report.html in this folder.")  # fmt: skip
+              help="Write results.json and report.html in this folder (a scenario suite: its "
+              "own page and JSON).")  # fmt: skip
 @click.option(
     "--min-score",
     type=FiniteFloatRange(0.0, 1.0),
@@ -364,8 +269,6 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
 )
 @click.option("--gate", type=click.Choice(["mean", "lower-bound"]), default="mean", show_default=True,
               help="Gate on the figure, or on the lower bound of its 95% interval.")  # fmt: skip
-@click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
-@click.option("--case", "cases", multiple=True, help="Only this case id (repeatable).")
 @click.option("--repeat", type=click.IntRange(1, 1000), help="Run each case N times (pass@k).")
 @click.option("--judge-model", help="The judge model (default: the file's, else config.yml's).")
 @click.option(
@@ -374,13 +277,14 @@ def _exit_code(runs: list[SuiteRun], gate: dict[str, Any] | None) -> int:
     type=click.IntRange(1, 10_000),
     help="Same as --max-concurrency.",
 )
-@click.option("--resume", help="Finish an interrupted run: its id, or 'last'.")
-@click.option("-q", "--quiet", is_flag=True, help="Only the figures: no case table, no progress.")
-@max_concurrency_option("Work running at once (default: config, else 16).")
-@cache_option
-@executor_options
-@handle_errors
-@baseline_options
+@shared_options(
+    "eval",
+    cases_help="Only this case id (repeatable).",
+    quiet_help="Only the figures: no case table, no progress.",
+    concurrency_help="Work running at once (default: config, else 16).",
+    output_help="Write the result here (a promptfoo config: promptfoo's -o file, its form by "
+    "suffix: .json, .jsonl, .yaml, .csv, .html).",
+)
 def eval_command(
     files: tuple[Path, ...], fmt: str, output: Path | None, report: Path | None,
     output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
@@ -390,8 +294,9 @@ def eval_command(
     **frontend_options: Any,
 ) -> None:  # fmt: skip
     """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, promptfoo configs,
-    scenario files or folders of them) and report their cases. `--output x.jsonl` writes AgentV's result
-    records; scenario suites write an HTML report and its JSON into --output-dir (reports)."""
+    scenario files or folders of them) and report their cases. `--output x.jsonl` writes
+    AgentV's result records; scenario suites write an HTML report and its JSON into
+    --output-dir (reports)."""
     files = (*files, *configs)
     if not files:
         raise click.UsageError("name a file to evaluate (or a promptfoo config with -c)")

@@ -190,7 +190,7 @@ def test_a_failing_macro_never_shows_the_token_it_was_given(
     assert "Bearer [redacted]" in cases["Denied"]["error"]
     assert cases["Fetched"]["output"] == "[none] Data: rows: 3\nfor [redacted]\n"
     reports = [p.read_text() for p in (root / "reports").iterdir()]
-    assert len(reports) == 4  # results.json, report.html, the scenario page and its JSON
+    assert len(reports) == 2  # the scenario page and its JSON: --output-dir's one set
     for text in [result.stdout, result.stderr, stored_text(root), *reports]:
         assert TOKEN not in text
     assert "Bearer [redacted]" in result.stderr

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from accord.engine.cli import FiniteFloatRange, handle_errors
+from accord.tasks.suites.compare.render import COMPARE_FORMATS
 
 _PROJECT = click.option(
     "--project", "folder", type=click.Path(path_type=Path), default=Path("."),
@@ -18,7 +19,7 @@ _PROJECT = click.option(
 @click.command("compare")
 @click.argument("baseline", metavar="A")
 @click.argument("current", metavar="B")
-@click.option("--format", "fmt", type=click.Choice(["pretty", "json", "junit", "html"]),
+@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS.choices()),
               default="pretty", show_default=True)  # fmt: skip
 @click.option("--output", type=click.Path(path_type=Path), help="Write the comparison here.")
 @click.option(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TextIO
 
+from accord.engine.report.formats import CommandFormats, formats_of
 from accord.tasks.suites.compare.comparison import (
     CaseChange,
     Comparison,
@@ -13,8 +16,6 @@ from accord.tasks.suites.compare.comparison import (
     SuiteComparison,
     describe,
 )
-
-FORMATS = ("pretty", "json", "junit", "html")
 
 
 def _r(value: float | None) -> float | None:
@@ -184,13 +185,41 @@ def render_junit(comparison: Comparison, alpha: float) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def render(comparison: Comparison, fmt: str, alpha: float) -> str:
-    if fmt == "json":
-        return render_json(comparison, alpha)
-    if fmt == "junit":
-        return render_junit(comparison, alpha)
-    if fmt == "html":
-        from accord.tasks.suites.compare.html import render_page
+@dataclass(frozen=True)
+class CompareReport:
+    """What a format of `accord runs compare` writes: the comparison at its level `alpha`."""
 
-        return render_page(comparison, alpha)
-    return render_pretty(comparison, alpha)
+    comparison: Comparison
+    alpha: float
+
+
+# the comparison's formats, in the registry of every command's formats (engine/report/formats)
+COMPARE_FORMATS: CommandFormats[CompareReport] = formats_of("compare")
+
+
+@COMPARE_FORMATS.register("pretty", file="comparison.txt")
+def _pretty(report: CompareReport, out: TextIO) -> None:
+    out.write(render_pretty(report.comparison, report.alpha))
+
+
+@COMPARE_FORMATS.register("json", file="comparison.json")
+def _json(report: CompareReport, out: TextIO) -> None:
+    out.write(render_json(report.comparison, report.alpha))
+
+
+@COMPARE_FORMATS.register("junit", file="comparison.xml")
+def _junit(report: CompareReport, out: TextIO) -> None:
+    out.write(render_junit(report.comparison, report.alpha))
+
+
+@COMPARE_FORMATS.register("html", file="comparison.html")
+def _html(report: CompareReport, out: TextIO) -> None:
+    from accord.tasks.suites.compare.html import render_page
+
+    out.write(render_page(report.comparison, report.alpha))
+
+
+def render(comparison: Comparison, fmt: str, alpha: float) -> str:
+    buffer = io.StringIO()
+    COMPARE_FORMATS.get(fmt).write(CompareReport(comparison, alpha), buffer)
+    return buffer.getvalue()

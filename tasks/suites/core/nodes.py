@@ -29,8 +29,9 @@ from accord.engine.context import TaskContext
 from accord.engine.errors import TaskError
 from accord.engine.executor import WorkFailure
 from accord.engine.plan import Plan, PlannedTask
+from accord.engine.project import Project
 from accord.engine.registry import register_task
-from accord.engine.results import Status
+from accord.engine.results import RunResult, Status
 from accord.engine.runner import RunOptions, execute
 from accord.engine.scheduler import Observer
 from accord.engine.spec import TaskSpec
@@ -357,28 +358,45 @@ async def run_verdict(task: PlannedTask, ctx: TaskContext) -> CaseResult | None:
     return result
 
 
+async def execute_plan(
+    project: Project,
+    plan: Plan,
+    options: RunOptions,
+    observer: Observer | None,
+    limits: dict[str, int],
+    max_concurrency: int | None = None,
+    run_id: str | None = None,
+) -> RunResult:
+    """Run an evaluation's plan (a suite's cases, or a file's tests) as every evaluation
+    runs: through the engine's runner, so it has a run store row, `--resume`, the call cache
+    and the project's limits; it keeps going past a failed node, under the suite's own
+    `max_concurrency` when the command gave none."""
+    options = dataclasses.replace(
+        options,
+        keep_going=True,
+        max_concurrency=options.max_concurrency or max_concurrency,
+        limits={**options.limits, **limits},
+        run_id=options.run_id or run_id,
+    )
+    return await execute(project, plan, options, observer)
+
+
 async def run_suite(
     suite: Suite, options: RunOptions, observer: Observer | None = None
 ) -> SuiteRun:
     """Run every case of `suite` on one scheduler; results in case order."""
-    from accord.engine.project import Project
     from accord.tasks.suites.core.trials import combine_trials
 
     plan, limits = build_plan(suite)
     project = suite.project
     assert isinstance(project, Project)
-    options = dataclasses.replace(
-        options,
-        keep_going=True,
-        max_concurrency=options.max_concurrency or suite.max_concurrency,
-        limits={**options.limits, **limits},
-        run_id=options.run_id or suite.run_id,
-    )
     started = time.perf_counter()
     if suite.lifecycle is not None:
         await suite.lifecycle.before_all(suite)
     try:
-        result = await execute(project, plan, options, observer)
+        result = await execute_plan(
+            project, plan, options, observer, limits, suite.max_concurrency, suite.run_id
+        )
     finally:
         warnings = await suite.lifecycle.after_all(suite) if suite.lifecycle is not None else []
     cases: list[CaseResult] = []

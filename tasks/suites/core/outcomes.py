@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from accord.engine import codec
 from accord.tasks.suites.core.reducers import Metric
 
 TestKind = Literal["consistency", "custom", "cases"]
@@ -121,6 +122,7 @@ class SuiteResult:
     seconds: float = 0.0
     usage: Any = None
     stats: dict[str, int] = field(default_factory=dict)
+    run_id: str | None = None  # the run store's id of this file's run (`--resume RUN`)
 
     @property
     def produced(self) -> list[TestOutcome]:
@@ -130,3 +132,14 @@ class SuiteResult:
     @property
     def model_calls(self) -> int:
         return int(self.usage.total.calls) if self.usage is not None else 0
+
+
+# a finished test's outcome is stored with its run, so `accord test --resume` can reuse it
+for _name, _cls in (
+    ("test_outcome", TestOutcome),
+    ("test_run", RunRecord),
+    ("test_pair", PairRecord),
+    ("test_case", CaseRecord),
+    ("test_metric", Metric),
+):
+    codec.register_dataclass(_name, _cls)

@@ -10,8 +10,7 @@ across tests, and one test's failure never stops the others (keep-going).
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -19,17 +18,18 @@ from typing import Any, Literal
 from pydantic import Field
 
 from accord.engine import variables as workflow_variables
-from accord.engine.context import Scope, TaskContext
+from accord.engine.context import TaskContext
 from accord.engine.errors import AccordError
 from accord.engine.plan import Plan, PlannedTask
 from accord.engine.registry import register_task
 from accord.engine.render import render
 from accord.engine.results import Status, TaskResult
-from accord.engine.runner import RunOptions, create_run_context
+from accord.engine.runner import RunOptions
 from accord.engine.scheduler import Observer
 from accord.engine.spec import TaskSpec, variable_spec
 from accord.tasks.agent.tools import run_agent_loop
 from accord.tasks.suites.core import scoring
+from accord.tasks.suites.core.nodes import evaluator_limits, execute_plan
 from accord.tasks.suites.core.outcomes import SuiteResult, TestOutcome
 from accord.tasks.suites.core.prepared import PreparedSuite, PreparedTest
 from accord.tasks.suites.core.subdag import contexts_of, output_text, sampled, sub_plan
@@ -131,12 +131,46 @@ class Subject:
 
 @register_task("accord_test", TestNodeSpec, internal=True, container=True)
 async def run_test_node(task: PlannedTask, ctx: TaskContext) -> TestOutcome:
-    """Run one test; its errors end up in the outcome, so the other tests go on."""
+    """Run one test; its errors end up in the outcome, so the other tests go on.
+
+    The outcome is handed on by a leaf node (`test_N.outcome`), which the run store keeps
+    with the test's digest: a container's own output is not stored, and `--resume` reuses a
+    finished test's outcome whole instead of running its subject and judges again."""
     spec = task.spec
     assert isinstance(spec, TestNodeSpec)
     test: PreparedTest = spec.test
-    outcome = new_outcome(spec.suite, test)
-    subject = Subject(ctx, spec.suite, test)
+    digest = test_digest(spec.suite, test, task)
+    run = ctx.run
+    key = f"{ctx.key}.{OUTCOME}"
+    outcome = None
+    if run.resume is not None:
+        reused, stored = run.resume.lookup(key, digest, lambda o: isinstance(o, TestOutcome))
+        if reused:
+            outcome = stored
+            if run.store is not None:
+                run.store.reused.add(key)
+    if outcome is None:
+        outcome = await _run_test(ctx, spec.suite, test)
+    if run.store is not None and _complete(outcome):
+        # only a test that ran cleanly is kept for `--resume` (its output is stored with a
+        # digest): one with an error or a failed run or case runs again, as a failed node does
+        run.store.input_hashes[key] = digest
+    found = outcome
+
+    async def hand_on() -> TestOutcome:
+        return found
+
+    (result,) = await ctx.run_leaves([(OUTCOME, hand_on)], type="test_outcome")
+    assert isinstance(result, TestOutcome)
+    return result
+
+
+OUTCOME = "outcome"
+
+
+async def _run_test(ctx: TaskContext, suite: PreparedSuite, test: PreparedTest) -> TestOutcome:
+    outcome = new_outcome(suite, test)
+    subject = Subject(ctx, suite, test)
     try:
         if test.kind == "consistency":
             await scoring.consistency(ctx, subject, test, outcome)
@@ -145,6 +179,36 @@ async def run_test_node(task: PlannedTask, ctx: TaskContext) -> TestOutcome:
     except AccordError as exc:
         outcome.error = exc.text_in(exc.task)
     return outcome
+
+
+def _complete(outcome: TestOutcome) -> bool:
+    return (
+        outcome.error is None
+        and not outcome.failed_runs
+        and all(p.verdict is not None for p in outcome.pairs)
+        and not any(c.error is not None or c.judge_errors for c in outcome.cases)
+    )
+
+
+def test_digest(suite: PreparedSuite, test: PreparedTest, task: PlannedTask) -> str:
+    """What decides a test's outcome: the test as prepared (cases, judging, evaluators), the
+    `-v` values, the tested file and agent, and the specs and files of the tested sub-DAG."""
+    digest = hashlib.sha256(repr((test, sorted(suite.variables.items()))).encode())
+    for path in (suite.path, suite.agent_path):
+        if path is not None and path.is_file():
+            digest.update(path.read_bytes())
+    subject = task.children.get("subject")
+    for planned in subject.tasks if subject is not None else ():
+        spec = planned.spec
+        digest.update(spec.model_dump_json().encode())
+        for _loc, relative in spec.sources():
+            source = suite.project.root / relative
+            if "{" not in relative and source.is_file():
+                digest.update(source.read_bytes())
+        for path in spec.input_files(suite.project.root):
+            if path.is_file():
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def new_outcome(suite: PreparedSuite, test: PreparedTest) -> TestOutcome:
@@ -199,38 +263,31 @@ def build_test_plan(suite: PreparedSuite) -> Plan:
     )
 
 
-async def run_suite(
+async def run_tests(
     suite: PreparedSuite, options: RunOptions, observer: Observer | None = None
 ) -> SuiteResult:
-    """Run every test of `suite` on one scheduler; outcomes in file order."""
+    """Run every test of `suite` on one scheduler, through the runner every evaluation runs
+    on (`nodes.execute_plan`: run store, `--resume`); outcomes in file order."""
     plan = build_test_plan(suite)
-    options = dataclasses.replace(
-        options,
-        keep_going=True,
-        max_concurrency=options.max_concurrency or suite.max_concurrency,
-        limits={**options.limits, **_evaluator_limits(suite)},
-    )
-    ctx = create_run_context(suite.project, plan, options, observer)
     started = time.perf_counter()
-    try:
-        results = await ctx.run_plan(plan, Scope({}), top_level=True)
-    finally:
-        ctx.close()
-    outcomes = [_outcome(suite, task, results.get(task.name)) for task in plan.tasks]
+    result = await execute_plan(
+        suite.project, plan, options, observer, _evaluator_limits(suite), suite.max_concurrency
+    )
+    by_key = {r.key: r for r in result.results}
+    outcomes = [_outcome(suite, task, by_key.get(task.name)) for task in plan.tasks]
     return SuiteResult(
         file=suite.path,
         name=suite.name,
         tests=outcomes,
         seconds=time.perf_counter() - started,
-        usage=ctx.usage,
-        stats=dict(ctx.stats),
+        usage=result.usage,
+        stats=dict(result.stats),
+        run_id=result.run_id,
     )
 
 
 def _evaluator_limits(suite: PreparedSuite) -> dict[str, int]:
     """The named limit of every evaluator with a `max_concurrency`."""
-    from accord.tasks.suites.core.nodes import evaluator_limits
-
     return evaluator_limits(
         e for t in suite.tests for e in (*t.evaluators, *(x for c in t.cases for x in c.evaluators))
     )
@@ -247,10 +304,3 @@ def _outcome(suite: PreparedSuite, task: PlannedTask, result: TaskResult | None)
         outcome.error = (result.error if result else None) or "the test did not run"
     outcome.seconds = result.duration if result is not None else 0.0
     return outcome
-
-
-def run_tests(
-    suite: PreparedSuite, options: RunOptions, observer: Observer | None = None
-) -> SuiteResult:
-    """`run_suite` in a fresh event loop."""
-    return asyncio.run(run_suite(suite, options, observer))

@@ -18,6 +18,7 @@ from accord.engine.clip import SHOWN_IN_FILES, clip, clip_lines, kept_in
 from accord.engine.masking import mask, mask_data
 from accord.engine.report.terminal import shown as escape
 from accord.tasks.suites.core.cases import CaseResult
+from accord.tasks.suites.core.gate import GateResult
 from accord.tasks.suites.core.reducers import Metric
 from accord.tasks.suites.core.verdicts import SuiteRun
 
@@ -132,11 +133,11 @@ def suite_data(run: SuiteRun) -> dict[str, Any]:
     }
 
 
-def json_document(runs: list[SuiteRun], gate: dict[str, Any] | None) -> dict[str, Any]:
-    return {"suites": [suite_data(r) for r in runs], "gate": gate}
+def json_document(runs: list[SuiteRun], gate: GateResult | None) -> dict[str, Any]:
+    return {"suites": [suite_data(r) for r in runs], "gate": gate.data() if gate else None}
 
 
-def render_json(runs: list[SuiteRun], gate: dict[str, Any] | None) -> str:
+def render_json(runs: list[SuiteRun], gate: GateResult | None) -> str:
     document = mask_data(json_document(runs, gate))
     return json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n"
 
@@ -269,7 +270,7 @@ pre{white-space:pre-wrap;margin:0;max-height:12em;overflow:auto}.passed{color:#1
 
 
 def render_html(
-    runs: list[SuiteRun], title: str = "accord eval report", *, gate: dict[str, Any] | None = None
+    runs: list[SuiteRun], title: str = "accord eval report", *, gate: GateResult | None = None
 ) -> str:
     """One self-contained page: no script, no external resource; every value escaped. The
     gate, when one was asked for, with its rule and outcome."""
@@ -278,8 +279,7 @@ def render_html(
     if gate is None:
         parts.append("<p class='gate'>Gate: none (no --min-pass-rate or --min-score given)</p>")
     else:
-        outcome = "passed" if gate["passed"] else "FAILED: " + "; ".join(gate["messages"])
-        parts.append(f"<p class='gate'>Gate: {_e(gate['rule'])}: {_e(outcome)}</p>")
+        parts.append(f"<p class='gate'>Gate: {_e(gate.line)}</p>")
     for run in runs:
         parts.append(f"<h2 id='{_e(run.id)}'>{_e(run.id)}</h2>")
         parts.append(f"<p>Pass rate: <b>{_e(metric_text(run.pass_rate()))}</b>")
