@@ -33,7 +33,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from accord.engine import render_budget, template_cache, template_walk
 from accord.engine.errors import AccordError
 from accord.engine.paths import check_filled_parts
-from accord.engine.template_walk import PlainTemplate, free_names, plain_template
+from accord.engine.template_walk import PlainTemplate, free_names, from_outline, plain_template
 
 
 class TemplateError(AccordError):
@@ -419,14 +419,23 @@ def _code(kind: str, source: str, build: Callable[[], CodeType]) -> CodeType:
 @lru_cache(maxsize=65536)
 def compile_template(source: str) -> jinja2.Template | PlainTemplate:
     """A template ready to render, cached by its source text: plain text-and-expression
-    templates are walked from the syntax tree validation parsed (`template_walk`); the rest
-    are compiled by Jinja from that same tree, or loaded from the template cache."""
+    templates are walked from their syntax tree (`template_walk`), or built from the outline
+    the template cache kept of it; the rest are compiled by Jinja from that same tree, or
+    loaded from the template cache."""
     cached = template_cache.active()
-    code = None if cached is None else cached.cached_code("template", source)
+    code = None
+    if cached is not None:
+        code = cached.cached_code("template", source)
+        outline = cached.outline(source) if code is None else None
+        kept = None if outline is None else from_outline(ENV, outline)
+        if kept is not None:
+            return kept
     if code is None:
         ast = _parse(source)
         plain = plain_template(ENV, ast)
         if plain is not None:
+            if cached is not None:
+                cached.store_outline(source, plain.outline)
             return plain
         code = ENV.compile(ast)
         if cached is not None:

@@ -36,6 +36,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 import jinja2
 from jinja2.bccache import Bucket, FileSystemBytecodeCache, bc_magic
@@ -44,7 +45,6 @@ from accord.engine import log
 
 FOLDER = "templates"  # under the project's .accord/
 _SUFFIX = ".jinja"
-_NAMES_SUFFIX = ".names"  # a template's free names, found when it was checked
 _TAG_SIZE = hashlib.sha256().digest_size
 
 
@@ -209,24 +209,46 @@ class TemplateCache(FileSystemBytecodeCache):
     def names(self, source: str) -> frozenset[str] | None:
         """The free names an earlier check of this very text found (it passed the sandbox's
         and the filters' checks then: only a template that passed is stored), or None."""
-        key = self.key("names", source)
-        payload = self._payload(self._names_file(key), key)
+        found = self._data("names", source)
+        if not isinstance(found, tuple) or not all(isinstance(n, str) for n in found):
+            return None
+        return frozenset(found)
+
+    def store_names(self, source: str, names: frozenset[str]) -> None:
+        self._store_data("names", source, tuple(sorted(names)))
+
+    def outline(self, source: str) -> tuple[object, ...] | None:
+        """A plain template's outline (engine/template_walk.py), kept so that a second run
+        builds it without parsing; None when there is none."""
+        found = self._data("outline", source)
+        return found if isinstance(found, tuple) else None
+
+    def store_outline(self, source: str, outline: tuple[object, ...]) -> None:
+        self._store_data("outline", source, outline)
+
+    def _data(self, kind: str, source: str) -> object:
+        """Plain data (strings, numbers, tuples) kept for `source` under `kind`, or None;
+        marshal reads only such values back, never code here: a code object is refused."""
+        key = self.key(kind, source)
+        payload = self._payload(self._data_file(kind, key), key)
         if payload is None:
             return None
         try:
             found = marshal.loads(payload)
         except (EOFError, ValueError, TypeError):
             return None
-        if not isinstance(found, tuple) or not all(isinstance(n, str) for n in found):
-            return None
-        return frozenset(found)
+        return None if isinstance(found, CodeType) else found
 
-    def store_names(self, source: str, names: frozenset[str]) -> None:
-        key = self.key("names", source)
-        self._store(self._names_file(key), key, marshal.dumps(tuple(sorted(names))))
+    def _store_data(self, kind: str, source: str, value: Any) -> None:
+        key = self.key(kind, source)
+        try:
+            payload = marshal.dumps(value)
+        except ValueError:  # a value marshal cannot keep: nothing is kept
+            return
+        self._store(self._data_file(kind, key), key, payload)
 
-    def _names_file(self, key: str) -> str:
-        return os.path.join(self.directory, key + _NAMES_SUFFIX)
+    def _data_file(self, kind: str, key: str) -> str:
+        return os.path.join(self.directory, f"{key}.{kind}")
 
     def cached_code(self, kind: str, source: str) -> CodeType | None:
         """The compiled code of `source` when the cache holds it (nothing is parsed)."""

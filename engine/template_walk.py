@@ -24,13 +24,22 @@ from jinja2.utils import _PassArg
 Value = Callable[[Mapping[str, Any]], Any]
 
 
+# A plain template's outline: its parts as plain data (strings, numbers, tuples), so the
+# template cache can keep it and a second run builds the template without parsing it. A part
+# is text, or an expression: ("name", NAME), ("const", VALUE), ("attr", EXPR, NAME),
+# ("item", EXPR, EXPR) or ("filter", NAME, EXPR, (EXPR, ...), ((KEY, EXPR), ...)).
+Outline = tuple[Any, ...]
+_CONSTANTS = (str, int, float, bool, type(None))
+
+
 class PlainTemplate:
     """A template of text and plain expressions; `render` is Jinja's, without codegen."""
 
-    __slots__ = ("_parts",)
+    __slots__ = ("_parts", "outline")
 
-    def __init__(self, parts: list[str | Value]) -> None:
+    def __init__(self, parts: list[str | Value], outline: Outline) -> None:
         self._parts = parts
+        self.outline = outline
 
     def render(self, context: Mapping[str, Any]) -> str:
         return "".join(
@@ -47,40 +56,139 @@ class PlainTemplate:
 
 def plain_template(env: SandboxedEnvironment, ast: nodes.Template) -> PlainTemplate | None:
     """The template as a `PlainTemplate`, or None when it needs Jinja's compiler."""
-    parts: list[str | Value] = []
+    outline: list[Any] = []
     for statement in ast.body:
         if not isinstance(statement, nodes.Output):
             return None
         for child in statement.nodes:
             if isinstance(child, nodes.TemplateData):
-                parts.append(child.data)
+                outline.append(child.data)
                 continue
             if isinstance(child, nodes.Const):
                 # text the template itself holds, folded by Jinja's optimizer (TemplateData
                 # becomes a Const): written as Jinja writes a constant, and never a value
                 # filled in from data, which a path template checks
-                parts.append(str(child.value))
+                outline.append(str(child.value))
                 continue
-            value = _expression(env, child)
-            if value is None:
+            part = _outline(env, child)
+            if part is None:
                 return None
-            parts.append(value)
-    return PlainTemplate(parts)
+            outline.append(part)
+    return from_outline(env, tuple(outline))
 
 
-def _expression(env: SandboxedEnvironment, node: nodes.Node) -> Value | None:
+def from_outline(env: SandboxedEnvironment, outline: Outline) -> PlainTemplate | None:
+    """The template an outline describes (None for one this version cannot build: an entry
+    the cache kept is then a miss)."""
+    parts: list[str | Value] = []
+    for part in outline:
+        if isinstance(part, str):
+            parts.append(part)
+            continue
+        value = _build(env, part)
+        if value is None:
+            return None
+        parts.append(value)
+    return PlainTemplate(parts, outline)
+
+
+def _outline(env: SandboxedEnvironment, node: nodes.Node) -> Outline | None:
     if isinstance(node, nodes.Name) and node.ctx == "load":
-        return _name(env, node.name)
-    if isinstance(node, nodes.Const):
-        constant = node.value
-        return lambda context: constant
-    if isinstance(node, nodes.Getattr):
-        return _getattr(env, node)
-    if isinstance(node, nodes.Getitem):
-        return _getitem(env, node)
+        return ("name", node.name)
+    if isinstance(node, nodes.Const) and isinstance(node.value, _CONSTANTS):
+        return ("const", node.value)
+    if isinstance(node, nodes.Getattr) and node.ctx == "load":
+        owner = _outline(env, node.node)
+        return None if owner is None else ("attr", owner, node.attr)
+    if isinstance(node, nodes.Getitem) and node.ctx == "load":
+        if isinstance(node.arg, nodes.Slice):
+            return None
+        owner, key = _outline(env, node.node), _outline(env, node.arg)
+        return None if owner is None or key is None else ("item", owner, key)
     if isinstance(node, nodes.Filter):
-        return _filter(env, node)
+        return _filter_outline(env, node)
     return None
+
+
+def _filter_outline(env: SandboxedEnvironment, node: nodes.Filter) -> Outline | None:
+    if node.node is None or node.dyn_args is not None or node.dyn_kwargs is not None:
+        return None
+    function = env.filters.get(node.name)
+    if function is None or _PassArg.from_obj(function) not in (None, _PassArg.environment):
+        return None  # unknown (Jinja's error message), or it needs the template's context
+    subject = _outline(env, node.node)
+    args = [_outline(env, arg) for arg in node.args]
+    kwargs = [(str(pair.key), _outline(env, pair.value)) for pair in node.kwargs]
+    if subject is None or None in args or any(v is None for _k, v in kwargs):
+        return None
+    return ("filter", node.name, subject, tuple(args), tuple(kwargs))
+
+
+def _build(env: SandboxedEnvironment, part: Any) -> Value | None:
+    """The function that evaluates an outlined expression against a context, through the
+    sandboxed environment as Jinja's compiled code does."""
+    if not isinstance(part, tuple) or not part:
+        return None
+    kind = part[0]
+    if kind == "name" and len(part) == 2 and isinstance(part[1], str):
+        return _name(env, part[1])
+    if kind == "const" and len(part) == 2 and isinstance(part[1], _CONSTANTS):
+        constant = part[1]
+        return lambda context: constant
+    if kind == "attr" and len(part) == 3 and isinstance(part[2], str):
+        return _build_attr(env, _build(env, part[1]), part[2])
+    if kind == "item" and len(part) == 3:
+        return _build_item(env, _build(env, part[1]), _build(env, part[2]))
+    if kind == "filter" and len(part) == 5:
+        return _build_filter(env, part)
+    return None
+
+
+def _build_attr(env: SandboxedEnvironment, owner: Value | None, attribute: str) -> Value | None:
+    if owner is None:
+        return None
+    return lambda context: env.getattr(owner(context), attribute)
+
+
+def _build_item(env: SandboxedEnvironment, owner: Value | None, key: Value | None) -> Value | None:
+    if owner is None or key is None:
+        return None
+    return lambda context: env.getitem(owner(context), key(context))
+
+
+def _build_filter(env: SandboxedEnvironment, part: Outline) -> Value | None:
+    _kind, name, subject_part, arg_parts, kwarg_parts = part
+    function = env.filters.get(name) if isinstance(name, str) else None
+    if function is None or _PassArg.from_obj(function) not in (None, _PassArg.environment):
+        return None
+    if not isinstance(arg_parts, tuple) or not isinstance(kwarg_parts, tuple):
+        return None
+    subject = _build(env, subject_part)
+    args = [_build(env, a) for a in arg_parts]
+    kwargs = {
+        k: _build(env, v)
+        for k, v in (p for p in kwarg_parts if isinstance(p, tuple) and len(p) == 2)
+        if isinstance(k, str)
+    }
+    if (
+        subject is None
+        or None in args
+        or None in kwargs.values()
+        or len(kwargs) != len(kwarg_parts)
+    ):
+        return None
+    arg_values: list[Value] = [a for a in args if a is not None]
+    kwarg_values: dict[str, Value] = {k: v for k, v in kwargs.items() if v is not None}
+
+    def apply(context: Mapping[str, Any]) -> Any:
+        return env.call_filter(
+            name,
+            subject(context),
+            [a(context) for a in arg_values],
+            {k: v(context) for k, v in kwarg_values.items()},
+        )
+
+    return apply
 
 
 def _name(env: SandboxedEnvironment, name: str) -> Value:
@@ -94,48 +202,6 @@ def _name(env: SandboxedEnvironment, name: str) -> Value:
         return env.undefined(name=name)
 
     return load
-
-
-def _getattr(env: SandboxedEnvironment, node: nodes.Getattr) -> Value | None:
-    owner = _expression(env, node.node)
-    if owner is None or node.ctx != "load":
-        return None
-    attribute = node.attr
-    return lambda context: env.getattr(owner(context), attribute)
-
-
-def _getitem(env: SandboxedEnvironment, node: nodes.Getitem) -> Value | None:
-    owner = _expression(env, node.node)
-    key = _expression(env, node.arg) if not isinstance(node.arg, nodes.Slice) else None
-    if owner is None or key is None or node.ctx != "load":
-        return None
-    return lambda context: env.getitem(owner(context), key(context))
-
-
-def _filter(env: SandboxedEnvironment, node: nodes.Filter) -> Value | None:
-    if node.node is None or node.dyn_args is not None or node.dyn_kwargs is not None:
-        return None
-    function = env.filters.get(node.name)
-    if function is None or _PassArg.from_obj(function) not in (None, _PassArg.environment):
-        return None  # unknown (Jinja's error message), or it needs the template's context
-    subject = _expression(env, node.node)
-    args = [_expression(env, arg) for arg in node.args]
-    kwargs = {str(pair.key): _expression(env, pair.value) for pair in node.kwargs}
-    if subject is None or None in args or None in kwargs.values():
-        return None
-    name = node.name
-    arg_values: list[Value] = [a for a in args if a is not None]
-    kwarg_values: dict[str, Value] = {k: v for k, v in kwargs.items() if v is not None}
-
-    def apply(context: Mapping[str, Any]) -> Any:
-        return env.call_filter(
-            name,
-            subject(context),
-            [a(context) for a in arg_values],
-            {k: v(context) for k, v in kwarg_values.items()},
-        )
-
-    return apply
 
 
 # Nodes that bind no name and need no frame of their own: in a template made only of these,

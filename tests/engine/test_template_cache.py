@@ -165,6 +165,38 @@ def test_an_unchanged_workflow_parses_no_template_again(project: Path, tmp_path:
     assert counted == {"generate": 0, "compile": 0, "parse": 0}
 
 
+PLAIN = """
+name: plain
+tasks:
+  - name: a
+    type: formatter
+    template: "abc"
+  - name: b
+    type: formatter
+    template: "{{ a | upper }}-{{ a | length }}-{{ a[1] }}"
+  - name: c
+    type: formatter
+    template: "{{ b | lower | truncate(20) }}"
+"""
+
+
+def test_plain_templates_are_built_from_their_kept_outline(
+    tmp_path: Path, write: WriteFile
+) -> None:
+    """Text-and-expression templates are walked, never compiled; a second run builds them
+    from the outline kept of each (plain data, tagged as code entries are) without parsing."""
+    write("config.yml", "defaults: {}\n")
+    path = write("plain.workflow.yml", PLAIN)
+    expected = {"a": "abc", "b": "ABC-3-b", "c": "abc-3-b"}
+    first, counted = command("run", path, "--format", "json")
+    assert outputs(first) == expected
+    assert counted["generate"] == 0 and counted["parse"] > 0
+    assert len(list((tmp_path / ".accord" / "templates").glob("*.outline"))) == 2
+    second, counted = command("run", path, "--format", "json")
+    assert outputs(second) == expected
+    assert counted == {"generate": 0, "compile": 0, "parse": 0}
+
+
 def test_validate_reads_the_cache_and_writes_nothing(project: Path, tmp_path: Path) -> None:
     checked, counted = command("validate", project)
     assert checked.returncode == 0, checked.stderr
