@@ -1,19 +1,27 @@
 """Plain templates rendered by walking their syntax tree, with no Python code generated.
 
-Most templates of a workflow are text with plain expressions: `{{ name }}`, `{{ a.b }}`,
-`{{ t.col[0] }}`, `{{ x | length }}`, `{{ y | round(2) }}`. Jinja turns every template into
-Python source and compiles it (about 0.5 ms each, most of what a formatter task costs); a run
-of thousands of distinct templates spent nearly all its time there. A plain template is
-instead rendered from the syntax tree that validation already parsed, through the same
-sandboxed environment: names resolve as Jinja resolves them (the values, then the
-environment's globals), attributes and items go through the sandbox's `getattr` and
-`getitem`, filters through `call_filter`, and every value is written with `str()`, so an
-undefined name fails exactly as in Jinja. Anything else (statements, tests, operators,
-calls, filters that need the template context) is left to Jinja.
+Most templates of a workflow are text with expressions: `{{ name }}`, `{{ a.b }}`,
+`{{ t.col[0] }}`, `{{ x | length }}`, `{{ (a | length) + (b | length) }}`, `{{ a ~ ' / ' ~ b }}`.
+Jinja turns every template into Python source and compiles it (about 0.5 ms each, most of
+what a formatter task costs); a run of thousands of distinct templates spent nearly all its
+time there. A plain template is instead rendered from its syntax tree through the same
+sandboxed environment, as the code Jinja would generate does: names resolve as Jinja resolves
+them (the values, then the environment's globals), attributes and items go through the
+sandbox's `getattr` and `getitem`, filters through `call_filter`, the operators the sandbox
+intercepts through `call_binop` (accord's size and power limits), `~` through `str_join` and
+the size check accord's code generator adds, and every value is written with `str()`, so an
+undefined name fails exactly as in Jinja. Anything else (statements, tests, comparisons,
+conditionals, calls, literals of lists and dicts, filters that need the template context) is
+left to Jinja.
+
+The walk first writes an outline of the template as plain data, then builds its render
+functions from it; the template cache keeps the outline, so a second run builds the template
+without parsing it.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,6 +38,18 @@ Value = Callable[[Mapping[str, Any]], Any]
 # ("item", EXPR, EXPR) or ("filter", NAME, EXPR, (EXPR, ...), ((KEY, EXPR), ...)).
 Outline = tuple[Any, ...]
 _CONSTANTS = (str, int, float, bool, type(None))
+# Jinja's arithmetic operators, and its unary ones, as Python's (an intercepted one goes
+# through the sandbox's `call_binop` instead)
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "**": operator.pow,
+}
+_UNARY: dict[str, Callable[[Any], Any]] = {"-": operator.neg, "+": operator.pos}
 
 
 class PlainTemplate:
@@ -107,6 +127,15 @@ def _outline(env: SandboxedEnvironment, node: nodes.Node) -> Outline | None:
         return None if owner is None or key is None else ("item", owner, key)
     if isinstance(node, nodes.Filter):
         return _filter_outline(env, node)
+    if isinstance(node, nodes.BinExpr) and node.operator in _BINARY:
+        left, right = _outline(env, node.left), _outline(env, node.right)
+        return None if left is None or right is None else ("binop", node.operator, left, right)
+    if isinstance(node, nodes.Neg | nodes.Pos):
+        operand = _outline(env, node.node)
+        return None if operand is None else (node.operator, operand)
+    if isinstance(node, nodes.Concat):
+        joined = tuple(_outline(env, item) for item in node.nodes)
+        return None if None in joined else ("concat", joined)
     return None
 
 
@@ -114,7 +143,7 @@ def _filter_outline(env: SandboxedEnvironment, node: nodes.Filter) -> Outline | 
     if node.node is None or node.dyn_args is not None or node.dyn_kwargs is not None:
         return None
     function = env.filters.get(node.name)
-    if function is None or _PassArg.from_obj(function) not in (None, _PassArg.environment):
+    if function is None or _PassArg.from_obj(function) is _PassArg.context:
         return None  # unknown (Jinja's error message), or it needs the template's context
     subject = _outline(env, node.node)
     args = [_outline(env, arg) for arg in node.args]
@@ -141,7 +170,43 @@ def _build(env: SandboxedEnvironment, part: Any) -> Value | None:
         return _build_item(env, _build(env, part[1]), _build(env, part[2]))
     if kind == "filter" and len(part) == 5:
         return _build_filter(env, part)
+    if kind == "binop" and len(part) == 4 and part[1] in _BINARY:
+        return _build_binop(env, part[1], _build(env, part[2]), _build(env, part[3]))
+    if kind in _UNARY and len(part) == 2:
+        return _build_unary(_UNARY[kind], _build(env, part[1]))
+    if kind == "concat" and len(part) == 2 and isinstance(part[1], tuple):
+        return _build_concat(env, [_build(env, item) for item in part[1]])
     return None
+
+
+def _build_binop(
+    env: SandboxedEnvironment, op: str, left: Value | None, right: Value | None
+) -> Value | None:
+    """As Jinja's code generator writes `a + b` in a sandbox: an intercepted operator goes
+    through the environment's `call_binop` (accord's size and power limits), any other is
+    Python's own."""
+    if left is None or right is None:
+        return None
+    if op in env.intercepted_binops:
+        return lambda context: env.call_binop(None, op, left(context), right(context))  # type: ignore[arg-type]
+    apply = _BINARY[op]
+    return lambda context: apply(left(context), right(context))
+
+
+def _build_unary(apply: Callable[[Any], Any], operand: Value | None) -> Value | None:
+    if operand is None:
+        return None
+    return lambda context: apply(operand(context))
+
+
+def _build_concat(env: SandboxedEnvironment, items: list[Value | None]) -> Value | None:
+    """`a ~ b`: Jinja's `str_join` of the values, its size checked as accord's code
+    generator checks it (`checked_text`)."""
+    if any(item is None for item in items):
+        return None
+    values: list[Value] = [item for item in items if item is not None]
+    checked = getattr(env, "checked_text", lambda text: text)
+    return lambda context: checked("".join([str(v(context)) for v in values]))
 
 
 def _build_attr(env: SandboxedEnvironment, owner: Value | None, attribute: str) -> Value | None:
@@ -159,7 +224,7 @@ def _build_item(env: SandboxedEnvironment, owner: Value | None, key: Value | Non
 def _build_filter(env: SandboxedEnvironment, part: Outline) -> Value | None:
     _kind, name, subject_part, arg_parts, kwarg_parts = part
     function = env.filters.get(name) if isinstance(name, str) else None
-    if function is None or _PassArg.from_obj(function) not in (None, _PassArg.environment):
+    if function is None or _PassArg.from_obj(function) is _PassArg.context:
         return None
     if not isinstance(arg_parts, tuple) or not isinstance(kwarg_parts, tuple):
         return None

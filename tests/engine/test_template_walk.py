@@ -35,6 +35,13 @@ PLAIN = [
     "{{ mapping | tojson }} {{ name | sqlquote }} {{ missing | default('fallback') }}",
     "{{ 'const' }} {{ 42 }}\ntrailing newline kept\n",
     "{{ range }}",
+    # arithmetic and `~` as realistic workflows write them (B16's realistic shape)
+    "{{ n + 1 }} {{ (items | length) + (name | length) }} {{ n * 2 }} {{ f / 2 }}",
+    "{{ n // 2 }} {{ n % 2 }} {{ n ** 2 }} {{ -n }} {{ +f }} {{ n - 10 }} {{ 'ab' * 2 }}",
+    "{{ name ~ ' / ' ~ n }} {{ (name ~ '!') | truncate(60) }} {{ name ~ none }}",
+    "{{ name | upper | replace('O', 'o') }} {{ t.region | join(', ') }}",
+    "{{ name | wordcount }} words, {{ '%.1f' | format((name | length) / 3) }}",
+    "{{ '%s!' % name }} {{ '%05.1f' % f }}",
 ]
 
 FAILING = [
@@ -45,6 +52,14 @@ FAILING = [
     "{{ name.__class__ }}",
     "{{ name | attr('__class__') }}",
     "{{ none.x }}",
+    "{{ 'x' * 100000000 }}",
+    "{{ 2 ** 10 ** 7 }}",
+    "{{ name + 1 }}",
+    "{{ n / 0 }}",
+    "{{ missing + 1 }}",
+    "{{ missing ~ 'x' }}",
+    "{{ -name }}",
+    "{{ items * 10000000 }}",
 ]
 
 
@@ -70,13 +85,12 @@ def test_a_plain_template_renders_as_jinja_does(source: str) -> None:
     "source",
     [
         "{% for r in t %}{{ r.region }}{% endfor %}",
-        "{{ n + 1 }}",
         "{{ name if n else 'x' }}",
         "{{ name is defined }}",
         "{{ now() }}",
         "{{ items[0:2] }}",
         "{{ items | map('string') | join }}",
-        "{{ name | replace('o', '0') }} {{ t.region | join(', ') }}",  # need the eval context
+        "{{ items | map('string') | join }} {{ n > 1 }}",  # a context filter, a comparison
     ],
 )
 def test_anything_else_is_compiled_by_jinja(source: str) -> None:
