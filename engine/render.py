@@ -425,11 +425,11 @@ def compile_template(source: str) -> jinja2.Template | PlainTemplate:
     cached = template_cache.active()
     code = None
     if cached is not None:
-        code = cached.cached_code("template", source)
-        outline = cached.outline(source) if code is None else None
+        outline = cached.outline(source)  # in memory: asked before the code's own file
         kept = None if outline is None else from_outline(ENV, outline)
         if kept is not None:
             return kept
+        code = cached.cached_code("template", source)
     if code is None:
         ast = _parse(source)
         plain = plain_template(ENV, ast)

@@ -45,6 +45,10 @@ from accord.engine import log
 
 FOLDER = "templates"  # under the project's .accord/
 _SUFFIX = ".jinja"
+# checked templates' names and plain templates' outlines, for every template of the project
+_BUNDLE = "templates.data"
+_BUNDLE_MAGIC = b"accord-template-data-1\n"
+_BUNDLE_LIMIT = 200_000
 _TAG_SIZE = hashlib.sha256().digest_size
 
 
@@ -151,6 +155,10 @@ class TemplateCache(FileSystemBytecodeCache):
         self._lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
+        self._loaded: dict[str, bytes] | None = None  # the bundle as read
+        self._added: dict[str, bytes] = {}  # this run's new data entries
+        self._used: set[str] = set()
+        self._flush_registered = False
 
     def key(self, kind: str, source: str) -> str:
         """The entry's name: the text, what kind of template it is (a whole template or one
@@ -230,9 +238,10 @@ class TemplateCache(FileSystemBytecodeCache):
         """Plain data (strings, numbers, tuples) kept for `source` under `kind`, or None;
         marshal reads only such values back, never code here: a code object is refused."""
         key = self.key(kind, source)
-        payload = self._payload(self._data_file(kind, key), key)
+        payload = self._bundle().get(key)
         if payload is None:
             return None
+        self._used.add(key)
         try:
             found = marshal.loads(payload)
         except (EOFError, ValueError, TypeError):
@@ -240,15 +249,56 @@ class TemplateCache(FileSystemBytecodeCache):
         return None if isinstance(found, CodeType) else found
 
     def _store_data(self, kind: str, source: str, value: Any) -> None:
+        if not self.writable:
+            return
         key = self.key(kind, source)
         try:
             payload = marshal.dumps(value)
         except ValueError:  # a value marshal cannot keep: nothing is kept
             return
-        self._store(self._data_file(kind, key), key, payload)
+        with self._lock:
+            self._added[key] = payload
+            self._used.add(key)
+            if not self._flush_registered:
+                self._flush_registered = True
+                atexit.register(self.flush)
 
-    def _data_file(self, kind: str, key: str) -> str:
-        return os.path.join(self.directory, f"{key}.{kind}")
+    def _bundle(self) -> dict[str, bytes]:
+        """Every template's data, in one file read once (a file per template cost a second
+        run 2,000 opens): a dict of payloads under their keys, tagged as a whole."""
+        if self._loaded is None:
+            self._loaded = self._read_bundle()
+        return self._loaded
+
+    def _read_bundle(self) -> dict[str, bytes]:
+        data = _read(os.path.join(self.directory, _BUNDLE))
+        if data is None or not data.startswith(_BUNDLE_MAGIC):
+            return {}
+        tag = data[len(_BUNDLE_MAGIC) : len(_BUNDLE_MAGIC) + _TAG_SIZE]
+        payload = data[len(_BUNDLE_MAGIC) + _TAG_SIZE :]
+        if not hmac.compare_digest(tag, self._tag(_BUNDLE, payload)):
+            return {}
+        try:
+            found = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
+            return {}
+        if not isinstance(found, dict):
+            return {}
+        return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, bytes)}
+
+    def _write_bundle(self) -> None:
+        """The bundle with this run's additions, written at once (a new file renamed over
+        the old). A bundle grown past `_BUNDLE_LIMIT` entries keeps what this run used."""
+        with self._lock:
+            added, self._added = self._added, {}
+        if not added:
+            return
+        merged = {**self._read_bundle(), **added}  # another run may have written since
+        if len(merged) > _BUNDLE_LIMIT:
+            merged = {k: v for k, v in merged.items() if k in self._used}
+        payload = marshal.dumps(merged)
+        entry = _BUNDLE_MAGIC + self._tag(_BUNDLE, payload) + payload
+        self._write(os.path.join(self.directory, _BUNDLE), entry)
 
     def cached_code(self, kind: str, source: str) -> CodeType | None:
         """The compiled code of `source` when the cache holds it (nothing is parsed)."""
@@ -257,12 +307,13 @@ class TemplateCache(FileSystemBytecodeCache):
         return bucket.code
 
     def flush(self) -> None:
-        """Wait until every entry handed over is written."""
+        """Wait until every entry handed over is written, and write the bundle."""
         with self._lock:
             writer, self._writer = self._writer, None
         if writer is not None:
             self._queue.put(None)
             writer.join()
+        self._write_bundle()
 
     def _write_all(self) -> None:
         while (item := self._queue.get()) is not None:

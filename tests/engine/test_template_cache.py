@@ -192,7 +192,7 @@ def test_plain_templates_are_built_from_their_kept_outline(
     first, counted = command("run", path, "--format", "json")
     assert outputs(first) == expected
     assert counted["generate"] == 0 and counted["parse"] > 0
-    assert len(list((tmp_path / ".accord" / "templates").glob("*.outline"))) == 2
+    assert (tmp_path / ".accord" / "templates" / "templates.data").is_file()
     second, counted = command("run", path, "--format", "json")
     assert outputs(second) == expected
     assert counted == {"generate": 0, "compile": 0, "parse": 0}
@@ -205,15 +205,16 @@ def test_validate_reads_the_cache_and_writes_nothing(project: Path, tmp_path: Pa
     assert not (tmp_path / ".accord").exists()
 
 
-def names_entry(tmp_path: Path, source: str) -> Path:
-    """Where the checked names of `source` are kept: the key hashes the fingerprint, the
-    kind and the text (engine/template_cache.py TemplateCache.key)."""
+BUNDLE_MAGIC = b"accord-template-data-1\n"  # engine/template_cache.py: magic, tag, payload
+
+
+def data_key(kind: str, source: str) -> str:
+    """The key of `source`'s data of `kind`: it hashes the fingerprint, the kind and the text
+    (engine/template_cache.py TemplateCache.key)."""
     import hashlib
 
-    text = f"{render._fingerprint()}\0names\0{source}"
-    return (
-        tmp_path / ".accord" / "templates" / (hashlib.sha256(text.encode()).hexdigest() + ".names")
-    )
+    text = f"{render._fingerprint()}\0{kind}\0{source}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @pytest.mark.parametrize(
@@ -227,9 +228,9 @@ def names_entry(tmp_path: Path, source: str) -> Path:
 def test_names_kept_for_another_template_are_not_used(
     tmp_path: Path, write: WriteFile, bad: str, refused: str
 ) -> None:
-    """An entry copied to the name of a template that would be refused (the names of a
-    harmless one, under the key of one that escapes the sandbox or names no task) is not
-    believed: its tag is bound to its own text."""
+    """The kept data edited to give a template that would be refused (one escaping the
+    sandbox, one naming no task) the names of a harmless one is not believed: the tag covers
+    the whole of it, and only this user's accord can make one."""
     write("config.yml", "defaults: {}\n")
     good = "{{ x | length }}"
     path = write(
@@ -238,9 +239,13 @@ def test_names_kept_for_another_template_are_not_used(
         f'  - {{name: y, type: formatter, template: "{good}"}}\n',
     )
     assert outputs(run(path, "--format", "json")[0]) == {"x": "a", "y": "1"}
-    planted = names_entry(tmp_path, good)
-    assert planted.exists()
-    names_entry(tmp_path, bad).write_bytes(planted.read_bytes())
+    bundle = tmp_path / ".accord" / "templates" / "templates.data"
+    data = bundle.read_bytes()
+    assert data.startswith(BUNDLE_MAGIC)
+    tag, payload = data[len(BUNDLE_MAGIC) : len(BUNDLE_MAGIC) + 32], data[len(BUNDLE_MAGIC) + 32 :]
+    entries = marshal.loads(payload)
+    entries[data_key("names", bad)] = entries[data_key("names", good)]
+    bundle.write_bytes(BUNDLE_MAGIC + tag + marshal.dumps(entries))
 
     path.write_text(path.read_text().replace(good, bad))
     for name in ("validate", "run"):
@@ -290,7 +295,8 @@ def test_a_damaged_entry_is_a_miss_never_an_error(
     project: Path, tmp_path: Path, damage: Callable[[bytes], bytes]
 ) -> None:
     run(project, "--format", "json")
-    for entry in entries(tmp_path):
+    bundle = tmp_path / ".accord" / "templates" / "templates.data"  # names and outlines
+    for entry in [*entries(tmp_path), bundle]:
         entry.write_bytes(damage(entry.read_bytes()))
 
     done, counted = run(project, "--format", "json")
