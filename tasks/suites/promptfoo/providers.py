@@ -160,6 +160,7 @@ class PythonFileTarget(Target):
     cwd: str = "."
     options: dict[str, Any] = Field(default_factory=dict)
     timeout: float | None = Field(300.0, gt=0, allow_inf_nan=False)
+    agent_trace: bool = Field(False, description="The result's `tool_calls` are kept.")
 
     def describe(self) -> str:
         return f"python {self.file}:{self.function}"
@@ -194,9 +195,16 @@ class PythonFileTarget(Target):
         if result.get("error"):
             raise TargetFailure(str(result["error"]))
         output = result.get("output")
+        calls = result.get("tool_calls") if self.agent_trace else None
+        if calls is not None and not (
+            isinstance(calls, list) and all(isinstance(c, dict) and "name" in c for c in calls)
+        ):
+            raise TargetFailure(f"{self.describe()}: 'tool_calls' is a list of {{name, arguments}}")
         if isinstance(output, str):
-            return Output(text=output)
-        return Output(text=json.dumps(output, ensure_ascii=False), value=output)
+            return Output(text=output, tool_calls=list(calls or []))
+        return Output(
+            text=json.dumps(output, ensure_ascii=False), value=output, tool_calls=list(calls or [])
+        )
 
 
 def provider_entries(value: Any) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
@@ -223,10 +231,16 @@ PROVIDER_KEYS = ("id", "label", "config", "delay", "transform")
 
 
 def build_target(
-    entry: dict[str, Any], base: Path, root: Path, name: str, env: dict[str, Any] | None = None
+    entry: dict[str, Any],
+    base: Path,
+    root: Path,
+    name: str,
+    env: dict[str, Any] | None = None,
+    agent_trace: bool = False,
 ) -> tuple[Target, ModelSpec | None]:
     """The target of one provider entry (and the model entry, named `name`, that a model
-    provider adds)."""
+    provider adds). `agent_trace`: a Python provider's `tool_calls` are the agent's (an
+    AgentV 4 file's trajectory assertions read them)."""
     unknown = [k for k in entry if k not in PROVIDER_KEYS or k in ("delay", "transform")]
     if unknown:
         raise ProviderProblem(
@@ -265,7 +279,10 @@ def build_target(
                 "provider runs only the project's own code"
             ) from None
         rel = str(relative.relative_to(root))
-        return PythonFileTarget(file=rel, function=function, cwd=cwd, options=options), None
+        target = PythonFileTarget(
+            file=rel, function=function, cwd=cwd, options=options, agent_trace=agent_trace
+        )
+        return target, None
     return _model_target(pid, config, name, env or {})
 
 
