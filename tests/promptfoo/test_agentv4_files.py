@@ -145,7 +145,7 @@ def test_environment_env_reaches_prompts_as_data_and_workdir_runs_the_target(
         "name: t\nproviders: ['python:work/where.py']\n"
         "prompts: ['{{ input }} {{ env.GREETING }}']\n"
         "environment:\n  type: host\n  workdir: work\n  env:\n    GREETING: $(rm -rf x) hi\n"
-        "tests:\n  - id: one\n    vars: {input: say}\n"
+        "tests:\n  - id: one\n    conversation_id: c1\n    vars: {input: say}\n"
         "    assert:\n      - type: equals\n        value: work say $(rm -rf x) hi\n"
     ))  # fmt: skip
     run = accord("eval", path, "--format", "json", "--cache", "off")

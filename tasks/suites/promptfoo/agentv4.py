@@ -46,10 +46,13 @@ NOT_SUPPORTED = {
     "evaluate_options", "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
     "requires", "scenarios", "derived_metrics",
 }  # fmt: skip
-TEST_KEYS = {"id", "description", "vars", "assert", "options", "threshold", "metadata"}
+# conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
+# case's metadata with the rest of the test
+TEST_KEYS = {"id", "description", "vars", "assert", "options", "threshold", "metadata",
+             "conversation_id"}  # fmt: skip
 NOT_SUPPORTED_TEST = {
     "provider", "providers", "prompts", "input_files", "assert_scoring_function", "execution",
-    "run", "environment", "conversation_id", "suite", "depends_on", "on_dependency_failure",
+    "run", "environment", "suite", "depends_on", "on_dependency_failure",
     "mode", "turns", "aggregation", "on_turn_failure", "window_size",
 }  # fmt: skip
 # top-level keys of AgentV 4 files that no promptfoo config has
