@@ -36,9 +36,7 @@ def _project(root: Path, fake: FakeOpenAI, example: str, catalog: str) -> Path:
 
 def _cases(run: Run) -> dict[str, dict[str, Any]]:
     assert run.exit_code in (0, 1), run.stderr + run.stdout
-    suite = run.suite()
-    assert suite["frontend"] == "agentv4" if "frontend" in suite else True
-    return {c["id"]: c for c in suite["cases"]}
+    return {c["id"]: c for c in run.suite()["cases"]}
 
 
 # trajectory-assertions-simple: the mock agent's tool calls (mock-agent.ts) under each test's
@@ -102,6 +100,31 @@ def test_agentvs_deterministic_graders_example_scores_as_agentv(
         case = cases[test_id]
         assert case["score"] == pytest.approx(score, abs=1e-4), (test_id, case)
         assert (case["status"] == "passed") is passed, (test_id, case["status"])
+
+
+# assert (assert-demo), with llm_answers.py's answers
+ASSERT_DEMO = {
+    "contains-check": (1.0, True),
+    "json-response": (1.0, True),
+    "regex-check": (0.0, False),  # "Hi there" misses the required greeting regex: 0
+    "equals-check": (1.0, True),
+}
+
+
+def test_agentvs_assert_example_scores_as_agentv(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    suite = _project(
+        tmp_path, fake_llm, "assert.suite.yaml",
+        "providers:\n  - id: python:../llm_answers.py\n    label: llm\n",
+    )  # fmt: skip
+    run = accord("eval", suite, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert set(cases) == set(ASSERT_DEMO)
+    for test_id, (score, passed) in ASSERT_DEMO.items():
+        case = cases[test_id]
+        assert case["score"] == pytest.approx(score, abs=1e-4), (test_id, case)
+        assert (case["status"] == "passed") is passed, (test_id, case["status"])
+    regex = cases["regex-check"]["evaluations"]
+    assert [e["score"] for e in regex] == [0.0, 1.0], regex  # the rubric alone would pass
 
 
 def _refused(run: Run, *parts: str) -> None:

@@ -1,6 +1,7 @@
-"""A Python provider standing in for the model of AgentV's deterministic-graders example:
-a fixed answer for each of its tests (chosen by a phrase of the test's prompt), two of them
-wrong on purpose (an equals that does not hold, a JSON answer that is not JSON)."""
+"""A Python provider standing in for the model of AgentV's deterministic-graders and assert
+examples: a fixed answer for each of their tests (chosen by a phrase of the test's prompt),
+some wrong on purpose (an equals that does not hold, a JSON answer that is not JSON, a
+greeting that is not one of those asked for)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ ANSWERS = {
     "status field": '{"status": "ok", "code": 200}',
     "number 42": '{"result": 42}',
     '"message" field': "Message: success",
+    "What is 2 + 2": "4",
+    "status set to": '{"status": "ok", "code": 200}',
+    "Greet me with exactly": "Hi there, how can I help?",
 }
 
 
