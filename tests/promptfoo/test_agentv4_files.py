@@ -156,17 +156,17 @@ def _write(root: Path, fake: FakeOpenAI, text: str) -> Path:
 HEAD = "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
 
 
-def test_environment_env_reaches_prompts_as_data_and_workdir_runs_the_target(
+def test_environment_env_reaches_the_provider_process_as_data_and_workdir_runs_it(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "where.py").write_text(
         "import os\n\ndef call_api(prompt, options, context):\n"
-        "    return {'output': os.path.basename(os.getcwd()) + ' ' + prompt}\n"
+        "    here = os.path.basename(os.getcwd())\n"
+        "    return {'output': f\"{here} {prompt} {os.environ['GREETING']}\"}\n"
     )
     path = _write(tmp_path, fake_llm, (
-        "name: t\nproviders: ['python:work/where.py']\n"
-        "prompts: ['{{ input }} {{ env.GREETING }}']\n"
+        "name: t\nproviders: ['python:work/where.py']\nprompts: ['{{ input }}']\n"
         "environment:\n  type: host\n  workdir: work\n  env:\n    GREETING: $(rm -rf x) hi\n"
         "tests:\n  - id: one\n    conversation_id: c1\n    vars: {input: say}\n"
         "    assert:\n      - type: equals\n        value: work say $(rm -rf x) hi\n"
@@ -241,3 +241,24 @@ def test_agentv4_files_are_told_from_seed_002_agentv_files_and_promptfoo_configs
     assert "(promptfoo suite, 1 case)" in accord("validate", plain).stdout
     run = accord("validate", old)
     assert run.exit_code == 2 and ".agentv/targets.yaml" in run.stderr, run.stderr
+
+
+def test_env_expressions_are_rendered_from_the_environment_at_load(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # interpolation.ts: every `{{ env.… }}` of the file, with a default for an unset one;
+    # `{{ input }}` is left to the test's vars
+    monkeypatch.setenv("AV4_WORD", "hello")
+    monkeypatch.delenv("AV4_UNSET", raising=False)
+    path = _write(tmp_path, fake_llm, HEAD + (
+        "tests:\n  - id: a\n    vars: {input: hello there}\n    assert:\n"
+        "      - type: starts-with\n        value: '{{ env.AV4_WORD }}'\n"
+        "      - type: contains\n        value: '{{ env.AV4_UNSET | default(\"there\") }}'\n"
+        "      - type: equals\n        value: '{{ input }}'\n"
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    case = _cases(run)["a"]
+    assert [e["score"] for e in case["evaluations"]] == [1.0, 1.0, 1.0], case
+    monkeypatch.setenv("AV4_WORD", "bye")
+    case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["a"]
+    assert [e["score"] for e in case["evaluations"]] == [0.0, 1.0, 1.0], case

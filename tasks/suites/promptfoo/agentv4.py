@@ -7,10 +7,12 @@
   assertions (asserts/agentv.py);
 - providers named by label from the nearest `.agentv/providers.yaml` (the project's provider
   catalog); a catalog entry must be one accord runs (echo, exec:, python:, a model id);
-- `env` and `environment` (loaders/environment-recipe.ts): a `host` recipe's `workdir` is
-  where command and Python providers run, its `env` values join the file's `env` as data
-  (the `env` of prompts and providers), never read by a shell. A `setup` command and a
-  `docker` recipe build a coding agent's workspace: refused;
+- `{{ env.NAME }}` anywhere in the file, rendered from the process environment at load
+  (interpolation.ts);
+- `environment` (loaders/environment-recipe.ts): a `host` recipe's `workdir` is where
+  command and Python providers run, its `env` the variables of their processes (values as
+  given, never read by a shell, never shown). A `setup` command and a `docker` recipe build
+  a coding agent's workspace: refused;
 - `extensions` (extensions/runner.ts): lifecycle hooks in TypeScript (`file://x.ts:hook`)
   and `agentv:agent-rules` (skills and rules copied into a coding agent's workspace): both
   serve a coding agent accord does not run, refused with what to do.
@@ -22,6 +24,7 @@ AgentV writes: one of AGENTV_KEYS at its top, a test's `id`, or an assertion giv
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,8 +33,9 @@ import yaml
 
 from accord.engine.errors import LoadError
 from accord.engine.paths import PathError, inside
-from accord.engine.yamlmarks import parse_yaml, read_text
+from accord.engine.yamlmarks import Loc, parse_yaml, read_text
 from accord.tasks.suites.frontends import FrontEnd, Request, Source
+from accord.tasks.suites.promptfoo import templating
 
 if TYPE_CHECKING:
     from accord.tasks.suites.core.cases import Suite
@@ -40,11 +44,11 @@ if TYPE_CHECKING:
 SUPPORTED = {
     "name", "description", "tags", "version", "author", "category", "license", "governance",
     "metadata", "prompts", "providers", "tests", "default_test", "assert", "threshold",
-    "environment", "env", "extensions", "output_path",
+    "environment", "extensions", "output_path",
 }  # fmt: skip
 NOT_SUPPORTED = {
     "evaluate_options", "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
-    "requires", "scenarios", "derived_metrics",
+    "requires", "scenarios", "derived_metrics", "env",
 }  # fmt: skip
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
 # case's metadata with the rest of the test
@@ -109,6 +113,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
     resolved through the catalog), its inherited assertions on `loader.trailing`, its `env`
     on `loader.env`; and the environment's workdir (relative to the project root), if any."""
     loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "an AgentV eval file")
+    data = _interpolated(loader, data, dict(os.environ))
     out = {k: v for k, v in data.items() if k in ("description", "prompts", "tests", "metadata")}
     # AgentV takes a test file's path as it is (promptfoo wants `file://`)
     tests = out.get("tests")
@@ -146,6 +151,35 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
     workdir = _environment(loader, data.get("environment"))
     out["providers"] = _providers(loader, data.get("providers"))
     return out, workdir
+
+
+# AgentV renders every `{{ env.… }}` of an eval file with the process environment when it
+# loads the file (interpolation.ts), leaving the rest of each template to test time
+_ENV_OUTPUT = re.compile(r"\{\{\s*env\.[\s\S]*?\}\}")
+_WHOLE_ENV_OUTPUT = re.compile(r"^\s*\{\{\s*env\.[\s\S]*?\}\}\s*$")
+_NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?$")
+
+
+def _interpolated(loader: _Loader, value: Any, env: dict[str, str], loc: Loc = ()) -> Any:
+    if isinstance(value, dict):
+        return {k: _interpolated(loader, v, env, (*loc, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolated(loader, v, env, (*loc, i)) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${{" in value or not _ENV_OUTPUT.search(value):
+        return value
+    try:
+        text = _ENV_OUTPUT.sub(lambda m: templating.render(m.group(0), {"env": env}), value)
+    except templating.NunjucksDifference as exc:
+        loader.issue(loc, f"{{{{ env.… }}}}: {exc.message}")
+        return value
+    if not _WHOLE_ENV_OUTPUT.match(value):
+        return text
+    # a value that is only an env expression takes the type its text reads as
+    if text in ("true", "false"):
+        return text == "true"
+    if _NUMBER.match(text):
+        return float(text) if "." in text else int(text)
+    return text
 
 
 def _file_ref(value: str) -> str:
@@ -220,7 +254,7 @@ def _environment(loader: _Loader, value: Any) -> str | None:
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         loader.issue((*where, "env"), "environment 'env' maps names to text values")
     else:
-        loader.env.update({str(k): v for k, v in env.items()})
+        loader.process_env.update({str(k): v for k, v in env.items()})
     workdir = recipe.get("workdir")
     if not isinstance(workdir, str) or not workdir.strip():
         loader.issue(where, "a host environment needs 'workdir': the folder the target runs in")

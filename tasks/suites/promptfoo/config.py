@@ -73,6 +73,7 @@ class _Loader:
     env: dict[str, Any] = field(default_factory=dict)  # the config's env:
     dialect: str = "promptfoo"  # or "agentv4": an AgentV 4 eval file
     trailing: list[Any] = field(default_factory=list)  # AgentV: asserts after a test's own
+    process_env: dict[str, str] = field(default_factory=dict)  # AgentV: its environment's env
 
     @property
     def base(self) -> Path:
@@ -294,6 +295,8 @@ def _providers(
             )  # fmt: skip
             if workdir is not None and hasattr(target, "cwd"):
                 target = target.model_copy(update={"cwd": workdir})
+            if loader.process_env and hasattr(target, "process_env"):
+                target = target.model_copy(update={"process_env": loader.process_env})
         except ProviderProblem as exc:
             loader.issue((key, *loc, *exc.key), exc.message)
             continue

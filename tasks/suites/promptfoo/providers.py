@@ -117,6 +117,7 @@ class ExecTarget(Target):
     cwd: str = Field(".", description="The config's folder, relative to the project root.")
     options: dict[str, Any] = Field(default_factory=dict)
     timeout: float | None = Field(300.0, gt=0, allow_inf_nan=False)
+    process_env: dict[str, str] = Field(default_factory=dict, repr=False)  # AgentV's env
 
     def describe(self) -> str:
         return "exec " + " ".join(self.argv)
@@ -125,7 +126,7 @@ class ExecTarget(Target):
         context = {"vars": case.metadata.get("vars", {}), "prompt": case.metadata.get("prompt")}
         argv = [*self.argv, case.prompt, json.dumps(self.options), json.dumps(context)]
         stdout, stderr, code = await run_program(
-            argv, b"", tctx.root / self.cwd, self.timeout or 300.0
+            argv, b"", tctx.root / self.cwd, self.timeout or 300.0, self.process_env or None
         )
         out = stdout.decode(errors="replace").strip()
         err = stderr.decode(errors="replace").strip()
@@ -161,6 +162,8 @@ class PythonFileTarget(Target):
     options: dict[str, Any] = Field(default_factory=dict)
     timeout: float | None = Field(300.0, gt=0, allow_inf_nan=False)
     agent_trace: bool = Field(False, description="The result's `tool_calls` are kept.")
+    # an AgentV environment's `env`: variables of the provider's process, never shown
+    process_env: dict[str, str] = Field(default_factory=dict, repr=False)
 
     def describe(self) -> str:
         return f"python {self.file}:{self.function}"
@@ -178,7 +181,7 @@ class PythonFileTarget(Target):
         path = str(inside(tctx.root, self.file, "python provider file").resolve())
         argv = [sys.executable, "-c", PYTHON_RUNNER, path, self.function]
         stdout, stderr, code = await run_program(
-            argv, payload, tctx.root / self.cwd, self.timeout or 300.0
+            argv, payload, tctx.root / self.cwd, self.timeout or 300.0, self.process_env or None
         )
         if code != 0:
             tail = stderr.decode(errors="replace").strip()[-500:]
