@@ -62,6 +62,9 @@ if TYPE_CHECKING:
 # `module:attribute` of each built-in front-end, in the order they claim files (a YAML file with
 # `scenarios:` is a scenario file whatever its name, as it always was)
 BUILTIN = (
+    # before promptfoo configs: an AgentV 4 file has promptfoo's `prompts:` and `tests:` too,
+    # and is told apart by what only AgentV writes (agentv4.py)
+    "accord.tasks.suites.promptfoo.agentv4:FRONTEND",
     # before scenario and AgentV files: a promptfoo config has `tests:` and `scenarios:`
     "accord.tasks.suites.promptfoo.frontend:FRONTEND",
     "accord.tasks.suites.scenarios.frontend:FRONTEND",

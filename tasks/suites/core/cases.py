@@ -120,6 +120,8 @@ class Suite:
     notes: tuple[str, ...] = ()
     run_id: str | None = None  # chosen before the run (a scenario suite's macros are seeded by it)
     frontend: str = ""  # the front-end that loaded it (suites/frontends.py); "": built in Python
+    # a failed required evaluator makes the case's score 0 (AgentV 4's orchestrator.ts)
+    required_zeroes: bool = False
 
     def target_for(self, case: Case) -> Target:
         name = case.target or self.default_target

@@ -42,6 +42,8 @@ def decide(
     failed = [f for f in gating if f.passed is False]
     if required_failed:
         status = "failed"
+        if suite.required_zeroes:
+            score = 0.0
     elif suite.pass_score is not None and score is not None:
         status = "passed" if score >= suite.pass_score and not errors else "failed"
         if errors and score >= suite.pass_score:

@@ -81,6 +81,9 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
     if not entries:
         return ()
     from accord.tasks.suites.promptfoo.asserts import build_assertion
+    from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
+
+    agentv = loader.dialect == "agentv4"
 
     specs: list[EvaluatorSpec] = []
     names: set[str] = set()
@@ -88,18 +91,24 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
         where_file = item.file or loader.path
         line = item.line if item.file else loader.marks.find((*item.loc, "assert", index))[0]
         where = f"{where_file}:{line}" if line else str(where_file)
-        if not isinstance(entry, dict):
+        if not isinstance(entry, dict) and not (agentv and isinstance(entry, str)):
             loader.issue((*item.loc, "assert", index), "an assertion is a mapping with 'type'",
                          file=item.file, line=item.line)  # fmt: skip
             continue
-        name = str(entry.get("metric") or entry.get("type") or "assert")
+        kind = entry.get("metric") or entry.get("type") if isinstance(entry, dict) else "rubric"
+        name = str(kind or "assert")
         number = 1
         while name in names:  # the assertions of one case need distinct names
             number += 1
-            name = f"{entry.get('metric') or entry.get('type')}#{number}"
+            name = f"{kind}#{number}"
         names.add(name)
         try:
-            specs.append(build_assertion(entry, base_dir=loader.base, where=where, name=name))
+            if isinstance(entry, dict) and not agentv:
+                specs.append(build_assertion(entry, base_dir=loader.base, where=where, name=name))
+            else:
+                specs.append(
+                    build_agentv_assertion(entry, base_dir=loader.base, where=where, name=name)
+                )
         except (AccordError, ValueError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             message = message.removeprefix(f"{where}: ")  # the issue names the place itself
@@ -127,7 +136,7 @@ def build(
     cases: list[Case] = []
     test_index = 0
     for item in tests:
-        test = plain(_merged(item.test, default))
+        test = plain(_merged(item.test, default, loader.trailing))
         evaluators = _assertions(loader, item, test)
         options = test.get("options") or {}
         try:
@@ -156,7 +165,7 @@ def build(
                     messages = chat_messages(text) if provider in models else None
                     case = PromptfooCase(
                         vars=variables, options=options, prompt_text=text,
-                        id=_case_id(test_index, column, len(columns)),
+                        id=_case_id(test_index, column, len(columns), test.get("id")),
                         input=messages if messages is not None else text,
                         target=provider,
                         evaluators=evaluators,
@@ -176,5 +185,7 @@ def build(
     return cases, columns
 
 
-def _case_id(test: int, column: int, columns: int) -> str:
-    return f"test-{test + 1}" if columns == 1 else f"test-{test + 1}.{column + 1}"
+def _case_id(test: int, column: int, columns: int, named: Any = None) -> str:
+    """promptfoo's tests are numbered; an AgentV test has its `id`."""
+    first = str(named) if named else f"test-{test + 1}"
+    return first if columns == 1 else f"{first}.{column + 1}"

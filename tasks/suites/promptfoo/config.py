@@ -8,6 +8,10 @@ test's assertions (`defaultTest`'s first). Tests are the config's `tests` (inlin
 `file://`), then each scenario's config entries times its tests; with neither, one test
 without vars. `defaultTest` gives vars, assertions, options, threshold and metadata to every
 test (a test's own win). A key accord does not run is an error, never passed over.
+
+An AgentV 4 eval file (`dialect="agentv4"`, agentv4.py) is read by the same loader with
+AgentV's keys: its own top-level and test keys, its assertions, its provider labels and its
+`environment`, `extensions` and inherited assertions (after the test's own).
 """
 
 from __future__ import annotations
@@ -67,6 +71,9 @@ class _Loader:
     default: dict[str, Any] = field(default_factory=dict)  # the config's defaultTest
     provider_entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     env: dict[str, Any] = field(default_factory=dict)  # the config's env:
+    dialect: str = "promptfoo"  # or "agentv4": an AgentV 4 eval file
+    trailing: list[Any] = field(default_factory=list)  # AgentV: asserts after a test's own
+    process_env: dict[str, str] = field(default_factory=dict)  # AgentV: its environment's env
 
     @property
     def base(self) -> Path:
@@ -102,19 +109,28 @@ def load(
     judge_model: str | None = None,
     repeat: int | None = None,
     text: str | None = None,
+    dialect: str = "promptfoo",
 ) -> Suite:
-    """Validate a promptfoo config and build its suite; every problem at once (exit 2).
-    `text`: the file's text when the caller has read it already."""
+    """Validate a promptfoo config (or, `dialect="agentv4"`, an AgentV 4 eval file) and build
+    its suite; every problem at once (exit 2). `text`: the file's text when the caller has
+    read it already."""
     data, marks = parse_yaml(read_text(path) if text is None else text, path)
     if not isinstance(data, dict):
         raise ValidationError([Issue(path, 1, 1, "", "a promptfoo config is a mapping")])
     project = load_project(path)
-    loader = _Loader(path, project.root, marks)
-    loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "the config")
+    loader = _Loader(path, project.root, marks, dialect=dialect)
     env = data.get("env") if isinstance(data.get("env"), dict) else {}
     loader.env = {str(k): v for k, v in (env or {}).items()}
+    workdir = None
+    if dialect == "agentv4":
+        from accord.tasks.suites.promptfoo import agentv4
+
+        data, workdir = agentv4.prepare(loader, data)
+    else:
+        loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "the config")
+    env = loader.env
     prompts = _prompts(loader, data.get("prompts"))
-    targets, models, columns_of = _providers(loader, data)
+    targets, models, columns_of = _providers(loader, data, workdir)
     named = {name: {"id": str(e.get("id")), "label": str(e.get("label") or "")}
              for name, e in loader.provider_entries.items()}  # fmt: skip
     default = loader.default = _default_test(loader, data.get("defaultTest"))
@@ -132,6 +148,10 @@ def load(
         ),
     )
     pass_score = _threshold(loader, cases)
+    if dialect == "agentv4" and pass_score is None:
+        from accord.tasks.suites.promptfoo.asserts.agentv import PASS
+
+        pass_score = PASS  # AgentV passes a test at 0.8 of its assertions' weighted score
     if loader.issues:
         raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
     outputs = data.get("outputPath")
@@ -150,6 +170,7 @@ def load(
         derived_metrics=metrics,
         output_paths=[Path(p) for p in output_paths if isinstance(p, str) and p],
         providers=named,
+        required_zeroes=dialect == "agentv4",
     )
 
 
@@ -244,9 +265,10 @@ def _prompt_files(
 
 
 def _providers(
-    loader: _Loader, data: dict[str, Any]
+    loader: _Loader, data: dict[str, Any], workdir: str | None = None
 ) -> tuple[dict[str, Target], dict[str, Any], list[str]]:
-    """Targets by name, the model entries they add, and the provider names in order."""
+    """Targets by name, the model entries they add, and the provider names in order
+    (`workdir`: an AgentV environment's folder, where command and Python targets run)."""
     key = "providers" if "providers" in data else "targets"
     value = data.get(key)
     targets: dict[str, Target] = {}
@@ -268,8 +290,13 @@ def _providers(
             name += "'"
         try:
             target, model = build_target(
-                entry, loader.base, loader.root, f"promptfoo:{name}", env=loader.env
-            )
+                entry, loader.base, loader.root, f"promptfoo:{name}", env=loader.env,
+                agent_trace=loader.dialect == "agentv4",
+            )  # fmt: skip
+            if workdir is not None and hasattr(target, "cwd"):
+                target = target.model_copy(update={"cwd": workdir})
+            if loader.process_env and hasattr(target, "process_env"):
+                target = target.model_copy(update={"process_env": loader.process_env})
         except ProviderProblem as exc:
             loader.issue((key, *loc, *exc.key), exc.message)
             continue
@@ -307,7 +334,12 @@ def _default_test(loader: _Loader, value: Any) -> dict[str, Any]:
 
 
 def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> None:
-    loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
+    if loader.dialect == "agentv4":
+        from accord.tasks.suites.promptfoo import agentv4
+
+        loader.keys(test, loc, agentv4.TEST_KEYS, agentv4.NOT_SUPPORTED_TEST, "a test", **where)
+    else:
+        loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
     options = test.get("options")
     if isinstance(options, dict):
         loader.keys(options, (*loc, "options"), OPTION_KEYS,
@@ -395,11 +427,14 @@ def _test_file(loader: _Loader, item: str, loc: Loc) -> list[_Test]:
     return out
 
 
-def _merged(test: dict[str, Any], default: dict[str, Any]) -> dict[str, Any]:
-    """A test with defaultTest's parts, as promptfoo's evaluator merges them."""
+def _merged(
+    test: dict[str, Any], default: dict[str, Any], trailing: list[Any] | None = None
+) -> dict[str, Any]:
+    """A test with defaultTest's parts, as promptfoo's evaluator merges them (`trailing`:
+    an AgentV file's inherited assertions, which come after the test's own)."""
     merged = {**test}
     merged["vars"] = {**default.get("vars", {}), **test.get("vars", {})}
-    merged["assert"] = [*default.get("assert", []), *test.get("assert", [])]
+    merged["assert"] = [*default.get("assert", []), *test.get("assert", []), *(trailing or [])]
     merged["options"] = {**default.get("options", {}), **test.get("options", {})}
     merged["metadata"] = {**default.get("metadata", {}), **test.get("metadata", {})}
     if merged.get("threshold") is None and default.get("threshold") is not None:

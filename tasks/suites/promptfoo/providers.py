@@ -117,6 +117,7 @@ class ExecTarget(Target):
     cwd: str = Field(".", description="The config's folder, relative to the project root.")
     options: dict[str, Any] = Field(default_factory=dict)
     timeout: float | None = Field(300.0, gt=0, allow_inf_nan=False)
+    process_env: dict[str, str] = Field(default_factory=dict, repr=False)  # AgentV's env
 
     def describe(self) -> str:
         return "exec " + " ".join(self.argv)
@@ -125,7 +126,7 @@ class ExecTarget(Target):
         context = {"vars": case.metadata.get("vars", {}), "prompt": case.metadata.get("prompt")}
         argv = [*self.argv, case.prompt, json.dumps(self.options), json.dumps(context)]
         stdout, stderr, code = await run_program(
-            argv, b"", tctx.root / self.cwd, self.timeout or 300.0
+            argv, b"", tctx.root / self.cwd, self.timeout or 300.0, self.process_env or None
         )
         out = stdout.decode(errors="replace").strip()
         err = stderr.decode(errors="replace").strip()
@@ -160,6 +161,9 @@ class PythonFileTarget(Target):
     cwd: str = "."
     options: dict[str, Any] = Field(default_factory=dict)
     timeout: float | None = Field(300.0, gt=0, allow_inf_nan=False)
+    agent_trace: bool = Field(False, description="The result's `tool_calls` are kept.")
+    # an AgentV environment's `env`: variables of the provider's process, never shown
+    process_env: dict[str, str] = Field(default_factory=dict, repr=False)
 
     def describe(self) -> str:
         return f"python {self.file}:{self.function}"
@@ -177,7 +181,7 @@ class PythonFileTarget(Target):
         path = str(inside(tctx.root, self.file, "python provider file").resolve())
         argv = [sys.executable, "-c", PYTHON_RUNNER, path, self.function]
         stdout, stderr, code = await run_program(
-            argv, payload, tctx.root / self.cwd, self.timeout or 300.0
+            argv, payload, tctx.root / self.cwd, self.timeout or 300.0, self.process_env or None
         )
         if code != 0:
             tail = stderr.decode(errors="replace").strip()[-500:]
@@ -194,9 +198,16 @@ class PythonFileTarget(Target):
         if result.get("error"):
             raise TargetFailure(str(result["error"]))
         output = result.get("output")
+        calls = result.get("tool_calls") if self.agent_trace else None
+        if calls is not None and not (
+            isinstance(calls, list) and all(isinstance(c, dict) and "name" in c for c in calls)
+        ):
+            raise TargetFailure(f"{self.describe()}: 'tool_calls' is a list of {{name, arguments}}")
         if isinstance(output, str):
-            return Output(text=output)
-        return Output(text=json.dumps(output, ensure_ascii=False), value=output)
+            return Output(text=output, tool_calls=list(calls or []))
+        return Output(
+            text=json.dumps(output, ensure_ascii=False), value=output, tool_calls=list(calls or [])
+        )
 
 
 def provider_entries(value: Any) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
@@ -223,10 +234,16 @@ PROVIDER_KEYS = ("id", "label", "config", "delay", "transform")
 
 
 def build_target(
-    entry: dict[str, Any], base: Path, root: Path, name: str, env: dict[str, Any] | None = None
+    entry: dict[str, Any],
+    base: Path,
+    root: Path,
+    name: str,
+    env: dict[str, Any] | None = None,
+    agent_trace: bool = False,
 ) -> tuple[Target, ModelSpec | None]:
     """The target of one provider entry (and the model entry, named `name`, that a model
-    provider adds)."""
+    provider adds). `agent_trace`: a Python provider's `tool_calls` are the agent's (an
+    AgentV 4 file's trajectory assertions read them)."""
     unknown = [k for k in entry if k not in PROVIDER_KEYS or k in ("delay", "transform")]
     if unknown:
         raise ProviderProblem(
@@ -265,7 +282,10 @@ def build_target(
                 "provider runs only the project's own code"
             ) from None
         rel = str(relative.relative_to(root))
-        return PythonFileTarget(file=rel, function=function, cwd=cwd, options=options), None
+        target = PythonFileTarget(
+            file=rel, function=function, cwd=cwd, options=options, agent_trace=agent_trace
+        )
+        return target, None
     return _model_target(pid, config, name, env or {})
 
 

@@ -1,0 +1,342 @@
+"""AgentV 4 eval files: promptfoo's form (`prompts`, `providers`, `tests` with `vars` and
+`assert`) with AgentV's own additions, read by the promptfoo loader (config.py) in its
+`agentv4` dialect. What AgentV adds, as its packages/core/src/evaluation reads it:
+
+- its keys: `name`, `default_test`, a suite-level `assert`, `threshold` (default 0.8), a
+  test's `id`; assertions as text (rubrics), `required`, `min_score`, skill and tool
+  assertions (asserts/agentv.py);
+- providers named by label from the nearest `.agentv/providers.yaml` (the project's provider
+  catalog); a catalog entry must be one accord runs (echo, exec:, python:, a model id);
+- `{{ env.NAME }}` anywhere in the file, rendered from the process environment at load
+  (interpolation.ts);
+- `environment` (loaders/environment-recipe.ts): a `host` recipe's `workdir` is where
+  command and Python providers run, its `env` the variables of their processes (values as
+  given, never read by a shell, never shown). A `setup` command and a `docker` recipe build
+  a coding agent's workspace: refused;
+- `extensions` (extensions/runner.ts): lifecycle hooks in TypeScript (`file://x.ts:hook`)
+  and `agentv:agent-rules` (skills and rules copied into a coding agent's workspace): both
+  serve a coding agent accord does not run, refused with what to do.
+
+A file is AgentV 4's (not seed 002's older AgentV format, not a plain promptfoo config) when
+it has `tests` or `scenarios`, promptfoo's `prompts` or `providers`, and something only
+AgentV writes: one of AGENTV_KEYS at its top, a test's `id`, or an assertion given as text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from accord.engine.errors import LoadError
+from accord.engine.paths import PathError, inside
+from accord.engine.yamlmarks import Loc, parse_yaml, read_text
+from accord.tasks.suites.frontends import FrontEnd, Request, Source
+from accord.tasks.suites.promptfoo import templating
+
+if TYPE_CHECKING:
+    from accord.tasks.suites.core.cases import Suite
+    from accord.tasks.suites.promptfoo.config import _Loader
+
+SUPPORTED = {
+    "name", "description", "tags", "version", "author", "category", "license", "governance",
+    "metadata", "prompts", "providers", "tests", "default_test", "assert", "threshold",
+    "environment", "extensions", "output_path",
+}  # fmt: skip
+NOT_SUPPORTED = {
+    "evaluate_options", "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
+    "requires", "scenarios", "derived_metrics", "env",
+}  # fmt: skip
+# conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
+# case's metadata with the rest of the test
+TEST_KEYS = {"id", "description", "vars", "assert", "options", "threshold", "metadata",
+             "conversation_id"}  # fmt: skip
+NOT_SUPPORTED_TEST = {
+    "provider", "providers", "prompts", "input_files", "assert_scoring_function", "execution",
+    "run", "environment", "suite", "depends_on", "on_dependency_failure",
+    "mode", "turns", "aggregation", "on_turn_failure", "window_size",
+}  # fmt: skip
+# top-level keys of AgentV 4 files that no promptfoo config has
+AGENTV_KEYS = ("name", "environment", "governance", "default_test", "assert", "threshold",
+               "evaluate_options", "defaults", "version")  # fmt: skip
+CATALOG = Path(".agentv") / "providers.yaml"
+HOOKS = ("beforeAll", "beforeEach", "afterEach", "afterAll")
+# what a promptfoo provider id accord runs looks like: echo, exec:, python:, file://, PREFIX:
+_RUNNABLE = re.compile(r"^(?:echo$|exec:|python:|file://|[A-Za-z][\w.-]*:)")
+
+
+def claims(source: Source) -> bool:
+    if source.path.name in ("promptfooconfig.yaml", "promptfooconfig.yml"):
+        return False
+    if not (
+        source.has_top_level_key("tests", "scenarios")
+        and source.has_top_level_key("prompts", "providers")
+    ):
+        return False
+    if source.has_top_level_key(*AGENTV_KEYS):
+        return True
+    try:
+        data = yaml.safe_load(source.text)
+    except (yaml.YAMLError, LoadError):
+        return False
+    tests = data.get("tests") if isinstance(data, dict) else None
+    return isinstance(tests, list) and any(
+        isinstance(t, dict)
+        and ("id" in t or any(isinstance(a, str) for a in t.get("assert") or []))
+        for t in tests
+    )
+
+
+def load(source: Source, request: Request) -> list[Suite]:
+    from accord.tasks.suites.promptfoo.config import load as load_config
+
+    suite = load_config(
+        source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text,
+        dialect="agentv4",
+    )  # fmt: skip
+    return [suite]
+
+
+FRONTEND = FrontEnd(
+    name="agentv4",
+    describe="an AgentV 4 eval file ('tests:' with 'prompts:' or 'providers:')",
+    claims=claims,
+    load=load,
+)
+
+
+def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """An AgentV 4 file's data in the promptfoo loader's terms (defaultTest, providers
+    resolved through the catalog), its inherited assertions on `loader.trailing`, its `env`
+    on `loader.env`; and the environment's workdir (relative to the project root), if any."""
+    loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "an AgentV eval file")
+    data = _interpolated(loader, data, dict(os.environ))
+    out = {k: v for k, v in data.items() if k in ("description", "prompts", "tests", "metadata")}
+    # AgentV takes a test file's path as it is (promptfoo wants `file://`)
+    tests = out.get("tests")
+    if isinstance(tests, str):
+        out["tests"] = _file_ref(tests)
+    elif isinstance(tests, list):
+        out["tests"] = [_file_ref(t) if isinstance(t, str) else t for t in tests]
+    default = data.get("default_test")
+    if isinstance(default, str):
+        loader.issue(("default_test",), "a default_test in a file of its own is not supported "
+                     "by accord: write its vars, assert and options inline")  # fmt: skip
+        default = None
+    elif default is not None and not isinstance(default, dict):
+        loader.issue(("default_test",), "default_test is a mapping (vars, assert, options, ...)")
+        default = None
+    if isinstance(default, dict):
+        from accord.tasks.suites.promptfoo.config import _check_test
+
+        _check_test(loader, default, ("default_test",))
+    default = dict(default or {})
+    trailing = default.pop("assert", None) or []
+    suite_assert = data.get("assert") or []
+    for key, value in (("default_test", trailing), ("assert", suite_assert)):
+        if not isinstance(value, list):
+            loader.issue((key,) if key == "assert" else (key, "assert"), "'assert' is a list")
+    loader.trailing = [
+        *(trailing if isinstance(trailing, list) else []),
+        *(suite_assert if isinstance(suite_assert, list) else []),
+    ]
+    if data.get("threshold") is not None and "threshold" not in default:
+        default["threshold"] = data["threshold"]
+    if default:
+        out["defaultTest"] = default
+    _extensions(loader, data.get("extensions"))
+    workdir = _environment(loader, data.get("environment"))
+    out["providers"] = _providers(loader, data.get("providers"))
+    return out, workdir
+
+
+# AgentV renders every `{{ env.… }}` of an eval file with the process environment when it
+# loads the file (interpolation.ts), leaving the rest of each template to test time
+_ENV_OUTPUT = re.compile(r"\{\{\s*env\.[\s\S]*?\}\}")
+_WHOLE_ENV_OUTPUT = re.compile(r"^\s*\{\{\s*env\.[\s\S]*?\}\}\s*$")
+_NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?$")
+
+
+def _interpolated(loader: _Loader, value: Any, env: dict[str, str], loc: Loc = ()) -> Any:
+    if isinstance(value, dict):
+        return {k: _interpolated(loader, v, env, (*loc, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolated(loader, v, env, (*loc, i)) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${{" in value or not _ENV_OUTPUT.search(value):
+        return value
+    try:
+        text = _ENV_OUTPUT.sub(lambda m: templating.render(m.group(0), {"env": env}), value)
+    except templating.NunjucksDifference as exc:
+        loader.issue(loc, f"{{{{ env.… }}}}: {exc.message}")
+        return value
+    if not _WHOLE_ENV_OUTPUT.match(value):
+        return text
+    # a value that is only an env expression takes the type its text reads as
+    if text in ("true", "false"):
+        return text == "true"
+    if _NUMBER.match(text):
+        return float(text) if "." in text else int(text)
+    return text
+
+
+def _file_ref(value: str) -> str:
+    return value if value.startswith("file://") else f"file://{value}"
+
+
+def _extensions(loader: _Loader, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        loader.issue(("extensions",), "'extensions' is a list")
+        return
+    for index, entry in enumerate(value):
+        name = entry.get("id") if isinstance(entry, dict) else entry
+        if isinstance(name, str) and name.startswith("agentv:agent-rules"):
+            message = (
+                "the extension 'agentv:agent-rules' copies skills, hooks and rules into a "
+                "coding agent's workspace; accord runs no coding agent: remove it, or run this "
+                "file with AgentV"
+            )
+        elif isinstance(name, str) and name.startswith("file://") and name.endswith(HOOKS):
+            message = (
+                f"the extension '{name}' is a TypeScript lifecycle hook AgentV's runtime runs "
+                "around a coding agent; accord does not run it: remove it (prepare the "
+                "workspace before `accord eval`), or run this file with AgentV"
+            )
+        else:
+            message = (
+                f"unknown extension {name!r}: AgentV's are 'agentv:agent-rules' and "
+                "'file://PATH:HOOK' (HOOK one of beforeAll, beforeEach, afterEach, afterAll)"
+            )
+        loader.issue(("extensions", index), message)
+
+
+def _environment(loader: _Loader, value: Any) -> str | None:
+    """A host recipe's workdir (relative to the project root); its `env` onto loader.env."""
+    if value is None:
+        return None
+    base, where, recipe = loader.base, ("environment",), value
+    if isinstance(value, str):
+        if not value.startswith("file://"):
+            loader.issue(where, "environment is a recipe (type, workdir, env) or file://PATH")
+            return None
+        try:
+            path = _within(loader, base / value[7:], "environment recipe")
+            recipe = yaml.safe_load(read_text(path))
+        except (PathError, LoadError, yaml.YAMLError) as exc:
+            loader.issue(where, getattr(exc, "message", str(exc)))
+            return None
+        base = path.parent
+    if not isinstance(recipe, dict):
+        loader.issue(where, "environment is a mapping with 'type: host' and 'workdir'")
+        return None
+    kind = recipe.get("type")
+    if kind == "docker":
+        loader.issue((*where, "type"), "a docker environment builds a container for a coding "
+                     "agent; accord does not build one: use 'type: host', or run this file with "
+                     "AgentV")  # fmt: skip
+        return None
+    if kind != "host":
+        loader.issue(where, "environment 'type' is 'host' (or AgentV's 'docker')")
+        return None
+    for key in recipe:
+        if key == "setup":
+            loader.issue((*where, key), "environment 'setup' runs commands to prepare a coding "
+                         "agent's workspace; accord does not run them: prepare the workdir "
+                         "before `accord eval` and remove 'setup'", key=True)  # fmt: skip
+        elif key not in ("type", "workdir", "env"):
+            loader.issue((*where, key), f"unknown key '{key}' in a host environment: known "
+                         "keys: env, type, workdir", key=True)  # fmt: skip
+    env = recipe.get("env") or {}
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        loader.issue((*where, "env"), "environment 'env' maps names to text values")
+    else:
+        loader.process_env.update({str(k): v for k, v in env.items()})
+    workdir = recipe.get("workdir")
+    if not isinstance(workdir, str) or not workdir.strip():
+        loader.issue(where, "a host environment needs 'workdir': the folder the target runs in")
+        return None
+    try:
+        folder = _within(loader, base / workdir, "environment workdir")
+    except PathError as exc:
+        loader.issue((*where, "workdir"), exc.message)
+        return None
+    if not folder.is_dir():
+        loader.issue((*where, "workdir"), f"environment workdir '{workdir}' is no folder")
+        return None
+    return str(folder.resolve().relative_to(loader.root.resolve())) or "."
+
+
+def _within(loader: _Loader, path: Path, what: str) -> Path:
+    """A path the file names, kept inside the project (as every path of a project file)."""
+    absolute = path.resolve()
+    try:
+        relative = absolute.relative_to(loader.root.resolve())
+    except ValueError:
+        raise PathError(f"{what} '{path}' is outside the project root {loader.root}") from None
+    return inside(loader.root, relative, what)
+
+
+def _providers(loader: _Loader, value: Any) -> Any:
+    """The providers with each AgentV label replaced by its catalog entry; AgentV runs the
+    label `default` when a file names none."""
+    if value is None:
+        value = ["default"]
+    if not isinstance(value, list):
+        return value  # the promptfoo loader says what a provider list is
+    out: list[Any] = []
+    for index, entry in enumerate(value):
+        if isinstance(entry, str) and not _RUNNABLE.match(entry):
+            found = _catalog_entry(loader, entry, ("providers", index))
+            if found is not None:
+                out.append(found)
+            continue
+        out.append(entry)
+    return out
+
+
+def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[str, Any] | None:
+    folder = loader.base.resolve()
+    root = loader.root.resolve()
+    while True:
+        path = folder / CATALOG
+        if path.is_file():
+            break
+        if folder == root or folder.parent == folder:
+            loader.issue(loc, f"provider '{label}' is an AgentV provider label, and no "
+                         f"{CATALOG} defines it (searched from {loader.base} up to the project "
+                         f"root): define '{label}' there, or give a provider accord runs "
+                         "(echo, exec:, python:, a model id such as openai:chat:MODEL)"
+                         )  # fmt: skip
+            return None
+        folder = folder.parent
+    try:
+        data, marks = parse_yaml(read_text(path), path)
+    except Exception as exc:  # the catalog's own syntax error, with its line
+        loader.issue(loc, f"{path}: {getattr(exc, 'message', exc)}")
+        return None
+    entries = data.get("providers") if isinstance(data, dict) else data
+    prefix: tuple[Any, ...] = ("providers",) if isinstance(data, dict) else ()
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        if isinstance(entry, dict) and label in (entry.get("label"), entry.get("id")):
+            pid = entry.get("id")
+            line = marks.find((*prefix, index))[0]
+            if not isinstance(pid, str) or not _RUNNABLE.match(pid):
+                loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
+                             f"{line}), which accord does not run: define '{label}' there as a "
+                             "provider accord runs (echo, exec:, python:FILE, or a model id "
+                             "such as openai:chat:MODEL)")  # fmt: skip
+                return None
+            if (
+                pid.startswith(("python:", "file://"))
+                and not Path(pid.split(":", 1)[1].removeprefix("//")).is_absolute()
+            ):
+                # a catalog's provider file is the catalog's folder's, wherever the eval file is
+                rest = pid.split(":", 1)[1].removeprefix("//")
+                pid = f"python:{(path.parent / rest).resolve()}"
+            return {**entry, "id": pid, "label": label}
+    loader.issue(loc, f"provider '{label}' is not in {path}: define it there (label: {label})")
+    return None

@@ -1,0 +1,28 @@
+"""A Python provider standing in for the model of AgentV's deterministic-graders and assert
+examples: a fixed answer for each of their tests (chosen by a phrase of the test's prompt),
+some wrong on purpose (an equals that does not hold, a JSON answer that is not JSON, a
+greeting that is not one of those asked for)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ANSWERS = {
+    "Say hello": "Hello! Nice to meet you.",
+    "contact email": "Write to support@example.com.",
+    "What is 2+2": "The answer is 4",
+    "Dear User": "Dear User, here is your update.",
+    "status field": '{"status": "ok", "code": 200}',
+    "number 42": '{"result": 42}',
+    '"message" field': "Message: success",
+    "What is 2 + 2": "4",
+    "status set to": '{"status": "ok", "code": 200}',
+    "Greet me with exactly": "Hi there, how can I help?",
+}
+
+
+def call_api(prompt: str, options: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    for phrase, answer in ANSWERS.items():
+        if phrase in prompt:
+            return {"output": answer}
+    return {"error": f"no answer for: {prompt[:200]}"}

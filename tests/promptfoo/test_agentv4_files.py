@@ -1,0 +1,264 @@
+"""AgentV 4 eval files through `accord eval`: AgentV's own examples (tests/data/agentv4, kept
+unchanged) load under the `agentv4` front-end and score as AgentV scores them, given the
+same answers: each assertion by AgentV's graders (packages/core/src/evaluation/graders), the
+test by orchestrator.ts (the weighted mean of its assertions' scores, 0 when a required one
+failed; a pass at 0.8). Their providers are labels of AgentV's provider catalog
+(`.agentv/providers.yaml`), which the tests write with Python providers accord runs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import fake_model_config
+from tests.evals.conftest import Run, accord
+from tests.fakes import FakeOpenAI, Reply
+
+DATA = Path(__file__).parents[1] / "data" / "agentv4"
+
+
+def _project(root: Path, fake: FakeOpenAI, example: str, catalog: str) -> Path:
+    """The example as evals/suite.yaml of a project whose judge is the fake model; every
+    rubric the judge reads passes with score 1."""
+    (root / "config.yml").write_text(fake_model_config(fake) + "defaults:\n  judge_model: fake\n")
+    (root / "evals").mkdir()
+    shutil.copy(DATA / example, root / "evals" / "suite.yaml")
+    (root / ".agentv").mkdir()
+    (root / ".agentv" / "providers.yaml").write_text(catalog)
+    for helper in ("mock_agent.py", "llm_answers.py"):
+        shutil.copy(DATA / helper, root / helper)
+    fake.responder = lambda body: Reply(text='{"pass": true, "score": 1, "reason": "ok"}')
+    return root / "evals" / "suite.yaml"
+
+
+def _cases(run: Run) -> dict[str, dict[str, Any]]:
+    assert run.exit_code in (0, 1), run.stderr + run.stdout
+    return {c["id"]: c for c in run.suite()["cases"]}
+
+
+# trajectory-assertions-simple: the mock agent's tool calls (mock-agent.ts) under each test's
+# assertions, by graders/trajectory.ts; every rubric passes. (score, passed) per test
+TRAJECTORY = {
+    "any-order-pass": (1.0, True),
+    "in-order-pass": (1.0, True),
+    "exact-auth-flow": (1.0, True),
+    "metrics-check": (1.0, True),
+    "partial-match": (0.75, False),  # generateReport never called: 3 of 4
+    "exact-args-match": (1.0, True),
+    "skip-args-validation": (1.0, True),
+    "superset-mode": (1.0, True),
+    "subset-mode": (1.0, True),  # no write tool called
+    "mixed-args-match": (1.0, True),
+    "field-list-match": (2 / 3, False),  # fetchData called with 'endpoint', not 'source'
+}
+
+
+def test_agentvs_trajectory_example_runs_and_scores_as_agentv(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    suite = _project(
+        tmp_path, fake_llm, "trajectory-assertions-simple.suite.yaml",
+        "- id: python:../mock_agent.py\n  label: mock_agent\n",
+    )  # fmt: skip
+    run = accord("eval", suite, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert set(cases) == set(TRAJECTORY)
+    for test_id, (score, passed) in TRAJECTORY.items():
+        case = cases[test_id]
+        assert case["score"] == pytest.approx(score, abs=1e-4), (test_id, case)
+        assert (case["status"] == "passed") is passed, (test_id, case["status"])
+    assert run.exit_code == 1  # two tests fail, as under AgentV
+
+
+# deterministic-graders, with llm_answers.py's answers: graders/ for each assertion,
+# orchestrator.ts for the test (a required is-json that fails makes the test 0)
+DETERMINISTIC = {
+    "contains-basic": (1.0, True),
+    "regex-email": (1.0, True),
+    "equals-exact": (0.5, False),  # "The answer is 4" is not "4"; the rubric passes
+    "starts-with-prefix": (1.0, True),
+    "is-json-valid": (1.0, True),
+    "multi-assertion": (1.0, True),
+    "required-gate": (0.0, False),  # not JSON: the required is-json fails, the test is 0
+}
+
+
+def test_agentvs_deterministic_graders_example_scores_as_agentv(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    suite = _project(
+        tmp_path, fake_llm, "deterministic-graders.suite.yaml",
+        "providers:\n  - id: python:../llm_answers.py\n    label: llm\n",
+    )  # fmt: skip
+    run = accord("eval", suite, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert set(cases) == set(DETERMINISTIC), cases
+    for test_id, (score, passed) in DETERMINISTIC.items():
+        case = cases[test_id]
+        assert case["score"] == pytest.approx(score, abs=1e-4), (test_id, case)
+        assert (case["status"] == "passed") is passed, (test_id, case["status"])
+
+
+# assert (assert-demo), with llm_answers.py's answers
+ASSERT_DEMO = {
+    "contains-check": (1.0, True),
+    "json-response": (1.0, True),
+    "regex-check": (0.0, False),  # "Hi there" misses the required greeting regex: 0
+    "equals-check": (1.0, True),
+}
+
+
+def test_agentvs_assert_example_scores_as_agentv(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    suite = _project(
+        tmp_path, fake_llm, "assert.suite.yaml",
+        "providers:\n  - id: python:../llm_answers.py\n    label: llm\n",
+    )  # fmt: skip
+    run = accord("eval", suite, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert set(cases) == set(ASSERT_DEMO)
+    for test_id, (score, passed) in ASSERT_DEMO.items():
+        case = cases[test_id]
+        assert case["score"] == pytest.approx(score, abs=1e-4), (test_id, case)
+        assert (case["status"] == "passed") is passed, (test_id, case["status"])
+    regex = cases["regex-check"]["evaluations"]
+    assert [e["score"] for e in regex] == [0.0, 1.0], regex  # the rubric alone would pass
+
+
+def _refused(run: Run, *parts: str) -> None:
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    for part in parts:
+        assert part in run.stderr, run.stderr
+
+
+def test_an_agent_rules_extension_is_refused_with_what_to_do(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    # tool-calls-template needs a coding agent: its extension installs skills for one
+    (tmp_path / "workspace").mkdir()
+    suite = _project(
+        tmp_path, fake_llm, "tool-calls-template.suite.yaml",
+        "- id: echo\n  label: default\n",
+    )  # fmt: skip
+    _refused(accord("eval", suite), "suite.yaml:4", "agentv:agent-rules", "coding agent")
+
+
+def _write(root: Path, fake: FakeOpenAI, text: str) -> Path:
+    (root / "config.yml").write_text(fake_model_config(fake) + "defaults:\n  judge_model: fake\n")
+    path = root / "s.eval.yaml"
+    path.write_text(text)
+    return path
+
+
+HEAD = "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
+
+
+def test_environment_env_reaches_the_provider_process_as_data_and_workdir_runs_it(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "where.py").write_text(
+        "import os\n\ndef call_api(prompt, options, context):\n"
+        "    here = os.path.basename(os.getcwd())\n"
+        "    return {'output': f\"{here} {prompt} {os.environ['GREETING']}\"}\n"
+    )
+    path = _write(tmp_path, fake_llm, (
+        "name: t\nproviders: ['python:work/where.py']\nprompts: ['{{ input }}']\n"
+        "environment:\n  type: host\n  workdir: work\n  env:\n    GREETING: $(rm -rf x) hi\n"
+        "tests:\n  - id: one\n    conversation_id: c1\n    vars: {input: say}\n"
+        "    assert:\n      - type: equals\n        value: work say $(rm -rf x) hi\n"
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert cases["one"]["status"] == "passed", cases["one"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "parts"),
+    [
+        (
+            "environment:\n  type: docker\n  workdir: /w\n  image: x\n",
+            ["s.eval.yaml:5", "docker", "type: host"],
+        ),
+        (
+            "environment:\n  type: host\n  workdir: .\n  setup:\n    command: [make]\n",
+            ["s.eval.yaml:7", "setup", "prepare the workdir"],
+        ),
+        (
+            "extensions:\n  - file://hooks.ts:beforeAll\n",
+            ["s.eval.yaml:5", "TypeScript lifecycle hook", "remove it"],
+        ),
+        ("evaluate_options: {}\n", ["s.eval.yaml:4", "'evaluate_options'", "not supported"]),
+        ("colour: red\n", ["s.eval.yaml:4", "unknown key 'colour'"]),
+    ],
+)
+def test_what_needs_a_coding_agent_or_is_unknown_is_refused_at_its_line(
+    tmp_path: Path, fake_llm: FakeOpenAI, extra: str, parts: list[str]
+) -> None:
+    path = _write(tmp_path, fake_llm, HEAD + extra + "tests:\n  - id: a\n    vars: {input: x}\n")
+    _refused(accord("eval", path), *parts)
+
+
+def test_an_unknown_test_key_and_an_agentv_label_without_a_catalog_are_refused(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    path = _write(tmp_path, fake_llm, (
+        "name: t\nproviders: [llm]\nprompts: ['{{ input }}']\n"
+        "tests:\n  - id: a\n    vars: {input: x}\n    turns: []\n"
+    ))  # fmt: skip
+    _refused(accord("eval", path), "s.eval.yaml:2", "provider 'llm' is an AgentV provider label",
+             "s.eval.yaml:7", "'turns'")  # fmt: skip
+
+
+def test_a_catalog_provider_accord_does_not_run_is_named_with_its_line(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    path = _write(tmp_path, fake_llm, HEAD.replace("[echo]", "[agent]") +
+                  "tests:\n  - id: a\n    vars: {input: x}\n")  # fmt: skip
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "providers.yaml").write_text(
+        "- id: echo\n  label: other\n- id: claude-cli\n  label: agent\n"
+    )
+    _refused(accord("eval", path), "AgentV's 'claude-cli' provider", "providers.yaml:3")
+
+
+def test_agentv4_files_are_told_from_seed_002_agentv_files_and_promptfoo_configs(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    new = tmp_path / "new.yaml"
+    new.write_text("name: x\nproviders: [echo]\nprompts: ['{{ q }}']\n"
+                   "tests:\n  - id: a\n    vars: {q: hi}\n")  # fmt: skip
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("providers: [echo]\nprompts: ['{{ q }}']\ntests:\n  - vars: {q: hi}\n")
+    # the older AgentV format: `tests:` with `input` and `criteria`, no prompts or providers
+    old = tmp_path / "old.yaml"
+    old.write_text("name: x\ntests:\n  - id: a\n    input: hi\n    criteria: says hi\n")
+    assert "(agentv4 suite, 1 case)" in accord("validate", new).stdout
+    assert "(promptfoo suite, 1 case)" in accord("validate", plain).stdout
+    run = accord("validate", old)
+    assert run.exit_code == 2 and ".agentv/targets.yaml" in run.stderr, run.stderr
+
+
+def test_env_expressions_are_rendered_from_the_environment_at_load(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # interpolation.ts: every `{{ env.… }}` of the file, with a default for an unset one;
+    # `{{ input }}` is left to the test's vars
+    monkeypatch.setenv("AV4_WORD", "hello")
+    monkeypatch.delenv("AV4_UNSET", raising=False)
+    path = _write(tmp_path, fake_llm, HEAD + (
+        "tests:\n  - id: a\n    vars: {input: hello there}\n    assert:\n"
+        "      - type: starts-with\n        value: '{{ env.AV4_WORD }}'\n"
+        "      - type: contains\n        value: '{{ env.AV4_UNSET | default(\"there\") }}'\n"
+        "      - type: equals\n        value: '{{ input }}'\n"
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    case = _cases(run)["a"]
+    assert [e["score"] for e in case["evaluations"]] == [1.0, 1.0, 1.0], case
+    monkeypatch.setenv("AV4_WORD", "bye")
+    case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["a"]
+    assert [e["score"] for e in case["evaluations"]] == [0.0, 1.0, 1.0], case
