@@ -177,7 +177,7 @@ class Toolbox:
         self._add(name, spec.description or plan.description or f"Run {name}.", params, run)
 
     def _agent_tool(self, spec: AgentToolSpec) -> None:
-        from accord.tasks.agent import load_agent
+        from accord.tasks.agent.agent_files import load_agent
 
         other = load_agent(self.ctx.path(spec.agent_ref))
         name = spec.name or Path(spec.agent_ref).name.split(".")[0]
