@@ -2,9 +2,9 @@
 
 - `task`: the task type (`AgentTaskSpec`, `answer`, `run_agent`).
 - `agent_files`: loading and checking `.agent.yml` files.
-- `tools` (the tool-calling loop and the tools, with `chart_tool` and `retrieval_tool`),
-  `routing` (routing agents), `context` (system instructions: context files, database
-  schemas) and `anonymize` (Oxy's anonymizer).
+- `tools`: the tool-calling loop and the tools (with `chart_tool`, `retrieval_tool` and
+  `semantic_tool`); `routing`: routing agents; `context`: system instructions (context files,
+  database schemas); `anonymize`: Oxy's anonymizer.
 """
 
 from accord.tasks.agent.agent_files import (

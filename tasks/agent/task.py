@@ -17,6 +17,7 @@ from accord.engine.registry import register_task
 from accord.engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
 from accord.tasks.agent.agent_files import agent_file_issues, instruction_issues, load_agent
 from accord.tasks.agent.tools import AgentAnswer, run_agent_loop
+from accord.tasks.consistency.nodes import consistency_children
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -55,11 +56,17 @@ class AgentTaskSpec(TaskSpec):
     def child_scopes(self) -> list[ChildScope]:
         if self.consistency_run < 2:
             return []
-        from accord.tasks.consistency.nodes import consistency_children
-
         return [
             ChildScope("consistency", ("consistency_run",), consistency_children(self), frozenset())
         ]
+
+    # the compiled consistency nodes ask the task through these two, so that the consistency
+    # package never imports the agent package back
+    async def answer(self, ctx: TaskContext, *, sample: int = 0) -> AgentAnswer:
+        return await answer(self, ctx, sample=sample)
+
+    def answering_model(self, ctx: TaskContext) -> str | None:
+        return task_agent(self, ctx)[0].model
 
     def project_issues(self, project: Any) -> Iterable[tuple[Loc, str]]:
         from accord.engine.catalog import ModelCatalog

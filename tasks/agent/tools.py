@@ -93,7 +93,7 @@ class Toolbox:
             elif isinstance(spec, AgentToolSpec):
                 self._agent_tool(spec)
             elif isinstance(spec, OxyToolSpec) and spec.type == "semantic_query":
-                from accord.tasks.semantic.tool import semantic_tool
+                from accord.tasks.agent.semantic_tool import semantic_tool
 
                 self._add(*semantic_tool(spec, ctx, self))
             elif isinstance(spec, OxyToolSpec) and spec.type == "visualize":

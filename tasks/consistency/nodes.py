@@ -87,11 +87,9 @@ def _sample_failure(task: PlannedTask, key: str, error: str) -> SampleFailure:
 @register_task("agent_sample", AgentSampleSpec, internal=True, on_failure=_sample_failure)
 async def run_sample(task: PlannedTask, ctx: TaskContext) -> Any:
     """One run of the agent task's prompt (retried and timed out as the task says)."""
-    from accord.tasks.agent.task import answer
-
     spec = task.spec
     assert isinstance(spec, AgentSampleSpec)
-    return await answer(spec.task, ctx, sample=spec.sample)
+    return await spec.task.answer(ctx, sample=spec.sample)
 
 
 @register_task("consistency_select", ConsistencySelectSpec, internal=True, container=True)
@@ -111,11 +109,9 @@ async def run_select(task: PlannedTask, ctx: TaskContext) -> ConsistencyResult:
     mode: Literal["off", "identical", "tolerant"] = agent.consistency_prejudge or (
         "identical" if custom else "tolerant"
     )
-    from accord.tasks.agent.task import task_agent
-
     model = agent.consistency_model or ctx.run.project.config.defaults.judge_model
     if model is None:
-        model = task_agent(agent, ctx)[0].model or ctx.run.project.default_model
+        model = agent.answering_model(ctx) or ctx.run.project.default_model
     selection = Selection(
         answers,
         ctx.render(agent.prompt, ctx.evaluate_variables(agent.variables)),
