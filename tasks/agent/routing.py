@@ -200,7 +200,7 @@ def _describe(root: Path, ref: str, kind: str) -> str:
     """The route's description for the model: the file's own, else what it is."""
     try:
         if kind == "agent":
-            from accord.tasks.agent import load_agent
+            from accord.tasks.agent.agent_files import load_agent
 
             text = load_agent(root / ref).description
         elif kind == "workflow":
@@ -338,7 +338,7 @@ async def _run_route(
     messages: list[dict[str, Any]],
 ) -> AgentAnswer:
     if route.kind == "agent":
-        from accord.tasks.agent import load_agent
+        from accord.tasks.agent.agent_files import load_agent
         from accord.tasks.agent.tools import run_agent_loop
 
         if depth >= 3:

@@ -93,7 +93,7 @@ class Toolbox:
             elif isinstance(spec, AgentToolSpec):
                 self._agent_tool(spec)
             elif isinstance(spec, OxyToolSpec) and spec.type == "semantic_query":
-                from accord.tasks.semantic.tool import semantic_tool
+                from accord.tasks.agent.semantic_tool import semantic_tool
 
                 self._add(*semantic_tool(spec, ctx, self))
             elif isinstance(spec, OxyToolSpec) and spec.type == "visualize":
@@ -177,7 +177,7 @@ class Toolbox:
         self._add(name, spec.description or plan.description or f"Run {name}.", params, run)
 
     def _agent_tool(self, spec: AgentToolSpec) -> None:
-        from accord.tasks.agent import load_agent
+        from accord.tasks.agent.agent_files import load_agent
 
         other = load_agent(self.ctx.path(spec.agent_ref))
         name = spec.name or Path(spec.agent_ref).name.split(".")[0]

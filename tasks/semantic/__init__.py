@@ -1,5 +1,6 @@
 """Oxy's semantic layer: `.view.yml` and `.topic.yml` files, the `semantic_query` task that
-compiles a topic's measures and dimensions to SQL, its agent tool, and their validate checks.
+compiles a topic's measures and dimensions to SQL, and their validate checks. The agent tool
+that asks the layer is the agent's (`accord.tasks.agent.semantic_tool`).
 """
 
 from accord.engine.registry import register_file_check

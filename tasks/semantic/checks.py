@@ -1,6 +1,6 @@
 """`accord validate` for the semantic layer: view and topic files (keys naming no dimension,
 columns missing from a CSV table, references to unknown fields, reference cycles, ambiguous
-joins), `semantic_query` tasks and agent tools, and the Oxy files accord does not support."""
+joins), `semantic_query` tasks, and the Oxy files accord does not support."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accord.engine.errors import AccordError, Issue, UnsupportedFeature, ValidationError
-from accord.engine.yamlmarks import parse_yaml, read_text
 from accord.tasks.semantic.compile import REFERENCE, Compiler
 from accord.tasks.semantic.joins import JoinError
 from accord.tasks.semantic.model import (
@@ -32,25 +31,12 @@ UNSUPPORTED_FILES = {
     ".aw.yml": "Oxy agentic workflows (.aw.yml)",
     ".agentic.yml": "Oxy agentic agents (.agentic.yml)",
 }
-UNSUPPORTED_TOOLS = {
-    "create_data_app": "the data-app tool",
-    "edit_data_app": "the data-app tool",
-    "read_data_app": "the data-app tool",
-    "create_v0_app": "the v0 app tool",
-    "omni_query": "the Omni tool",
-    "looker_query": "the Looker tool",
-    "save_automation": "the automation tool",
-    "dbt_run": "the dbt tool",
-    "dbt_compile": "the dbt tool",
-    "retrieval_sql": "the retrieval tool",
-}
-_SQL_TOOLS = ("execute_sql", "validate_sql")
 _BARE = re.compile(r"^[A-Za-z_]\w*$")
 
 
 def check_semantic_file(path: Path) -> str | None:
-    """The `accord validate` check of views, topics, agents' semantic tools and the Oxy
-    files accord does not have (None for other files)."""
+    """The `accord validate` check of views, topics and the Oxy files accord does not have
+    (None for other files; an agent file's tools: `accord.tasks.agent.tool_checks`)."""
     name = path.name
     for suffix, feature in UNSUPPORTED_FILES.items():
         if name.endswith((suffix, suffix.replace(".yml", ".yaml"))):
@@ -60,8 +46,6 @@ def check_semantic_file(path: Path) -> str | None:
             )
     if name.endswith(VIEW_SUFFIXES + TOPIC_SUFFIXES):
         return _check_layer_file(path)
-    if name.endswith((".agent.yml", ".agent.yaml")):
-        return _agent_tools(path)
     return None
 
 
@@ -310,80 +294,3 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
                 f"not declare (databases: {', '.join(sorted(project.databases)) or 'none'})"
             ),
         )
-
-
-def _agent_tools(path: Path) -> str | None:
-    """Semantic tools whose topic does not exist; tools accord does not offer, by line."""
-    try:
-        data, marks = parse_yaml(read_text(path), path)
-    except AccordError:
-        return None  # the agent check reports it
-    tools = data.get("tools") if isinstance(data, dict) else None
-    if not isinstance(tools, list):
-        return None
-    notes: list[str] = []
-    issues: list[Issue] = []
-    layer: SemanticLayer | None = None
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, dict):
-            continue
-        kind = tool.get("type")
-        line, _ = marks.find(("tools", index, "type"))
-        if kind in UNSUPPORTED_TOOLS:
-            notes.append(
-                f"line {line}: {UNSUPPORTED_TOOLS[kind]} ({kind}) is not supported: not offered "
-                "to the model"
-            )
-        if kind == "retrieval":
-            from accord.tasks.agent.retrieval_tool import settings_problems
-
-            for field, message in settings_problems(tool):
-                at = marks.find(("tools", index, field))
-                place = at if at[0] else (line, None)
-                issues.append(Issue(path, place[0], place[1], f"tools[{index}].{field}", message))
-        if kind in _SQL_TOOLS:
-            note = _unreachable_tool_database(path, tool)
-            if note is not None:
-                where = marks.find(("tools", index, "database"))[0] or line
-                notes.append(f"line {where}: {note}")
-        if kind == "semantic_query":
-            if layer is None:
-                from accord.engine.project import find_root
-
-                layer = load_layer(find_root(path)[0])
-            topic = str(tool.get("topic", ""))
-            if topic not in layer.topics:
-                known = ", ".join(sorted(layer.topics)) or "none"
-                column = marks.find(("tools", index, "topic"))
-                issues.append(
-                    Issue(
-                        path,
-                        column[0],
-                        column[1],
-                        f"tools[{index}].topic",
-                        f"unknown topic '{topic}' (topics: {known})",
-                    )
-                )
-    if issues:
-        raise ValidationError(issues)
-    if notes:
-        return "; ".join(notes)
-    return None
-
-
-def _unreachable_tool_database(path: Path, tool: dict[str, Any]) -> str | None:
-    """An SQL tool on a database accord cannot connect to (Oxy's snowflake, bigquery...): it
-    is offered, and each of its calls fails."""
-    from accord.engine.databases import unreachable
-    from accord.engine.project import load_project
-
-    try:
-        project = load_project(path)
-    except AccordError:
-        return None  # the agent check reports it
-    name = tool.get("database") or project.default_database
-    spec = project.databases.get(str(name)) if name is not None else None
-    problem = None if spec is None else unreachable(spec)
-    if problem is None:
-        return None
-    return f"tool '{tool.get('name') or tool.get('type')}': {problem}; each call of it fails"

@@ -64,15 +64,6 @@ DEFAULT_GUIDELINES = ("**/*.instructions.md",)
 DEPRECATED_KEYS = {"evalcases": "tests", "eval_cases": "tests", "cases": "tests"}
 
 
-def is_agentv_file(path: Path) -> bool:
-    """A `.jsonl` dataset, or YAML with a top-level `tests:` (or `cases`, `evalcases`,
-    `eval_cases`); see agentv/frontend.py."""
-    from accord.tasks.suites.agentv.frontend import claims
-    from accord.tasks.suites.frontends import Source
-
-    return claims(Source(path))
-
-
 @cache
 def _evaluator_adapter() -> TypeAdapter[Any]:
     # the modules register their evaluators

@@ -34,6 +34,11 @@ def claims(source: Source) -> bool:
         return False
 
 
+def is_agentv_file(path: Path) -> bool:
+    """Whether `accord eval` reads `path` as an AgentV file (`claims`)."""
+    return claims(Source(path))
+
+
 def load(source: Source, request: Request) -> list[Suite]:
     from accord.tasks.suites.agentv.files import load_agentv_file
 

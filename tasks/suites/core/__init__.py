@@ -1,1 +1,2 @@
-"""The evaluation core: prepared suites -> test nodes on the scheduler -> scores -> gate."""
+"""The evaluation core: a suite -> target, check and verdict nodes on the engine's runner ->
+verdicts, repeats reduced -> gate."""

@@ -1,32 +1,14 @@
 """Scenario suites (seed 003): YAML scenarios with macros, model matrices and agent classes.
 
-Which files are scenario files is told here, without importing the suite machinery: every
-`accord eval` asks it of its files (`frontend.py` declares the front-end).
+`sources` tells which files are scenario files, without importing the suite machinery (every
+`accord eval` asks it of its files); `frontend` declares the front-end.
 """
 
-from __future__ import annotations
+from accord.tasks.suites.scenarios.sources import (
+    is_scenario_file,
+    is_scenario_source,
+    scenario_files,
+    scenario_sources,
+)
 
-from pathlib import Path
-
-from accord.tasks.suites.frontends import Source
-
-
-def is_scenario_source(source: Source) -> bool:
-    """YAML with a top-level `scenarios:` key."""
-    return source.has_top_level_key("scenarios")
-
-
-def is_scenario_file(path: Path) -> bool:
-    return is_scenario_source(Source(path))
-
-
-def scenario_sources(folder: Path) -> list[Source]:
-    """The scenario files of a folder (the seed's `scenarios_path` may be one), each read
-    once: the text that told it is a scenario file is the text its loader parses."""
-    found = (Source(p, named=False) for p in sorted(folder.rglob("*.y*ml")) if p.is_file())
-    return [source for source in found if is_scenario_source(source)]
-
-
-def scenario_files(folder: Path) -> list[Path]:
-    """The scenario files of a folder."""
-    return [source.path for source in scenario_sources(folder)]
+__all__ = ["is_scenario_file", "is_scenario_source", "scenario_files", "scenario_sources"]

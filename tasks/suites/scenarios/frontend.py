@@ -10,7 +10,7 @@ import click
 
 from accord.engine.errors import Issue
 from accord.tasks.suites.frontends import FrontEnd, Request, Source, load_each
-from accord.tasks.suites.scenarios import is_scenario_source
+from accord.tasks.suites.scenarios.sources import is_scenario_source
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -21,7 +21,7 @@ from accord.engine.errors import LoadError
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
 from accord.tasks.suites.frontends import Source
-from accord.tasks.suites.scenarios import scenario_sources
+from accord.tasks.suites.scenarios.sources import scenario_sources
 from accord.tasks.suites.scenarios.suite import (
     ScenarioOptions,
     load_scenario_file,

@@ -1,0 +1,104 @@
+"""A project's databases: the config entry of every registered kind (`DatabaseSpec`), and the
+databases a run uses, connected on first use (`Databases`)."""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Union
+
+from pydantic import Field
+
+# every built-in kind registers itself on import, before the union of entries is taken
+from accord.engine.databases import duckdb, postgres, remote, sqlite  # noqa: F401
+from accord.engine.databases.base import DATABASES, Database, DatabaseEntry
+from accord.engine.errors import ConfigError
+
+if TYPE_CHECKING:
+    DatabaseSpec = DatabaseEntry
+else:  # the registered kinds' entries, told apart by `type`
+    _SPECS = tuple(dict.fromkeys(kind.spec for _name, kind in DATABASES.items()))
+    DatabaseSpec = Annotated[Union[_SPECS], Field(discriminator="type")]  # noqa: UP007
+
+
+def unreachable(spec: Any) -> str | None:
+    """Why accord cannot connect to the configured database `spec` (None: it can)."""
+    kind = DATABASES.get(spec.type)
+    if kind.open is not None:
+        return None
+    return (
+        f"database '{spec.name}' is of type {spec.type}, which accord cannot connect to: "
+        f"{kind.unavailable}"
+    )
+
+
+@dataclass
+class Databases:
+    """The project's databases by name, connected on first use."""
+
+    root: Path
+    specs: dict[str, Any]
+    default: str | None
+
+    def __post_init__(self) -> None:
+        self._open: dict[str, Database] = {}
+        self._lock = threading.Lock()
+
+    def resolve_name(self, name: str | None) -> str:
+        """The database a task means: its own `database`, else the project default."""
+        if name is not None:
+            return name
+        if self.default is not None:
+            return self.default
+        raise ConfigError(
+            "no database named and no default: add 'database: <name>' to the task or "
+            "'defaults: {database: <name>}' to config.yml"
+        )
+
+    def check(self, name: str) -> str | None:
+        """None when `name` is usable, else a message saying what to do."""
+        if name in self.specs:
+            return unreachable(self.specs[name])
+        known = sorted(self.specs)
+        match = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean '{match[0]}'?" if match else ""
+        listing = ", ".join(known) if known else "none configured"
+        return f"unknown database '{name}'{hint} (databases: {listing})"
+
+    def get(self, name: str) -> Database:
+        with self._lock:
+            if name in self._open:
+                return self._open[name]
+            problem = self.check(name)
+            if problem is not None:
+                raise ConfigError(problem)
+            spec = self.specs[name]
+            opener = DATABASES.get(spec.type).open
+            assert opener is not None  # `check` refused the others
+            from accord.engine.executor import current
+
+            local = opener(spec, self.root, self.datasets())
+            # the run's executor may run its queries elsewhere (a Ray actor holding it)
+            db = self._open[name] = current().database(local, spec, self.root, self.datasets())
+            return db
+
+    def datasets(self) -> tuple[Path, ...]:
+        """The project's dataset folders: what a read-only database may read files from."""
+        folders = [getattr(spec, "dataset", None) for spec in self.specs.values()]
+        return tuple((self.root / f).resolve() for f in folders if isinstance(f, str))
+
+    def limits(self) -> dict[str, int]:
+        """Concurrency limits by resource name (`db:<name>`)."""
+        out = {}
+        for name, spec in self.specs.items():
+            limit = getattr(spec, "max_concurrency", None)
+            if limit:
+                out[f"db:{name}"] = int(limit)
+        return out
+
+    def close(self) -> None:
+        for db in self._open.values():
+            db.close()
+        self._open.clear()
