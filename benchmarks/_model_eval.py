@@ -1,6 +1,8 @@
-"""Shared by B18 and B19: the same model-backed eval suite run by `accord eval` and by
-promptfoo 0.118, each as a whole process, against one OpenAI-compatible server on loopback
-that answers at once (aiohttp, in a child process of its own).
+"""Shared by B13, B18 and B19: the same eval suite run by `accord eval` and by promptfoo 0.118,
+each as a whole process, against one OpenAI-compatible server on loopback that answers at once
+(aiohttp, in a child process of its own). With `promptfoo_config=True` (B13, B18) a third
+column runs accord on the very promptfooconfig.yaml promptfoo runs, and the two tools' verdicts
+on it are compared: a difference fails the benchmark (exit 1).
 
 promptfoo is installed with npm into ~/.cache/accord-bench/promptfoo the first time (never by
 the test suite); without npm or the registry its column is skipped with a message.
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +155,12 @@ def accord_command(concurrency: int) -> list[str]:
             "-q", "--format", "json", "--output", "out.json", "--cache", "off"]  # fmt: skip
 
 
+def accord_promptfoo_command(concurrency: int) -> list[str]:
+    """accord on promptfoo's own config, writing promptfoo's -o JSON as promptfoo does."""
+    return [str(ACCORD), "eval", "-c", "promptfooconfig.yaml", "--max-concurrency",
+            str(concurrency), "-q", "--cache", "off", "-o", "accord-pf.json"]  # fmt: skip
+
+
 def promptfoo_command(promptfoo: str, concurrency: int) -> list[str]:
     return [promptfoo, "eval", "-c", "promptfooconfig.yaml", "-j", str(concurrency),
             "--no-cache", "--no-progress-bar", "--no-table", "-o", "pf.json"]  # fmt: skip
@@ -167,20 +175,29 @@ def options() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def compare(n: int, concurrency: int, runs: int, echo: bool = False) -> dict[str, Any]:
-    """Paired runs (accord, promptfoo, accord, ...): median seconds and max peak of each."""
+def compare(
+    n: int, concurrency: int, runs: int, echo: bool = False, promptfoo_config: bool = False
+) -> dict[str, Any]:
+    """Paired runs (accord, [accord on promptfoo's config,] promptfoo, accord, ...): median
+    seconds and max peak of each."""
     args = options()
     os.environ.update(
         PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", NO_COLOR="1",
         ACCORD_MODEL_CLIENT=args.client,
     )  # fmt: skip
+    # an installed accord has its bytecode (pip compiles it); without it every run would
+    # compile its modules again, which measures the shell's setting, not accord
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     promptfoo = None if args.no_promptfoo else install_promptfoo()
-    results: dict[str, list[tuple[float, float]]] = {"accord": [], "promptfoo": []}
+    results: dict[str, list[tuple[float, float]]] = {"accord": [], "accord-pf": [], "promptfoo": []}
+    summary: dict[str, Any] = {"setup": (args.client, args.model_workers)}
     with tempfile.TemporaryDirectory(prefix="accord-bench-") as tmp, fake_server() as url:
         folder = Path(tmp)
         os.environ["PROMPTFOO_CONFIG_DIR"] = str(folder / ".promptfoo")
         write_suites(folder, url, n, args.model_workers, echo)
         commands = {"accord": accord_command(concurrency)}
+        if promptfoo_config:
+            commands["accord-pf"] = accord_promptfoo_command(concurrency)
         if promptfoo is not None:
             commands["promptfoo"] = promptfoo_command(promptfoo, concurrency)
         for command in commands.values():
@@ -195,7 +212,9 @@ def compare(n: int, concurrency: int, runs: int, echo: bool = False) -> dict[str
             stats = json.loads((folder / "pf.json").read_text())["results"]["stats"]
             if stats["successes"] < n:
                 raise SystemExit(f"promptfoo passed {stats['successes']} of {n} cases")
-    summary: dict[str, Any] = {"load": os.getloadavg(), "setup": (args.client, args.model_workers)}
+        if promptfoo_config:
+            summary["verdicts"] = same_verdicts(folder, n, echo, promptfoo is not None)
+    summary["load"] = os.getloadavg()
     for tool, figures in results.items():
         if figures:
             times = sorted(f[0] for f in figures)
@@ -203,15 +222,53 @@ def compare(n: int, concurrency: int, runs: int, echo: bool = False) -> dict[str
     return summary
 
 
-def report(name: str, what: str, summary: dict[str, Any], target: str) -> None:
+def _answers(path: Path) -> tuple[int, dict[int, tuple[bool, str]]]:
+    """(successes, {test index: (verdict, output)}) of a promptfoo -o JSON file."""
+    results = json.loads(path.read_text())["results"]
+    rows = {r["testIdx"]: (bool(r["success"]), str(r["response"]["output"]))
+            for r in results["results"]}  # fmt: skip
+    return int(results["stats"]["successes"]), rows
+
+
+def same_verdicts(folder: Path, n: int, echo: bool, with_promptfoo: bool) -> str:
+    """accord's verdicts on promptfoo's config beside promptfoo's: the pass counts must be
+    equal (else the benchmark fails, exit 1), and each case's answer must come from the same
+    place: the loopback server (`echo: ...`) for the model provider, the input for `echo`."""
+    mine, rows = _answers(folder / "accord-pf.json")
+    expected = {i: (True, ("" if echo else "echo: ") + f"hello {i}") for i in range(n)}
+    if rows != expected:  # a provider mapped elsewhere answers differently, or not at all
+        wrong = next(i for i in range(n) if rows.get(i) != expected[i])
+        print(f"  FAILED: accord on promptfooconfig.yaml, case {wrong}: {rows.get(wrong)}, "
+              f"expected {expected[wrong]}")  # fmt: skip
+        sys.exit(1)
+    if not with_promptfoo:
+        return f"accord on promptfooconfig.yaml passed {mine} of {n} (promptfoo not run)"
+    theirs, their_rows = _answers(folder / "pf.json")
+    if mine != theirs or rows != their_rows:
+        wrong = next((i for i in range(n) if rows.get(i) != their_rows.get(i)), None)
+        print(f"  FAILED: verdicts differ on promptfooconfig.yaml: promptfoo passed {theirs}, "
+              f"accord {mine} of {n}; first differing case: {wrong}")  # fmt: skip
+        sys.exit(1)
+    return (f"same verdicts on promptfooconfig.yaml: promptfoo passed {theirs} of {n}, "
+            f"accord {mine} of {n}, each case's answer equal")  # fmt: skip
+
+
+PfTarget = Callable[[tuple[float, float], tuple[float, float] | None], str]
+
+
+def report(
+    name: str, what: str, summary: dict[str, Any], target: str, pf_target: PfTarget | None = None
+) -> None:
+    """The figures; with `pf_target` (accord's seconds and MiB on promptfoo's config, and
+    promptfoo's, to the target's text and whether it is met) the third column beside it."""
     load = summary["load"]
     client, workers = summary["setup"]
     print(f"{name}: {what} (load {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} after the runs)")
     print(f"  accord: ACCORD_MODEL_CLIENT={client}, model_workers: {workers}")
     mine = summary["accord"]
+    theirs = summary.get("promptfoo")
     line = f"  accord {mine[0]:.2f} s, {mine[1]:.0f} MiB peak"
-    if "promptfoo" in summary:
-        theirs = summary["promptfoo"]
+    if theirs is not None:
         line += (
             f"; promptfoo {PROMPTFOO_VERSION} {theirs[0]:.2f} s, {theirs[1]:.0f} MiB peak;"
             f" ratio {mine[0] / theirs[0]:.2f}x time, {mine[1] / theirs[1]:.2f}x memory"
@@ -219,6 +276,20 @@ def report(name: str, what: str, summary: dict[str, Any], target: str) -> None:
         line += f"\n  runs: accord {fmt(mine[2])}; promptfoo {fmt(theirs[2])}"
     print(line)
     print(f"  target: {target}")
+    pf = summary.get("accord-pf")
+    if pf is None or pf_target is None:
+        return
+    line = f"  accord on promptfooconfig.yaml itself: {pf[0]:.2f} s, {pf[1]:.0f} MiB peak"
+    if theirs is not None:
+        line += f"; to promptfoo {pf[0] / theirs[0]:.2f}x time, {pf[1] / theirs[1]:.2f}x memory"
+    print(f"{line}\n  runs: {fmt(pf[2])}")
+    print(f"  {summary['verdicts']}")
+    versus = None if theirs is None else (theirs[0], theirs[1])
+    print(f"  target: {pf_target((pf[0], pf[1]), versus)}")
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
 
 
 def fmt(times: list[float]) -> str:

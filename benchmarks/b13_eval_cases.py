@@ -4,6 +4,8 @@ time per case beyond the target's own.
 
 Target (issue): <= 1.0 s wall and <= 150 MiB peak on the project's 2-core machine. Peers on
 the same job and machine: promptfoo 0.118 2.5 s / 182 MiB, Inspect AI 0.3.285 10.7 s / 161 MiB.
+Beside promptfoo, a third column: accord given the very promptfooconfig.yaml promptfoo runs
+(issue 35), <= 1.0 s and below promptfoo's time, with the same verdicts (else exit 1).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def per_case(folder: Path) -> float:
 
 
 def main() -> None:
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode kept after a run
     with tempfile.TemporaryDirectory(prefix="accord-b13-") as tmp:
         folder = Path(tmp)
         (folder / "b13.eval.yml").write_text(suite_text(N))
@@ -77,11 +80,15 @@ def main() -> None:
     print(f"  engine per case (3 nodes, run store on): {overhead:.0f} us")
     print("  target: <= 1.0 s and <= 150 MiB; and ahead of promptfoo on the same job:")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _model_eval import compare, now, report
+    from _model_eval import compare, met, now, report
 
-    summary = compare(n=N, concurrency=50, runs=3, echo=True)
+    def pf_target(mine: tuple[float, float], theirs: tuple[float, float] | None) -> str:
+        below = "" if theirs is None else f", below promptfoo's {met(mine[0] < theirs[0])}"
+        return f"<= 1.0 s and below promptfoo's time: <= 1.0 s {met(mine[0] <= 1.0)}{below}"
+
+    summary = compare(n=N, concurrency=50, runs=3, echo=True, promptfoo_config=True)
     report(f"B13 beside promptfoo ({now()})", f"{N} cases, each tool's echo target", summary,
-           "accord's time below promptfoo's")  # fmt: skip
+           "accord's time below promptfoo's", pf_target)  # fmt: skip
 
 
 if __name__ == "__main__":
