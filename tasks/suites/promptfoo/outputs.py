@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
 from accord.engine.errors import AccordError
@@ -287,8 +288,19 @@ def render(run: SuiteRun, fmt: str) -> str:
         return _html(run, rows)
     document = _document(run, summary(run))
     if fmt == "json":
-        return json.dumps(document, indent=2, ensure_ascii=False)
+        return _indented(document)
     return str(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+
+
+def _indented(document: dict[str, Any]) -> str:
+    """JSON.stringify(document, null, 2), as promptfoo writes it. orjson's indented form is the
+    same text as json's (tested), at a twentieth of the time: json indents in pure Python,
+    0.28 s of a 1,000-case run's 1.3 s (B13). A value orjson refuses (an integer beyond 64
+    bits) takes json's slower path to the same text."""
+    try:
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(document, indent=2, ensure_ascii=False)
 
 
 def _html(run: SuiteRun, rows: list[list[str]]) -> str:
