@@ -33,6 +33,7 @@ from accord.tasks.suites.promptfoo.asserts.base import (
     case_options,
     case_prompt,
     case_vars,
+    fill_template,
     output_string,
     output_value,
     promptfoo,
@@ -209,17 +210,10 @@ class Graded(PromptfooAssertion):
 
 
 def fill(template: str, context: dict[str, Any]) -> str:
-    """A grading template with the values filled in (nunjucks' syntax for what these
-    templates use: `{{ name }}`, filters such as `join`)."""
-    if "{{" not in template and "{%" not in template:
-        return template
-    from accord.engine.render import render
-
-    # nunjucks renders a missing name as nothing; templates written for promptfoo rely on it
-    names = set(re.findall(r"{{-?\s*([A-Za-z_]\w*)", template))
-    values = {name: "" for name in names} | context
+    """A grading template with the values filled in (`{{ name }}`, filters such as
+    `join`), a missing name rendering as nothing (nunjucks' way)."""
     try:
-        return render(template, values)
+        return fill_template(template, context)
     except AccordError as exc:
         raise EvaluatorFailure(f"the grading prompt could not be filled: {exc.message}") from None
 
