@@ -134,3 +134,42 @@ def test_agentv_entries_are_checked_at_load(tmp_path: Path) -> None:
     assert caught.value.message == (
         "suite.yaml:12: 'mode' is no key of a trajectory:tool-used assertion"
     )
+
+
+def test_an_llm_rubric_with_agentvs_grader_prompt_file(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    # AgentV's llm-rubric `prompt:` is a grader template ({{ output }} filled in) named
+    # from the eval's folder; the judge's {score, assertions} gives the score
+    write_project(tmp_path, fake_llm)
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "safety.md").write_text("Is it safe?\n[[ ## answer ## ]]\n{{ output }}")
+    (tmp_path / "evals").mkdir()
+    fake_llm.script('{"score": 0.6, "assertions": [{"text": "mild", "passed": false}]}')
+    asserts: list[Any] = [
+        {
+            "type": "assert-set",
+            "assert": [
+                {"type": "llm-rubric", "prompt": "file://../prompts/safety.md", "metric": "safety"},
+                "Mentions Paris",
+            ],
+        }
+    ]
+    fake_llm.script('{"pass": true, "score": 1, "reason": "yes"}')
+    found = score(tmp_path, asserts, "Paris is nice", agentv=True, base_dir=tmp_path / "evals")
+    member = found.findings[0]
+    assert sorted(c.score or 0 for c in member.children) == [0.6, 1.0]
+    asked = [r["messages"][-1]["content"] for r in fake_llm.requests]
+    assert any(a == "Is it safe?\n[[ ## answer ## ]]\nParis is nice" for a in asked)
+
+
+def test_a_grader_prompt_outside_the_project_is_refused(tmp_path: Path) -> None:
+    inner = tmp_path / "project" / "evals"
+    inner.mkdir(parents=True)
+    (tmp_path / "secret.md").write_text("x")
+    with pytest.raises(ConfigError) as caught:
+        build_agentv_assertion(
+            {"type": "llm-rubric", "prompt": "file://../../secret.md"},
+            base_dir=inner, where="suite.yaml:5", root=tmp_path / "project",
+        )  # fmt: skip
+    assert "leads outside the project root" in caught.value.message

@@ -28,6 +28,8 @@ from accord.engine.registry import Registry
 from accord.tasks.evaluators.base import EvaluatorFailure, Finding
 from accord.tasks.suites.promptfoo.asserts.base import (
     PromptfooAssertion,
+    case_prompt,
+    case_vars,
     output_string,
     output_value,
 )
@@ -417,27 +419,71 @@ class EndsWith(AgentVAssertion):
         return self.scored(ok, "" if ok else f'Expected output to {shown}end with "{value}"')
 
 
+GRADER_SYSTEM = (
+    "You grade an answer against the instructions that follow. Reply with one JSON object "
+    'and nothing else: {"score": <a number from 0.0 to 1.0>, "assertions": [{"text": '
+    '"<what you checked>", "passed": <true or false>}]}.'
+)
+
+
 class AgentVRubric(LlmRubric):
-    """A plain-string entry: the string is a rubric the judge checks; AgentV keeps scores
-    in [0, 1]."""
+    """A plain-string entry (the string is the rubric), or an llm-rubric with AgentV's
+    `prompt:` (a grader template file: `{{ output }}`, `{{ input }}`, `{{ criteria }}`,
+    `{{ expected_output }}` filled in); AgentV keeps scores in [0, 1]."""
+
+    prompt_template: str | None = None
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
-        found = await super().evaluate(ev, case, output)
+        if self.prompt_template is None:
+            found = await super().evaluate(ev, case, output)
+        else:
+            found = await self._templated(ev, case, output)
         if found.score is not None:
             found.score = min(1.0, max(0.0, found.score))
         return found
 
+    async def _templated(self, ev: EvalContext, case: Case, output: Output) -> Finding:
+        from accord.tasks.suites.promptfoo.asserts.graded import fill
+
+        variables = case_vars(case)
+        values = {
+            **variables,
+            "output": output_string(output),
+            "input": case_prompt(case),
+            "criteria": self.rendered(case) or "",
+            "expected_output": variables.get("expected_output", ""),
+        }
+        messages = [
+            {"role": "system", "content": GRADER_SYSTEM},
+            {"role": "user", "content": fill(self.prompt_template or "", values)},
+        ]
+        verdict, _ = await self.ask(ev, case, messages, _scored_object, "score")
+        score = float(verdict["score"])
+        return self.result(score >= PASS, score, json.dumps(verdict.get("assertions", [])))
+
+
+def _scored_object(reply: str) -> dict[str, Any] | None:
+    from accord.tasks.suites.promptfoo.asserts.graded import _first_object
+
+    found = _first_object(reply)
+    score = found.get("score") if found else None
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        return None
+    return found
+
 
 # --- building and the test's score -------------------------------------------------------------
 
-AGENTV_KEYS = frozenset({"required", "min_score", "negate"})
+AGENTV_KEYS = frozenset({"required", "min_score", "negate", "id", "name", "description"})
 
 
 def build_agentv_assertion(
-    entry: Any, *, base_dir: Path, where: str, name: str | None = None
+    entry: Any, *, base_dir: Path, where: str, name: str | None = None, root: Path | None = None
 ) -> PromptfooAssertion:
     """An entry of an AgentV 4 `assert:` list: a plain string (a rubric), one of AgentV's
-    own types, or a promptfoo type (with AgentV's `required`, `min_score`, `negate`)."""
+    own types, or a promptfoo type (with AgentV's `required`, `min_score`, `negate`, `id` or
+    `name`, `description`). `root` is the folder files must lie in (the project's root;
+    default `base_dir`): AgentV's files name prompts beside the eval's folder."""
     if isinstance(entry, str):
         if not entry.strip():
             raise ConfigError(f"{where}: an assertion written as text needs the rubric's text")
@@ -449,13 +495,20 @@ def build_agentv_assertion(
     agentv_fields = {k: entry[k] for k in AGENTV_KEYS if k in entry}
     rest = {k: v for k, v in entry.items() if k not in AGENTV_KEYS}
     kind = str(rest.get("type", ""))
+    given = agentv_fields.get("name") or agentv_fields.get("id")
+    name = name or (str(given) if given else None)
     inverse = kind.startswith("not-") != bool(agentv_fields.get("negate"))
     base = kind[4:] if kind.startswith("not-") else kind
-    if base in AGENTV4:
+    spec: PromptfooAssertion
+    if base == "llm-rubric" and "prompt" in rest:
+        spec = _templated_rubric(rest, base_dir, root or base_dir, where, name)
+    elif base == "assert-set":
+        spec = _agentv_set(rest, base_dir, root or base_dir, where, name)
+    elif base in AGENTV4:
         extra = sorted(set(rest) - {"type", "value", "metric", "weight"})
         if extra:
             raise ConfigError(f"{where}: '{extra[0]}' is no key of a {kind} assertion")
-        spec: PromptfooAssertion = AGENTV4.get(base).model_validate(
+        spec = AGENTV4.get(base).model_validate(
             {"type": kind, "base_type": base, "inverse": inverse, "value": rest.get("value"),
              "name": name or rest.get("metric") or kind, "metric": rest.get("metric"),
              "weight": float(rest.get("weight", 1.0))}
@@ -474,6 +527,60 @@ def build_agentv_assertion(
         floor = minimum if minimum is not None else (required if required is not True else PASS)
         spec = spec.model_copy(update={"required": True, "min_score": float(floor)})
     return spec
+
+
+def _agentv_set(
+    entry: dict[str, Any], base_dir: Path, root: Path, where: str, name: str | None
+) -> PromptfooAssertion:
+    """An assert-set whose members are AgentV entries (strings, AgentV's types)."""
+    members = entry.get("assert")
+    if not isinstance(members, list) or not members:
+        raise ConfigError(f"{where}: an assert-set needs 'assert': a list of assertions")
+    # the set's own keys checked as promptfoo's, with one member standing in for the rest
+    shell = build_assertion(
+        {**entry, "assert": [{"type": "contains", "value": "x"}]},
+        base_dir=base_dir, where=where, name=name,
+    )  # fmt: skip
+    built = [
+        build_agentv_assertion(
+            item,
+            base_dir=base_dir,
+            where=f"{where} (assert[{i}])",
+            name=f"{shell.id}.{i}",
+            root=root,
+        )
+        for i, item in enumerate(members)
+    ]
+    return shell.model_copy(update={"asserts": built})
+
+
+def _templated_rubric(
+    entry: dict[str, Any], base_dir: Path, root: Path, where: str, name: str | None
+) -> PromptfooAssertion:
+    prompt = entry["prompt"]
+    extra = sorted(set(entry) - {"type", "value", "metric", "weight", "prompt", "threshold"})
+    if extra:
+        raise ConfigError(f"{where}: '{extra[0]}' is no key of an llm-rubric assertion")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ConfigError(f"{where}: 'prompt' is a grader template or a file:// path to one")
+    if prompt.startswith("file://"):
+        prompt = read_inside(base_dir, root, prompt[len("file://") :], where)
+    return AgentVRubric(
+        type="llm-rubric", base_type="llm-rubric", value=entry.get("value"),
+        name=name or entry.get("metric") or "llm-rubric", metric=entry.get("metric"),
+        weight=float(entry.get("weight", 1.0)), prompt_template=prompt,
+    )  # fmt: skip
+
+
+def read_inside(base_dir: Path, root: Path, relative: str, where: str) -> str:
+    """A file named relative to `base_dir`, refused unless it lies inside `root`."""
+    target = (base_dir / relative).resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise ConfigError(f"{where}: '{relative}' leads outside the project root {root}")
+    try:
+        return target.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read '{relative}': {exc.strerror or exc}") from None
 
 
 def combine_agentv(
