@@ -173,3 +173,34 @@ def test_a_grader_prompt_outside_the_project_is_refused(tmp_path: Path) -> None:
             base_dir=inner, where="suite.yaml:5", root=tmp_path / "project",
         )  # fmt: skip
     assert "leads outside the project root" in caught.value.message
+
+
+def test_a_script_grader_reads_agentvs_payload_and_answers(tmp_path: Path) -> None:
+    # graders/script-grader.ts: payload on stdin; score = score, else the checks' mean,
+    # else pass; pass = pass, else score >= 0.8
+    (tmp_path / "graders").mkdir()
+    (tmp_path / "graders" / "keywords.py").write_text(
+        "import json, sys\n"
+        "p = json.load(sys.stdin)\n"
+        "words = p['config']['words']\n"
+        "checks = [{'text': w, 'pass': w in p['output'], 'reason': 'looked'} for w in words]\n"
+        "print(json.dumps({'checks': checks}))\n"
+    )
+    (tmp_path / "evals").mkdir()
+    import sys
+
+    asserts: list[Any] = [
+        {
+            "type": "script",
+            "command": [sys.executable, "../graders/keywords.py"],
+            "words": ["Paris", "France", "Lyon"],
+            "metric": "keywords",
+        },
+        {"type": "script", "command": 'echo \'{"score": 1.5, "pass": false}\''},
+        {"type": "script", "command": "echo nothing"},
+    ]
+    found = score(tmp_path, asserts, "Paris, France", agentv=True, base_dir=tmp_path / "evals")
+    first, second, third = found.findings
+    assert (first.score, first.passed) == (pytest.approx(2 / 3), False)
+    assert (second.score, second.passed) == (1.0, False)
+    assert third.score is None and "printed no JSON object" in (third.error or "")

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from accord.engine.errors import ConfigError
 from accord.engine.registry import Registry
 from accord.tasks.evaluators.base import EvaluatorFailure, Finding
@@ -472,6 +474,111 @@ def _scored_object(reply: str) -> dict[str, Any] | None:
     return found
 
 
+# --- script graders ------------------------------------------------------------------------------
+
+SCRIPT_TIMEOUT = 300.0
+
+
+class Script(AgentVAssertion):
+    """AgentV's `type: script`: a command (argv, or a line the shell runs) in the eval's
+    folder, given AgentV's grader payload as JSON on stdin (output, input, criteria,
+    expected_output, metadata, token_usage, cost_usd, duration_ms, config: the entry's other
+    keys); it prints `{pass?, score?, reason?, checks?}`. The score: `score` (kept in [0, 1]),
+    else the mean of the checks (each its score, else pass as 1 or 0), else pass as 1 or 0;
+    pass: `pass`, else score >= 0.8 (graders/script-grader.ts)."""
+
+    command: list[str] = Field(default_factory=list)
+    cwd: str = ""
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+    async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
+        from accord.tasks.suites.core.targets import TargetFailure, run_program
+
+        variables = case_vars(case)
+        payload = {
+            "criteria": self.rendered(case) or "",
+            "expected_output": variables.get("expected_output"),
+            "output": output_string(output),
+            "messages": output.messages or [],
+            "input": case_prompt(case),
+            "metadata": case.metadata.get("metadata") if isinstance(case.metadata, dict) else None,
+            "token_usage": output.usage,
+            "cost_usd": output.cost,
+            "duration_ms": output.duration_ms,
+            "workspace_path": output.workspace,
+            "config": self.settings or None,
+        }
+        stdin = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        try:
+            stdout, stderr, code = await run_program(
+                self.command, stdin, Path(self.cwd), SCRIPT_TIMEOUT, {}
+            )
+        except TargetFailure as exc:
+            raise EvaluatorFailure(f"script grader: {exc}") from None
+        shown = " ".join(self.command)
+        if code != 0:
+            tail = stderr.decode(errors="replace").strip()[-800:]
+            raise EvaluatorFailure(f"script grader `{shown}` exited with {code}: {tail}")
+        from accord.tasks.suites.core.judging import json_object
+
+        answer = json_object(stdout.decode(errors="replace"))
+        if not isinstance(answer, dict):
+            raise EvaluatorFailure(f"script grader `{shown}` printed no JSON object")
+        return self._read(answer, shown)
+
+    def _read(self, answer: dict[str, Any], shown: str) -> Finding:
+        checks = [
+            c
+            for c in answer.get("checks") or []
+            if isinstance(c, dict)
+            and isinstance(c.get("text"), str)
+            and isinstance(c.get("pass"), bool)
+            and isinstance(c.get("reason"), str)
+        ]
+        raw = answer.get("score")
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            score = min(1.0, max(0.0, float(raw)))
+        elif checks:
+            parts = [
+                min(1.0, max(0.0, float(c["score"])))
+                if isinstance(c.get("score"), int | float) and not isinstance(c["score"], bool)
+                else float(c["pass"])
+                for c in checks
+            ]
+            score = sum(parts) / len(parts)
+        elif isinstance(answer.get("pass"), bool):
+            score = float(answer["pass"])
+        else:
+            raise EvaluatorFailure(
+                f"script grader `{shown}`: its JSON must include pass, score, or checks[]"
+            )
+        passed = answer["pass"] if isinstance(answer.get("pass"), bool) else score >= PASS
+        reason = answer.get("reason") if isinstance(answer.get("reason"), str) else ""
+        return self.result(passed, score, reason or ("passed" if passed else "failed"))
+
+
+def _script(
+    entry: dict[str, Any], base_dir: Path, root: Path, where: str, name: str | None
+) -> PromptfooAssertion:
+    command = entry.get("command")
+    if isinstance(command, str) and command.strip():
+        argv = ["/bin/sh", "-c", command]
+    elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        argv = list(command)
+    else:
+        raise ConfigError(f"{where}: a script grader needs 'command': argv or a command line")
+    folder = (base_dir / str(entry.get("cwd", "."))).resolve()
+    if not folder.is_relative_to(root.resolve()):
+        raise ConfigError(f"{where}: the script grader's cwd leads outside the project root")
+    own = {"type", "command", "cwd", "metric", "weight", "value"}
+    return Script(
+        type="script", base_type="script", value=entry.get("value"), command=argv,
+        cwd=str(folder), name=name or entry.get("metric") or "script",
+        metric=entry.get("metric"), weight=float(entry.get("weight", 1.0)),
+        settings={k: v for k, v in entry.items() if k not in own},
+    )  # fmt: skip
+
+
 # --- building and the test's score -------------------------------------------------------------
 
 AGENTV_KEYS = frozenset({"required", "min_score", "negate", "id", "name", "description"})
@@ -502,6 +609,8 @@ def build_agentv_assertion(
     spec: PromptfooAssertion
     if base == "llm-rubric" and "prompt" in rest:
         spec = _templated_rubric(rest, base_dir, root or base_dir, where, name)
+    elif base == "script":
+        spec = _script(rest, base_dir, root or base_dir, where, name)
     elif base == "assert-set":
         spec = _agentv_set(rest, base_dir, root or base_dir, where, name)
     elif base in AGENTV4:
