@@ -204,3 +204,20 @@ def test_a_script_grader_reads_agentvs_payload_and_answers(tmp_path: Path) -> No
     assert (first.score, first.passed) == (pytest.approx(2 / 3), False)
     assert (second.score, second.passed) == (1.0, False)
     assert third.score is None and "printed no JSON object" in (third.error or "")
+
+
+def test_execution_metrics_is_the_share_of_limits_met(tmp_path: Path) -> None:
+    # graders/execution-metrics.ts: score = checks met / checks; a figure not reported fails
+    spent = Output(
+        text="ok",
+        tool_calls=[{"name": "read", "arguments": {}}, {"name": "grep", "arguments": {}}],
+        usage={"input": 900, "output": 300},
+        duration_ms=1200.0,
+    )
+    entry: dict[str, Any] = {
+        "type": "execution-metrics", "max_tool_calls": 5, "max_tokens": 1000,
+        "max_duration_ms": 5000, "max_cost_usd": 0.1, "required": True,
+    }  # fmt: skip
+    found = score(tmp_path, [entry, {"type": "contains", "value": "ok"}], spent, agentv=True)
+    assert found.findings[0].score == 0.5  # tokens 1200 > 1000, no cost reported
+    assert (found.test.score, found.test.passed) == (0.0, False)  # required, below 0.8
