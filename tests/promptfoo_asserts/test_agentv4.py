@@ -221,3 +221,18 @@ def test_execution_metrics_is_the_share_of_limits_met(tmp_path: Path) -> None:
     found = score(tmp_path, [entry, {"type": "contains", "value": "ok"}], spent, agentv=True)
     assert found.findings[0].score == 0.5  # tokens 1200 > 1000, no cost reported
     assert (found.test.score, found.test.passed) == (0.0, False)  # required, below 0.8
+
+
+def test_values_name_vars_either_way(tmp_path: Path) -> None:
+    # AgentV's templates write {{ vars.name }} as well as {{ name }}
+    found = score(
+        tmp_path,
+        [
+            {"type": "contains", "value": "{{ vars.city }}"},
+            {"type": "contains", "value": "{{city}}"},
+        ],
+        "Paris",
+        vars={"city": "Paris"},
+        agentv=True,
+    )
+    assert [f.score for f in found.findings] == [1.0, 1.0]

@@ -201,7 +201,10 @@ class PromptfooAssertion(EvaluatorSpec):
         )
 
     def rendered(self, case: Case) -> Any:
-        return render_value(self.value, case_vars(case))
+        """The value with the test's vars filled in (`{{ name }}`, and `{{ vars.name }}`
+        as AgentV's files write them)."""
+        variables = case_vars(case)
+        return render_value(self.value, {"vars": variables, **variables})
 
     def result(
         self, ok: bool, score: float | None = None, reason: str = "", **extra: Any
