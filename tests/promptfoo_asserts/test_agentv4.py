@@ -236,3 +236,15 @@ def test_values_name_vars_either_way(tmp_path: Path) -> None:
         agentv=True,
     )
     assert [f.score for f in found.findings] == [1.0, 1.0]
+
+
+def test_a_rubric_reply_with_checks_only(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    # llm-grader.ts normalizePromptfooGradingResult: no pass/score -> the checks: pass when
+    # all pass, score the mean of each check's score (else its pass)
+    write_project(tmp_path, fake_llm)
+    fake_llm.script(
+        '{"checks": [{"text": "a", "pass": true}, {"text": "b", "score": 0.5}, '
+        '{"text": "c", "passed": "no"}]}'
+    )
+    found = score(tmp_path, ["Covers a, b and c"], "x", agentv=True)
+    assert (found.findings[0].score, found.findings[0].passed) == (0.5, False)

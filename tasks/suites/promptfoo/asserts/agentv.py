@@ -25,6 +25,7 @@ from pydantic import Field
 
 from accord.engine.errors import ConfigError
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
+from accord.tasks.evaluators.base import clip as clamp
 from accord.tasks.suites.promptfoo.asserts.agentv_checks import AGENTV4, AgentVAssertion
 from accord.tasks.suites.promptfoo.asserts.base import (
     PromptfooAssertion,
@@ -33,7 +34,7 @@ from accord.tasks.suites.promptfoo.asserts.base import (
     output_string,
 )
 from accord.tasks.suites.promptfoo.asserts.building import build_assertion
-from accord.tasks.suites.promptfoo.asserts.graded import LlmRubric
+from accord.tasks.suites.promptfoo.asserts.graded import LlmRubric, read_pass, read_score
 
 if TYPE_CHECKING:
     from accord.tasks.suites.core.cases import Case, Output
@@ -55,6 +56,26 @@ class AgentVRubric(LlmRubric):
     `{{ expected_output }}` filled in); AgentV keeps scores in [0, 1]."""
 
     prompt_template: str | None = None
+
+    def read_verdict(self, verdict: dict[str, Any]) -> tuple[bool, float]:
+        """AgentV's reading (graders/llm-grader.ts normalizePromptfooGradingResult): with
+        no pass or score, its `checks` decide (all pass; the mean of their scores, each
+        else its pass as 1/0); scores are kept in [0, 1]."""
+        checks = [c for c in verdict.get("checks") or [] if isinstance(c, dict)]
+        raw_pass = verdict.get("pass")
+        if raw_pass is not None:
+            passed = raw_pass if isinstance(raw_pass, bool) else read_pass(raw_pass)
+        else:
+            passed = all(_check_pass(c) for c in checks) if checks else True
+        if verdict.get("score") is not None or not checks:
+            return passed, clamp(read_score(verdict.get("score"), passed))
+        parts = [
+            clamp(read_score(c["score"], _check_pass(c)))
+            if c.get("score") is not None
+            else float(_check_pass(c))
+            for c in checks
+        ]
+        return passed, sum(parts) / len(parts)
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         if self.prompt_template is None:
@@ -83,6 +104,15 @@ class AgentVRubric(LlmRubric):
         verdict, _ = await self.ask(ev, case, messages, _scored_object, "score")
         score = float(verdict["score"])
         return self.result(score >= PASS, score, json.dumps(verdict.get("assertions", [])))
+
+
+def _check_pass(check: dict[str, Any]) -> bool:
+    value = check.get("pass", check.get("passed", check.get("satisfied")))
+    if value is not None:
+        return value if isinstance(value, bool) else read_pass(value)
+    if check.get("score") is not None:
+        return clamp(read_score(check["score"], False)) >= PASS
+    return False
 
 
 def _scored_object(reply: str) -> dict[str, Any] | None:
