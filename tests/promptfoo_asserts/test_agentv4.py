@@ -248,3 +248,12 @@ def test_a_rubric_reply_with_checks_only(tmp_path: Path, fake_llm: FakeOpenAI) -
     )
     found = score(tmp_path, ["Covers a, b and c"], "x", agentv=True)
     assert (found.findings[0].score, found.findings[0].passed) == (0.5, False)
+
+
+def test_regex_flags(tmp_path: Path) -> None:
+    # graders/assertions.ts: new RegExp(pattern, flags)
+    entry = {"type": "regex", "value": "[a-z]+@[a-z]+\\.[a-z]+", "flags": "i"}
+    found = score(tmp_path, [entry], "Mail SUPPORT@ACME.COM", agentv=True)
+    assert found.findings[0].score == 1.0
+    with pytest.raises(ConfigError):
+        build_agentv_assertion({**entry, "flags": "x"}, base_dir=tmp_path, where="s.yaml:3")

@@ -296,6 +296,8 @@ def build_agentv_assertion(
              "weight": float(rest.get("weight", 1.0))}
         )  # fmt: skip
     else:
+        if base == "regex" and "flags" in rest:
+            rest = _flagged(rest, where)
         spec = build_assertion(rest, base_dir=base_dir, where=where, name=name)
         if agentv_fields.get("negate"):
             spec = spec.model_copy(update={"inverse": not spec.inverse})
@@ -309,6 +311,20 @@ def build_agentv_assertion(
         floor = minimum if minimum is not None else (required if required is not True else PASS)
         spec = spec.model_copy(update={"required": True, "min_score": float(floor)})
     return spec
+
+
+def _flagged(entry: dict[str, Any], where: str) -> dict[str, Any]:
+    """AgentV's regex `flags` (JavaScript's: i, m, s; g, u and y change nothing for one
+    search) written into the pattern as Python's inline flags."""
+    flags = entry["flags"]
+    if not isinstance(flags, str) or set(flags) - set("imsguy"):
+        raise ConfigError(f"{where}: regex 'flags' are letters of i, m, s, g, u, y")
+    pattern = entry.get("value")
+    inline = "".join(f for f in "ims" if f in flags)
+    rest = {k: v for k, v in entry.items() if k != "flags"}
+    if inline and isinstance(pattern, str):
+        rest["value"] = f"(?{inline}){pattern}"
+    return rest
 
 
 def _minimum(spec: EvaluatorSpec, limit: float) -> float:
