@@ -52,13 +52,19 @@ def score(
     options: dict[str, Any] | None = None,
     provider_config: dict[str, Any] | None = None,
     agentv: bool = False,
+    base_dir: Path | None = None,
 ) -> Scored:
     """The assertions on one output of one test (`agentv`: as an AgentV 4 file's)."""
     if not (root / "config.yml").exists():
         write_project(root)
-    build = build_agentv_assertion if agentv else build_assertion
     specs = tuple(
-        build(entry, base_dir=root, where=f"promptfooconfig.yaml:{n + 3}", name=f"a{n}")
+        build_agentv_assertion(
+            entry, base_dir=base_dir or root, where=f"suite.yaml:{n + 3}", name=f"a{n}", root=root
+        )
+        if agentv
+        else build_assertion(
+            entry, base_dir=base_dir or root, where=f"promptfooconfig.yaml:{n + 3}", name=f"a{n}"
+        )
         for n, entry in enumerate(asserts)
     )
     produced = output if isinstance(output, Output) else Output(text=output)

@@ -81,12 +81,12 @@ TESTS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-def promptfoo_results(folder: Path) -> list[dict[str, Any]]:
+def promptfoo_results(folder: Path, tests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     config = {
         "description": "accord differential",
         "prompts": ["{{text}}"],
         "providers": [{"id": "echo"}],
-        "tests": TESTS,
+        "tests": tests,
     }
     folder.mkdir()
     (folder / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -104,7 +104,7 @@ def promptfoo_results(folder: Path) -> list[dict[str, Any]]:
     assert done.returncode in (0, 100), done.stderr[-2000:]
     results = json.loads((folder / "pf.json").read_text())["results"]["results"]
     by_text = {r["vars"]["text"]: r["gradingResult"] for r in results}
-    return [by_text[t["vars"]["text"]] for t in TESTS]
+    return [by_text[t["vars"]["text"]] for t in tests]
 
 
 def flattened(findings: list[Finding]) -> list[tuple[bool | None, float | None]]:
@@ -117,7 +117,7 @@ def flattened(findings: list[Finding]) -> list[tuple[bool | None, float | None]]
 
 
 def test_accord_scores_as_promptfoo_does(tmp_path: Path) -> None:
-    theirs = promptfoo_results(tmp_path / "pf")
+    theirs = promptfoo_results(tmp_path / "pf", TESTS)
     for test, grading in zip(TESTS, theirs, strict=True):
         ours = score(tmp_path, test["assert"], test["vars"]["text"], vars=test["vars"],
                      threshold=test.get("threshold"))  # fmt: skip
@@ -127,3 +127,72 @@ def test_accord_scores_as_promptfoo_does(tmp_path: Path) -> None:
         assert ours.test.score == pytest.approx(grading["score"])
         named = {k: pytest.approx(v) for k, v in grading["namedScores"].items()}
         assert ours.test.metadata["namedScores"] == named
+
+
+GRADED: list[dict[str, Any]] = [
+    {
+        "vars": {"text": "Paris is the capital of France, in Spain.",
+                 "query": "What is the capital of France?",
+                 "context": "Paris is the capital of France.\nIt has 2 million people.\nIt rains."},
+        "assert": [
+            {"type": "llm-rubric", "value": "RUBRIC-ONE mentions Paris"},
+            {"type": "llm-rubric", "value": "RUBRIC-TWO is short", "threshold": 0.5},
+            {"type": "factuality", "value": "IDEAL-ONE Paris"},
+            {"type": "model-graded-closedqa", "value": "CRITERION-ONE names a city"},
+            {"type": "context-recall", "value": "TRUTH-ONE Paris is the capital."},
+            {"type": "context-relevance", "threshold": 0.5},
+            {"type": "context-faithfulness", "threshold": 0.4},
+            {"type": "similar", "value": "Paris is the capital of France", "threshold": 0.9},
+            {"type": "not-similar", "value": "zzz qqq"},
+            {"type": "answer-relevance", "threshold": 0.5},
+        ],
+    },
+]  # fmt: skip
+
+
+def judge(body: dict[str, Any]) -> Any:
+    """The fake judge's reply, chosen by what both tools' prompts quote from the file."""
+    from tests.fakes import Reply
+
+    asked = json.dumps(body["messages"])
+    replies = [
+        ("RUBRIC-ONE", '{"reason": "names it", "pass": true, "score": 0.9}'),
+        ("RUBRIC-TWO", '{"reason": "too long", "pass": true, "score": 0.3}'),
+        ("IDEAL-ONE", '{"category": "D", "reason": "disagrees"}'),
+        ("CRITERION-ONE", "It names Paris.\nY\nY"),
+        ("TRUTH-ONE", "1. Paris is the capital. [Attributed]\n2. Other. [Not Attributed]"),
+        ("Insufficient Information", "Paris is the capital of France."),
+        ("Final verdict", "1. Verdict: Yes.\nFinal verdict for each statement in order: Yes. No."),
+        ("statements", "Paris is the capital of France.\nParis is in Spain."),
+    ]
+    for key, text in replies:
+        if key in asked:
+            return Reply(text=text)
+    return Reply(text="What is the capital city of France?")  # answer-relevance's question
+
+
+def test_model_graded_assertions_score_as_promptfoo_does(tmp_path: Path, fake_llm: Any) -> None:
+    from tests.promptfoo_asserts.harness import write_project
+
+    fake_llm.responder = judge
+    folder = tmp_path / "pf"
+    grader = {
+        "id": "openai:chat:fake-model",
+        "config": {"apiBaseUrl": fake_llm.url, "apiKey": "test-key"},
+    }
+    embedder = {
+        "id": "openai:embedding:fake-model",
+        "config": {"apiBaseUrl": fake_llm.url, "apiKey": "test-key"},
+    }
+    options = {"provider": {"text": grader, "embedding": embedder}}
+    theirs = promptfoo_results(folder, [{**t, "options": options} for t in GRADED])
+    root = write_project(tmp_path, fake_llm, embedding=True)
+    for test, grading in zip(GRADED, theirs, strict=True):
+        ours = score(root, test["assert"], test["vars"]["text"], vars=test["vars"])
+        got = [(f.passed, f.score, f.error) for f in ours.findings]
+        expected = [
+            (c["pass"], pytest.approx(c["score"]), None) for c in grading["componentResults"]
+        ]
+        assert got == expected
+        assert ours.test.passed == grading["pass"]
+        assert ours.test.score == pytest.approx(grading["score"])

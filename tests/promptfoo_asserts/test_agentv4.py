@@ -134,3 +134,126 @@ def test_agentv_entries_are_checked_at_load(tmp_path: Path) -> None:
     assert caught.value.message == (
         "suite.yaml:12: 'mode' is no key of a trajectory:tool-used assertion"
     )
+
+
+def test_an_llm_rubric_with_agentvs_grader_prompt_file(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    # AgentV's llm-rubric `prompt:` is a grader template ({{ output }} filled in) named
+    # from the eval's folder; the judge's {score, assertions} gives the score
+    write_project(tmp_path, fake_llm)
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "safety.md").write_text("Is it safe?\n[[ ## answer ## ]]\n{{ output }}")
+    (tmp_path / "evals").mkdir()
+    fake_llm.script('{"score": 0.6, "assertions": [{"text": "mild", "passed": false}]}')
+    asserts: list[Any] = [
+        {
+            "type": "assert-set",
+            "assert": [
+                {"type": "llm-rubric", "prompt": "file://../prompts/safety.md", "metric": "safety"},
+                "Mentions Paris",
+            ],
+        }
+    ]
+    fake_llm.script('{"pass": true, "score": 1, "reason": "yes"}')
+    found = score(tmp_path, asserts, "Paris is nice", agentv=True, base_dir=tmp_path / "evals")
+    member = found.findings[0]
+    assert sorted(c.score or 0 for c in member.children) == [0.6, 1.0]
+    asked = [r["messages"][-1]["content"] for r in fake_llm.requests]
+    assert any(a == "Is it safe?\n[[ ## answer ## ]]\nParis is nice" for a in asked)
+
+
+def test_a_grader_prompt_outside_the_project_is_refused(tmp_path: Path) -> None:
+    inner = tmp_path / "project" / "evals"
+    inner.mkdir(parents=True)
+    (tmp_path / "secret.md").write_text("x")
+    with pytest.raises(ConfigError) as caught:
+        build_agentv_assertion(
+            {"type": "llm-rubric", "prompt": "file://../../secret.md"},
+            base_dir=inner, where="suite.yaml:5", root=tmp_path / "project",
+        )  # fmt: skip
+    assert "leads outside the project root" in caught.value.message
+
+
+def test_a_script_grader_reads_agentvs_payload_and_answers(tmp_path: Path) -> None:
+    # graders/script-grader.ts: payload on stdin; score = score, else the checks' mean,
+    # else pass; pass = pass, else score >= 0.8
+    (tmp_path / "graders").mkdir()
+    (tmp_path / "graders" / "keywords.py").write_text(
+        "import json, sys\n"
+        "p = json.load(sys.stdin)\n"
+        "words = p['config']['words']\n"
+        "checks = [{'text': w, 'pass': w in p['output'], 'reason': 'looked'} for w in words]\n"
+        "print(json.dumps({'checks': checks}))\n"
+    )
+    (tmp_path / "evals").mkdir()
+    import sys
+
+    asserts: list[Any] = [
+        {
+            "type": "script",
+            "command": [sys.executable, "../graders/keywords.py"],
+            "words": ["Paris", "France", "Lyon"],
+            "metric": "keywords",
+        },
+        {"type": "script", "command": 'echo \'{"score": 1.5, "pass": false}\''},
+        {"type": "script", "command": "echo nothing"},
+    ]
+    found = score(tmp_path, asserts, "Paris, France", agentv=True, base_dir=tmp_path / "evals")
+    first, second, third = found.findings
+    assert (first.score, first.passed) == (pytest.approx(2 / 3), False)
+    assert (second.score, second.passed) == (1.0, False)
+    assert third.score is None and "printed no JSON object" in (third.error or "")
+
+
+def test_execution_metrics_is_the_share_of_limits_met(tmp_path: Path) -> None:
+    # graders/execution-metrics.ts: score = checks met / checks; a figure not reported fails
+    spent = Output(
+        text="ok",
+        tool_calls=[{"name": "read", "arguments": {}}, {"name": "grep", "arguments": {}}],
+        usage={"input": 900, "output": 300},
+        duration_ms=1200.0,
+    )
+    entry: dict[str, Any] = {
+        "type": "execution-metrics", "max_tool_calls": 5, "max_tokens": 1000,
+        "max_duration_ms": 5000, "max_cost_usd": 0.1, "required": True,
+    }  # fmt: skip
+    found = score(tmp_path, [entry, {"type": "contains", "value": "ok"}], spent, agentv=True)
+    assert found.findings[0].score == 0.5  # tokens 1200 > 1000, no cost reported
+    assert (found.test.score, found.test.passed) == (0.0, False)  # required, below 0.8
+
+
+def test_values_name_vars_either_way(tmp_path: Path) -> None:
+    # AgentV's templates write {{ vars.name }} as well as {{ name }}
+    found = score(
+        tmp_path,
+        [
+            {"type": "contains", "value": "{{ vars.city }}"},
+            {"type": "contains", "value": "{{city}}"},
+        ],
+        "Paris",
+        vars={"city": "Paris"},
+        agentv=True,
+    )
+    assert [f.score for f in found.findings] == [1.0, 1.0]
+
+
+def test_a_rubric_reply_with_checks_only(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    # llm-grader.ts normalizePromptfooGradingResult: no pass/score -> the checks: pass when
+    # all pass, score the mean of each check's score (else its pass)
+    write_project(tmp_path, fake_llm)
+    fake_llm.script(
+        '{"checks": [{"text": "a", "pass": true}, {"text": "b", "score": 0.5}, '
+        '{"text": "c", "passed": "no"}]}'
+    )
+    found = score(tmp_path, ["Covers a, b and c"], "x", agentv=True)
+    assert (found.findings[0].score, found.findings[0].passed) == (0.5, False)
+
+
+def test_regex_flags(tmp_path: Path) -> None:
+    # graders/assertions.ts: new RegExp(pattern, flags)
+    entry = {"type": "regex", "value": "[a-z]+@[a-z]+\\.[a-z]+", "flags": "i"}
+    found = score(tmp_path, [entry], "Mail SUPPORT@ACME.COM", agentv=True)
+    assert found.findings[0].score == 1.0
+    with pytest.raises(ConfigError):
+        build_agentv_assertion({**entry, "flags": "x"}, base_dir=tmp_path, where="s.yaml:3")

@@ -152,3 +152,9 @@ def test_a_file_value_is_read_from_the_config_folder(tmp_path: Path) -> None:
         "forty two",
     )
     assert got == [(1.0, True), (1.0, True)]
+
+
+def test_a_var_the_test_does_not_set_renders_as_nothing(tmp_path: Path) -> None:
+    # index.ts renders the value with nunjucks, where an undefined name is ''
+    got = verdicts(tmp_path, [{"type": "equals", "value": "Hi {{ nobody }}!"}], "Hi !")
+    assert got == [(1.0, True)]

@@ -1,4 +1,5 @@
-"""promptfoo's assertions (release 0.118) as evaluators of the evaluation core.
+"""promptfoo's assertions (release 0.118) as evaluators of the evaluation core, and AgentV
+4's (`agentv`: promptfoo's form plus AgentV's additions, with AgentV's test score).
 
 `build_assertion(entry, base_dir=..., where=...)` turns one entry of a test's `assert:` list
 into an evaluator spec; `combine(findings, ...)` is promptfoo's test result from its
@@ -8,6 +9,7 @@ the test's `threshold`, when the score reaches it; the named scores of `metric`)
 
 from __future__ import annotations
 
+from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion, combine_agentv
 from accord.tasks.suites.promptfoo.asserts.base import PROMPTFOO, PromptfooAssertion, PromptfooCase
 from accord.tasks.suites.promptfoo.asserts.building import build_assertion, supported_types
 from accord.tasks.suites.promptfoo.asserts.combine import combine, named_scores
@@ -16,8 +18,10 @@ __all__ = [
     "PROMPTFOO",
     "PromptfooAssertion",
     "PromptfooCase",
+    "build_agentv_assertion",
     "build_assertion",
     "combine",
+    "combine_agentv",
     "named_scores",
     "supported_types",
 ]

@@ -14,6 +14,7 @@ case (`PromptfooCase.vars`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -99,14 +100,22 @@ def render_value(value: Any, variables: dict[str, Any]) -> Any:
 
 
 def render_text(text: str, variables: dict[str, Any]) -> str:
-    if "{{" not in text and "{%" not in text and "{#" not in text:
-        return text
-    from accord.engine.render import render
-
     try:
-        return render(text, variables)
+        return fill_template(text, variables)
     except AccordError as exc:
         raise EvaluatorFailure(f"the assertion's value could not be rendered: {exc}") from None
+
+
+def fill_template(template: str, values: dict[str, Any]) -> str:
+    """A nunjucks template of a promptfoo file filled on accord's sandboxed Jinja (the
+    syntax these templates use is common to both). A name with no value renders as
+    nothing, as nunjucks renders it; `AccordError` when the template is not valid."""
+    if "{{" not in template and "{%" not in template:
+        return template
+    from accord.engine.render import render
+
+    names = set(re.findall(r"{{-?\s*([A-Za-z_]\w*)", template))
+    return render(template, {name: "" for name in names} | values)
 
 
 FILE = "file://"
@@ -192,7 +201,10 @@ class PromptfooAssertion(EvaluatorSpec):
         )
 
     def rendered(self, case: Case) -> Any:
-        return render_value(self.value, case_vars(case))
+        """The value with the test's vars filled in (`{{ name }}`, and `{{ vars.name }}`
+        as AgentV's files write them)."""
+        variables = case_vars(case)
+        return render_value(self.value, {"vars": variables, **variables})
 
     def result(
         self, ok: bool, score: float | None = None, reason: str = "", **extra: Any

@@ -69,10 +69,11 @@ def named_scores(
     for found, spec in zip(findings, assertions, strict=True):
         if found.score is None:
             continue
-        if spec.metric:
-            scores[spec.metric] = scores.get(spec.metric, 0.0) + found.score
+        own = getattr(spec, "metric", None)  # AgentV's evaluators in a set have none
+        if own:
+            scores[own] = scores.get(own, 0.0) + found.score
         inner = found.metadata.get("namedScores") if isinstance(found.metadata, dict) else None
         for metric, value in (inner or {}).items():
-            if metric != spec.metric:
+            if metric != own:
                 scores[metric] = scores.get(metric, 0.0) + value
     return scores

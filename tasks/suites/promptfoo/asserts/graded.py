@@ -33,6 +33,7 @@ from accord.tasks.suites.promptfoo.asserts.base import (
     case_options,
     case_prompt,
     case_vars,
+    fill_template,
     output_string,
     output_value,
     promptfoo,
@@ -209,17 +210,10 @@ class Graded(PromptfooAssertion):
 
 
 def fill(template: str, context: dict[str, Any]) -> str:
-    """A grading template with the values filled in (nunjucks' syntax for what these
-    templates use: `{{ name }}`, filters such as `join`)."""
-    if "{{" not in template and "{%" not in template:
-        return template
-    from accord.engine.render import render
-
-    # nunjucks renders a missing name as nothing; templates written for promptfoo rely on it
-    names = set(re.findall(r"{{-?\s*([A-Za-z_]\w*)", template))
-    values = {name: "" for name in names} | context
+    """A grading template with the values filled in (`{{ name }}`, filters such as
+    `join`), a missing name rendering as nothing (nunjucks' way)."""
     try:
-        return render(template, values)
+        return fill_template(template, context)
     except AccordError as exc:
         raise EvaluatorFailure(f"the grading prompt could not be filled: {exc.message}") from None
 
@@ -252,17 +246,7 @@ class LlmRubric(Graded):
         verdict, _reply = await self.ask(
             ev, case, self.messages(case, default, context), _first_object, "JSON object"
         )
-        passed = verdict.get("pass", True)
-        if passed is None:
-            passed = True
-        if not isinstance(passed, bool):
-            passed = re.fullmatch(r"(?i)true|yes|pass|y", str(passed)) is not None
-        raw = verdict.get("score")
-        if isinstance(raw, int | float) and not isinstance(raw, bool):
-            score = float(raw)
-        else:
-            number = js_number(raw)
-            score = number if math.isfinite(number) else float(passed)
+        passed, score = self.read_verdict(verdict)
         limit = self.pass_threshold
         if limit is not None:
             passed = passed and score >= limit
@@ -270,6 +254,28 @@ class LlmRubric(Graded):
         failed = f"Score {js_text(score)} below threshold {shown}"
         reason = verdict.get("reason") or ("Grading passed" if passed else failed)
         return self.result(passed, score, str(reason))
+
+    def read_verdict(self, verdict: dict[str, Any]) -> tuple[bool, float]:
+        """(pass, score) of the judge's object, before the threshold."""
+        passed = verdict.get("pass", True)
+        if passed is None:
+            passed = True
+        if not isinstance(passed, bool):
+            passed = read_pass(passed)
+        return passed, read_score(verdict.get("score"), passed)
+
+
+def read_pass(value: Any) -> bool:
+    """promptfoo's reading of a pass that is no boolean: true, yes, pass or y."""
+    return re.fullmatch(r"(?i)true|yes|pass|y", str(value)) is not None
+
+
+def read_score(value: Any, passed: bool) -> float:
+    """A score as promptfoo reads it: a number, else Number(value), else the pass as 1/0."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    number = js_number(value)
+    return number if math.isfinite(number) else float(passed)
 
 
 def _first_object(reply: str) -> dict[str, Any] | None:
