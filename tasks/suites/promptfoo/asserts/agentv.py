@@ -170,7 +170,7 @@ class Script(AgentVAssertion):
         if code != 0:
             tail = stderr.decode(errors="replace").strip()[-800:]
             raise EvaluatorFailure(f"script grader `{shown}` exited with {code}: {tail}")
-        from accord.tasks.suites.core.judging import json_object
+        from accord.tasks.evaluators.judging import json_object
 
         answer = json_object(stdout.decode(errors="replace"))
         if not isinstance(answer, dict):

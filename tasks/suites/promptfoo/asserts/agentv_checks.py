@@ -26,8 +26,8 @@ from accord.tasks.suites.promptfoo.asserts.base import (
 )
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import Case, Output
-    from accord.tasks.suites.core.judging import EvalContext
+    from accord.tasks.evaluators.cases import Case, Output
+    from accord.tasks.evaluators.judging import EvalContext
 
 COMMAND_TOOLS = {"exec_command", "local_shell", "shell"}
 AGENTV4: Registry[type[AgentVAssertion]] = Registry("AgentV assertion", plugins=False)
