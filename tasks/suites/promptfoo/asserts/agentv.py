@@ -430,14 +430,16 @@ class AgentVRubric(LlmRubric):
 
 # --- building and the test's score -------------------------------------------------------------
 
-AGENTV_KEYS = frozenset({"required", "min_score", "negate"})
+AGENTV_KEYS = frozenset({"required", "min_score", "negate", "id"})
 
 
 def build_agentv_assertion(
-    entry: Any, *, base_dir: Path, where: str, name: str | None = None
+    entry: Any, *, base_dir: Path, where: str, name: str | None = None, root: Path | None = None
 ) -> PromptfooAssertion:
     """An entry of an AgentV 4 `assert:` list: a plain string (a rubric), one of AgentV's
-    own types, or a promptfoo type (with AgentV's `required`, `min_score`, `negate`)."""
+    own types (`script` among them, agentv_script.py), or a promptfoo type (with AgentV's
+    `required`, `min_score`, `negate`). An entry's `id` is a label in the file only: AgentV
+    names an assertion by its `metric` and scores it the same with or without an id."""
     if isinstance(entry, str):
         if not entry.strip():
             raise ConfigError(f"{where}: an assertion written as text needs the rubric's text")
@@ -451,11 +453,31 @@ def build_agentv_assertion(
     kind = str(rest.get("type", ""))
     inverse = kind.startswith("not-") != bool(agentv_fields.get("negate"))
     base = kind[4:] if kind.startswith("not-") else kind
-    if base in AGENTV4:
+    spec: PromptfooAssertion
+    if kind == "script":
+        from accord.tasks.suites.promptfoo.asserts.agentv_script import build_script
+
+        spec = build_script(  # every key it does not read reaches the script's config
+            entry, base_dir=base_dir, root=root or base_dir, where=where,
+            name=name or rest.get("metric") or kind,
+        )  # fmt: skip
+        if inverse:
+            spec = spec.model_copy(update={"inverse": True})
+    elif kind == "llm-rubric" and "prompt" in rest:
+        from accord.tasks.suites.promptfoo.asserts.agentv_prompt import build_prompt_rubric
+
+        if agentv_fields.get("negate"):
+            raise ConfigError(f"{where}: 'negate' on an llm-rubric with 'prompt' is not "
+                              "supported by accord")  # fmt: skip
+        spec = build_prompt_rubric(
+            rest, base_dir=base_dir, root=root or base_dir, where=where,
+            name=name or rest.get("metric") or kind,
+        )  # fmt: skip
+    elif base in AGENTV4:
         extra = sorted(set(rest) - {"type", "value", "metric", "weight"})
         if extra:
             raise ConfigError(f"{where}: '{extra[0]}' is no key of a {kind} assertion")
-        spec: PromptfooAssertion = AGENTV4.get(base).model_validate(
+        spec = AGENTV4.get(base).model_validate(
             {"type": kind, "base_type": base, "inverse": inverse, "value": rest.get("value"),
              "name": name or rest.get("metric") or kind, "metric": rest.get("metric"),
              "weight": float(rest.get("weight", 1.0))}
