@@ -17,9 +17,7 @@ def second_largest(numbers: list[int]) -> int:
 ```'''
 
 ANSWERS = {
-    "calculateTotal": (
-        "The loop `i < 0` never runs (SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT)."
-    ),
+    "calculateTotal": ("The loop `i < 0` never runs (SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT)."),
     "second largest": SECOND_LARGEST,
     "fitness app": "1. Micro-workouts between meetings ...",
     "off-by-one": "Use range(len(items)).",
