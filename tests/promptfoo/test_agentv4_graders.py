@@ -273,3 +273,53 @@ def test_an_id_on_an_assertion_is_accepted_and_scores_the_same(
     case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["a"]
     assert [e["score"] for e in case["evaluations"]] == [1.0, 0.0], case
     assert case["score"] == 0.5
+
+
+# --- field-accuracy and execution-metrics ------------------------------------------------------
+
+
+def test_field_accuracy_scores_the_answers_fields_as_agentv(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    path = tmp_path / "s.eval.yaml"
+    path.write_text(
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n  - id: a\n    vars:\n"
+        '      input: \'{"invoice_number": "INV-1", "total": 101, "date": "2024-01-15"}\'\n'
+        "      expected_output: {invoice_number: INV-1, total: 100, date: 15-Jan-2024, po: P1}\n"
+        "    assert:\n      - type: field-accuracy\n        fields:\n"
+        "          - {path: invoice_number, match: exact, weight: 2}\n"
+        "          - {path: total, match: numeric_tolerance, tolerance: 0.5}\n"
+        "          - {path: date, match: date, formats: [YYYY-MM-DD, DD-MMM-YYYY]}\n"
+        "          - {path: po, match: exact, required: false}\n"
+    )
+    case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["a"]
+    found = case["evaluations"][0]
+    # field-accuracy.ts: the weighted mean of the fields (invoice 1 at weight 2, total 0,
+    # date 1; a missing optional field weighs 0): (2 + 0 + 1) / 4; a pass at 0.8
+    assert (found["score"], found["passed"]) == (0.75, False), found
+
+
+def test_execution_metrics_counts_the_limits_met_as_agentv(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    path = tmp_path / "s.eval.yaml"
+    path.write_text(
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n  - id: a\n"
+        "    vars: {input: hi}\n    assert:\n      - type: execution-metrics\n"
+        "        max_tokens: 10\n        max_duration_ms: 600000\n"
+    )
+    case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["a"]
+    found = case["evaluations"][0]
+    # execution-metrics.ts: the share of limits met; echo reports no token usage (a miss),
+    # its time is within the limit (a hit)
+    assert (found["score"], found["passed"]) == (0.5, False), found
+    assert "tokens data not available" in found["reason"], found
+
+
+def test_a_field_accuracy_without_fields_is_refused_at_its_line(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    path = _write(tmp_path, fake_llm, "      - type: field-accuracy\n        fields: []\n")
+    _refused(accord("eval", path), "s.eval.yaml:8", "field-accuracy")

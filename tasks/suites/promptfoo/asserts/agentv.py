@@ -473,6 +473,12 @@ def build_agentv_assertion(
             rest, base_dir=base_dir, root=root or base_dir, where=where,
             name=name or rest.get("metric") or kind,
         )  # fmt: skip
+    elif kind in ("field-accuracy", "execution-metrics"):
+        from accord.tasks.suites.promptfoo.asserts.agentv_seed import build_seed
+
+        spec = build_seed(rest, where=where, name=name or rest.get("metric") or kind)
+        if inverse:
+            raise ConfigError(f"{where}: 'negate' on {kind} is not supported by accord")
     elif base in AGENTV4:
         extra = sorted(set(rest) - {"type", "value", "metric", "weight"})
         if extra:
