@@ -176,6 +176,9 @@ def _refused(run: Run, *parts: str) -> None:
     ("entry", "parts"),
     [
         ("command: python3 g.py | tee x", ["s.eval.yaml:8", "needs a shell", "as a list"]),
+        ("command: DEBUG=1 python3 g.py", ["s.eval.yaml:8", "needs a shell"]),
+        ("command: 'python3 g.py # note'", ["s.eval.yaml:8", "needs a shell"]),
+        ("command: [../outside.py]", ["s.eval.yaml:8", "outside the project"]),
         ("command: [python3, ../outside.py]", ["s.eval.yaml:8", "outside the project"]),
         ("command: [python3, missing.py]", ["s.eval.yaml:8", "missing.py", "does not exist"]),
         ("script: [python3, g.py]", ["s.eval.yaml:8", "'command'"]),

@@ -49,7 +49,9 @@ OWN_KEYS = frozenset({
     "required", "min_score", "negate", "transform", "postprocess",
 })  # fmt: skip
 # what makes a command line need a shell: operators, expansions, quoting tricks, globs
-_SHELL_SYNTAX = re.compile(r"[|&;<>()$`\\*?\[\]{}~\n]")
+_SHELL_SYNTAX = re.compile(r"[|&;<>()$`\\*?\[\]{}~#\n]")
+# a leading NAME=value is a variable assignment to a shell, a program name to accord
+_ASSIGNMENT = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*=")
 # AgentV's looksLikeFilePath: the last word of a command is a script file
 _FILE_LIKE = re.compile(r"\.[cm]?[jt]sx?$|\.py$|\.sh$|\.bash$|\.rb$|\.go$|\.rs$", re.IGNORECASE)
 
@@ -80,7 +82,7 @@ def build_script(
     folder = _inside(root, base_dir / (cwd or "."), where, "the script grader's cwd")
     if not folder.is_dir():
         raise ConfigError(f"{where}: the script grader's cwd '{cwd}' is no folder")
-    if len(command) > 1 and _looks_like_file(command[-1]):
+    if _looks_like_file(command[-1]):
         script = _inside(root, folder / command[-1], where, "the grader script")
         if not script.is_file():
             raise ConfigError(f"{where}: the grader script '{command[-1]}' does not exist "
@@ -103,7 +105,7 @@ def _argv(value: Any, where: str) -> list[str]:
     if isinstance(value, str):
         if not value.strip():
             raise ConfigError(f"{where}: a script grader's command cannot be empty")
-        if _SHELL_SYNTAX.search(value):
+        if _SHELL_SYNTAX.search(value) or _ASSIGNMENT.match(value):
             raise ConfigError(
                 f"{where}: the command {value!r} needs a shell (AgentV runs it with sh -lc); "
                 "accord runs no shell: write 'command' as a list of program and arguments, "
