@@ -172,7 +172,7 @@ def test_a_grader_prompt_outside_the_project_is_refused(tmp_path: Path) -> None:
             {"type": "llm-rubric", "prompt": "file://../../secret.md"},
             base_dir=inner, where="suite.yaml:5", root=tmp_path / "project",
         )  # fmt: skip
-    assert "leads outside the project root" in caught.value.message
+    assert "is outside the project" in caught.value.message
 
 
 def test_a_script_grader_reads_agentvs_payload_and_answers(tmp_path: Path) -> None:
@@ -196,14 +196,16 @@ def test_a_script_grader_reads_agentvs_payload_and_answers(tmp_path: Path) -> No
             "words": ["Paris", "France", "Lyon"],
             "metric": "keywords",
         },
-        {"type": "script", "command": 'echo \'{"score": 1.5, "pass": false}\''},
-        {"type": "script", "command": "echo nothing"},
+        # argv, never a shell line (accord runs no shell: agentv_script.py)
+        {"type": "script", "command": ["echo", '{"score": 1.5, "pass": false}']},
+        {"type": "script", "command": ["echo", "nothing"]},
     ]
     found = score(tmp_path, asserts, "Paris, France", agentv=True, base_dir=tmp_path / "evals")
     first, second, third = found.findings
     assert (first.score, first.passed) == (pytest.approx(2 / 3), False)
     assert (second.score, second.passed) == (1.0, False)
-    assert third.score is None and "printed no JSON object" in (third.error or "")
+    # plain text: the exit code decides (script-grader.ts, its plain-text fallback)
+    assert (third.score, third.passed) == (1.0, True)
 
 
 def test_execution_metrics_is_the_share_of_limits_met(tmp_path: Path) -> None:

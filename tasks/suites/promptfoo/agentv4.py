@@ -3,8 +3,10 @@
 `agentv4` dialect. What AgentV adds, as its packages/core/src/evaluation reads it:
 
 - its keys: `name`, `default_test`, a suite-level `assert`, `threshold` (default 0.8), a
-  test's `id`; assertions as text (rubrics), `required`, `min_score`, skill and tool
-  assertions (asserts/agentv.py);
+  test's `id`; assertions as text (rubrics), `required`, `min_score`, an assertion's `id`,
+  skill and tool assertions (asserts/agentv.py), `script` graders
+  (asserts/agentv_script.py), `llm-rubric` with a grader prompt (asserts/agentv_prompt.py),
+  `field-accuracy` and `execution-metrics` (asserts/agentv_seed.py);
 - providers named by label from the nearest `.agentv/providers.yaml` (the project's provider
   catalog); a catalog entry must be one accord runs (echo, exec:, python:, a model id);
 - `{{ env.NAME }}` anywhere in the file, rendered from the process environment at load

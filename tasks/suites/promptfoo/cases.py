@@ -107,7 +107,9 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
                 specs.append(build_assertion(entry, base_dir=loader.base, where=where, name=name))
             else:
                 specs.append(
-                    build_agentv_assertion(entry, base_dir=loader.base, where=where, name=name)
+                    build_agentv_assertion(
+                        entry, base_dir=loader.base, where=where, name=name, root=loader.root
+                    )
                 )
         except (AccordError, ValueError) as exc:
             message = getattr(exc, "message", None) or str(exc)

@@ -21,12 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
 from accord.engine.errors import ConfigError
-from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
+from accord.tasks.evaluators.base import EvaluatorSpec, Finding
 from accord.tasks.evaluators.base import clip as clamp
-from accord.tasks.suites.promptfoo.asserts.agentv_checks import AGENTV4, AgentVAssertion
+from accord.tasks.suites.promptfoo.asserts.agentv_checks import AGENTV4
 from accord.tasks.suites.promptfoo.asserts.base import (
     PromptfooAssertion,
     case_prompt,
@@ -125,128 +123,45 @@ def _scored_object(reply: str) -> dict[str, Any] | None:
     return found
 
 
-# --- script graders ------------------------------------------------------------------------------
-
-SCRIPT_TIMEOUT = 300.0
-
-
-class Script(AgentVAssertion):
-    """AgentV's `type: script`: a command (argv, or a line the shell runs) in the eval's
-    folder, given AgentV's grader payload as JSON on stdin (output, input, criteria,
-    expected_output, metadata, token_usage, cost_usd, duration_ms, config: the entry's other
-    keys); it prints `{pass?, score?, reason?, checks?}`. The score: `score` (kept in [0, 1]),
-    else the mean of the checks (each its score, else pass as 1 or 0), else pass as 1 or 0;
-    pass: `pass`, else score >= 0.8 (graders/script-grader.ts)."""
-
-    command: list[str] = Field(default_factory=list)
-    cwd: str = ""
-    settings: dict[str, Any] = Field(default_factory=dict)
-
-    async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
-        from accord.tasks.suites.core.targets import TargetFailure, run_program
-
-        variables = case_vars(case)
-        payload = {
-            "criteria": self.rendered(case) or "",
-            "expected_output": variables.get("expected_output"),
-            "output": output_string(output),
-            "messages": output.messages or [],
-            "input": case_prompt(case),
-            "metadata": case.metadata.get("metadata") if isinstance(case.metadata, dict) else None,
-            "token_usage": output.usage,
-            "cost_usd": output.cost,
-            "duration_ms": output.duration_ms,
-            "workspace_path": output.workspace,
-            "config": self.settings or None,
-        }
-        stdin = json.dumps(payload, ensure_ascii=False, default=str).encode()
-        try:
-            stdout, stderr, code = await run_program(
-                self.command, stdin, Path(self.cwd), SCRIPT_TIMEOUT, {}
-            )
-        except TargetFailure as exc:
-            raise EvaluatorFailure(f"script grader: {exc}") from None
-        shown = " ".join(self.command)
-        if code != 0:
-            tail = stderr.decode(errors="replace").strip()[-800:]
-            raise EvaluatorFailure(f"script grader `{shown}` exited with {code}: {tail}")
-        from accord.tasks.evaluators.judging import json_object
-
-        answer = json_object(stdout.decode(errors="replace"))
-        if not isinstance(answer, dict):
-            raise EvaluatorFailure(f"script grader `{shown}` printed no JSON object")
-        return self._read(answer, shown)
-
-    def _read(self, answer: dict[str, Any], shown: str) -> Finding:
-        checks = [
-            c
-            for c in answer.get("checks") or []
-            if isinstance(c, dict)
-            and isinstance(c.get("text"), str)
-            and isinstance(c.get("pass"), bool)
-            and isinstance(c.get("reason"), str)
-        ]
-        raw = answer.get("score")
-        if isinstance(raw, int | float) and not isinstance(raw, bool):
-            score = min(1.0, max(0.0, float(raw)))
-        elif checks:
-            parts = [
-                min(1.0, max(0.0, float(c["score"])))
-                if isinstance(c.get("score"), int | float) and not isinstance(c["score"], bool)
-                else float(c["pass"])
-                for c in checks
-            ]
-            score = sum(parts) / len(parts)
-        elif isinstance(answer.get("pass"), bool):
-            score = float(answer["pass"])
-        else:
-            raise EvaluatorFailure(
-                f"script grader `{shown}`: its JSON must include pass, score, or checks[]"
-            )
-        passed = answer["pass"] if isinstance(answer.get("pass"), bool) else score >= PASS
-        reason = answer.get("reason") if isinstance(answer.get("reason"), str) else ""
-        return self.result(passed, score, reason or ("passed" if passed else "failed"))
-
-
-def _metrics(
-    entry: dict[str, Any], agentv_fields: dict[str, Any], where: str, name: str | None
-) -> EvaluatorSpec:
-    """`execution-metrics`: AgentV's evaluator of the same name, which accord has for
-    AgentV's earlier format (tasks/suites/agentv/metrics.py: the share of limits met)."""
-    import pydantic
-
-    from accord.tasks.suites.agentv.metrics import ExecutionMetrics
-
-    data = {k: v for k, v in entry.items() if k not in ("type", "metric")}
-    data.update(type="execution_metrics", name=name or entry.get("metric") or "execution-metrics")
-    if "required" in agentv_fields:
-        data["required"] = agentv_fields["required"]
-    try:
-        return ExecutionMetrics.model_validate(data)
-    except pydantic.ValidationError as exc:
-        problem = "; ".join(str(e.get("msg")) for e in exc.errors())
-        raise ConfigError(f"{where}: execution-metrics assertion: {problem}") from None
-
-
-def _script(
+def _script_grader(
     entry: dict[str, Any], base_dir: Path, root: Path, where: str, name: str | None
 ) -> PromptfooAssertion:
-    command = entry.get("command")
-    if isinstance(command, str) and command.strip():
-        argv = ["/bin/sh", "-c", command]
-    elif isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-        argv = list(command)
-    else:
-        raise ConfigError(f"{where}: a script grader needs 'command': argv or a command line")
-    folder = (base_dir / str(entry.get("cwd", "."))).resolve()
-    if not folder.is_relative_to(root.resolve()):
-        raise ConfigError(f"{where}: the script grader's cwd leads outside the project root")
-    own = {"type", "command", "cwd", "metric", "weight", "value"}
-    return Script(
-        type="script", base_type="script", value=entry.get("value"), command=argv,
-        cwd=str(folder), name=name or entry.get("metric") or "script",
-        metric=entry.get("metric"), weight=float(entry.get("weight", 1.0)),
-        settings={k: v for k, v in entry.items() if k not in own},
+    """AgentV's `script` grader (agentv_script.py): argv run without a shell, the script
+    inside the project, every key it does not read reaching the script's config."""
+    from accord.tasks.suites.promptfoo.asserts.agentv_script import build_script
+
+    return build_script(entry, base_dir=base_dir, root=root, where=where, name=name or "script")
+
+
+def _seed_grader(
+    rest: dict[str, Any], base: str, inverse: bool, where: str, name: str | None
+) -> PromptfooAssertion:
+    """`field-accuracy` and `execution-metrics` by accord's AgentV evaluators (agentv_seed.py)."""
+    from accord.tasks.suites.promptfoo.asserts.agentv_seed import build_seed
+
+    if inverse:
+        raise ConfigError(f"{where}: 'negate' on {base} is not supported by accord")
+    return build_seed(rest, where=where, name=name or rest.get("metric") or base)
+
+
+def _prompt_rubric(
+    rest: dict[str, Any],
+    agentv_fields: dict[str, Any],
+    base_dir: Path,
+    root: Path,
+    where: str,
+    name: str | None,
+) -> PromptfooAssertion:
+    """`llm-rubric` with AgentV's own grader prompt file (agentv_prompt.py)."""
+    from accord.tasks.suites.promptfoo.asserts.agentv_prompt import build_prompt_rubric
+
+    if agentv_fields.get("negate"):
+        raise ConfigError(
+            f"{where}: 'negate' on an llm-rubric with 'prompt' is not supported by accord"
+        )
+    return build_prompt_rubric(
+        rest, base_dir=base_dir, root=root, where=where,
+        name=name or rest.get("metric") or "llm-rubric",
     )  # fmt: skip
 
 
@@ -278,12 +193,13 @@ def build_agentv_assertion(
     inverse = kind.startswith("not-") != bool(agentv_fields.get("negate"))
     base = kind[4:] if kind.startswith("not-") else kind
     spec: PromptfooAssertion
-    if base == "llm-rubric" and "prompt" in rest:
-        spec = _templated_rubric(rest, base_dir, root or base_dir, where, name)
-    elif base == "script":
-        spec = _script(rest, base_dir, root or base_dir, where, name)
-    elif base == "execution-metrics":
-        return _metrics(rest, agentv_fields, where, name)
+    if base == "script":
+        spec = _script_grader(entry, base_dir, root or base_dir, where, name or rest.get("metric"))
+        spec = spec.model_copy(update={"inverse": inverse}) if inverse else spec
+    elif base == "llm-rubric" and "prompt" in rest:
+        spec = _prompt_rubric(rest, agentv_fields, base_dir, root or base_dir, where, name)
+    elif base in ("field-accuracy", "execution-metrics"):
+        spec = _seed_grader(rest, base, inverse, where, name)
     elif base == "assert-set":
         spec = _agentv_set(rest, base_dir, root or base_dir, where, name)
     elif base in AGENTV4:
@@ -358,35 +274,6 @@ def _agentv_set(
         for i, item in enumerate(members)
     ]
     return shell.model_copy(update={"asserts": built})
-
-
-def _templated_rubric(
-    entry: dict[str, Any], base_dir: Path, root: Path, where: str, name: str | None
-) -> PromptfooAssertion:
-    prompt = entry["prompt"]
-    extra = sorted(set(entry) - {"type", "value", "metric", "weight", "prompt", "threshold"})
-    if extra:
-        raise ConfigError(f"{where}: '{extra[0]}' is no key of an llm-rubric assertion")
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise ConfigError(f"{where}: 'prompt' is a grader template or a file:// path to one")
-    if prompt.startswith("file://"):
-        prompt = read_inside(base_dir, root, prompt[len("file://") :], where)
-    return AgentVRubric(
-        type="llm-rubric", base_type="llm-rubric", value=entry.get("value"),
-        name=name or entry.get("metric") or "llm-rubric", metric=entry.get("metric"),
-        weight=float(entry.get("weight", 1.0)), prompt_template=prompt,
-    )  # fmt: skip
-
-
-def read_inside(base_dir: Path, root: Path, relative: str, where: str) -> str:
-    """A file named relative to `base_dir`, refused unless it lies inside `root`."""
-    target = (base_dir / relative).resolve()
-    if not target.is_relative_to(root.resolve()):
-        raise ConfigError(f"{where}: '{relative}' leads outside the project root {root}")
-    try:
-        return target.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{where}: cannot read '{relative}': {exc.strerror or exc}") from None
 
 
 def combine_agentv(
