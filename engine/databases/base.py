@@ -143,8 +143,15 @@ class Interrupter:
 
     def _interrupt(self) -> None:
         with self._lock:
-            if self._stop is not None:
+            if self._stop is None:
+                return
+            try:
                 self._stop()
+            except Exception:
+                # the handle closed under the stop (the query ended and its connection was
+                # closed between two repeats): there is nothing left to stop
+                self._stop = None
+                self._over.set()
 
     def _keep_interrupting(self) -> None:
         gap = self.FIRST_GAP

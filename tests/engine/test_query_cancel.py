@@ -138,3 +138,31 @@ def test_sql_task_timeout_ends_the_run_promptly(tmp_path: Path, timeout: int) ->
     assert result.exit_code == 1, result.output
     assert f"timed out after {timeout} s" in result.stderr
     assert took < 10
+
+
+def test_an_interrupt_that_meets_a_closed_connection_ends_quietly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fired interrupter repeats its stop until the query is over; a connection closed
+    between two repeats (DuckDB: "Connection already closed!") raised in the interrupt thread,
+    and its traceback reached stderr. Now the repeats end there."""
+    from accord.engine.databases.base import Interrupter
+
+    raised: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    calls: list[int] = []
+    second = threading.Event()
+
+    def stop() -> None:
+        calls.append(1)
+        if len(calls) >= 2:
+            second.set()
+            raise RuntimeError("Connection Error: Connection already closed!")
+
+    interrupter = Interrupter()
+    interrupter.arm(stop)
+    interrupter.fire()  # the first stop; the thread repeats it
+    assert second.wait(timeout=30), "the interrupt was not repeated"
+    assert interrupter._over.wait(timeout=30), "the repeats did not end"
+    assert raised == []
+    interrupter.disarm()
