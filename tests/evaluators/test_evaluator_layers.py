@@ -5,32 +5,19 @@ against (`Case`, `Output`, `EvalContext`, `parse_choice`) lives in the library i
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
+from tests.layers import imports_of
+
 EVALUATORS = Path(__file__).resolve().parents[2] / "tasks" / "evaluators"
-
-
-def _imports_of_suites(path: Path, root: Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            # `from ..suites import x` climbs out of the evaluators package into the suites
-            names = [("." * node.level) + (node.module or "")]
-        else:
-            continue
-        for name in names:
-            if name.startswith(("accord.tasks.suites", "tasks.suites", "..suites")):
-                found.append(f"{path.relative_to(root)}:{node.lineno}: {name}")
-    return found
 
 
 def test_nothing_under_evaluators_imports_the_suites() -> None:
     modules = sorted(EVALUATORS.rglob("*.py"))
     assert {"base.py", "cases.py", "judging.py", "judged.py"} <= {m.name for m in modules}
-    offending = [line for path in modules for line in _imports_of_suites(path, EVALUATORS.parent)]
+    offending = [
+        line for path in modules for line in imports_of(path, EVALUATORS.parent, "tasks.suites")
+    ]
     assert offending == []
 
 
@@ -43,7 +30,7 @@ def test_the_check_finds_a_type_only_import(tmp_path: Path) -> None:
         "def f():\n"
         "    from ..suites.oxy import grading\n"
     )
-    assert _imports_of_suites(module, tmp_path) == [
+    assert imports_of(module, tmp_path, "tasks.suites") == [
         "m.py:3: accord.tasks.suites.core.cases",
         "m.py:5: ..suites.oxy",
     ]

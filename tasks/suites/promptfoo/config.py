@@ -136,7 +136,9 @@ def load(
     default = loader.default = _default_test(loader, data.get("defaultTest"))
     tests = _tests(loader, data, default)
     metrics = derived.parse(loader, data.get("derivedMetrics"))
-    cases, columns = _cases(loader, tests, prompts, columns_of, env or {}, models)
+    from accord.tasks.suites.promptfoo import cases as case_building  # it reads this module
+
+    cases, columns = case_building.build(loader, tests, prompts, columns_of, env or {}, models)
     if not prompts and "prompts" in data:
         loader.issue(("prompts",), "no prompt: give at least one")
     if loader.issues:
@@ -440,19 +442,6 @@ def _merged(
     if merged.get("threshold") is None and default.get("threshold") is not None:
         merged["threshold"] = default["threshold"]
     return merged
-
-
-def _cases(
-    loader: _Loader,
-    tests: list[_Test],
-    prompts: list[sources.Prompt],
-    providers: list[str],
-    env: dict[str, Any],
-    models: dict[str, Any],
-) -> tuple[list[Case], list[dict[str, Any]]]:
-    from accord.tasks.suites.promptfoo import cases as case_building
-
-    return case_building.build(loader, tests, prompts, providers, env, models)
 
 
 def plain(value: Any) -> Any:
