@@ -429,12 +429,14 @@ def _listed(runs: list[StoredRun]) -> str:
 def find_run_of(path: Path, run: str, workflow: str, file: Path) -> StoredRun:
     """The run `--resume RUN` names for the workflow `workflow` in `file`.
 
-    `last` is the newest run of this workflow file, not of the project; an id (or unique
-    prefix) of a run of another workflow file is refused. A `ConfigError` says what exists.
+    `last` is the newest run of this workflow in this file, not of the project; an id (or
+    unique prefix) of a run of another workflow or file is refused. `accord run` and
+    `accord test` of one file record different workflows (`NAME` and `NAME tests`), so one
+    never resumes the other's run. A `ConfigError` says what exists.
     """
     runs = list_runs(path, limit=100000)
     target = resolved(file)
-    mine = [r for r in runs if is_run_of(r, target, path.parent.parent)]
+    mine = [r for r in runs if r.workflow == workflow and is_run_of(r, target, path.parent.parent)]
     this = f"workflow '{workflow}' ({file})"
     recent = f"recent runs of this workflow: {_listed(mine)}"
     instead = (

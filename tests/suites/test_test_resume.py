@@ -166,3 +166,35 @@ def test_a_test_run_is_in_the_run_store(project: Callable[..., Path], script: Sc
     assert listed.exit_code == 0, listed.output
     runs = json.loads(listed.stdout)
     assert [r["status"] for r in runs] == ["succeeded"]
+
+
+def test_resume_last_of_a_test_run_never_takes_a_run_of_the_same_file(
+    project: Callable[..., Path], script: Script
+) -> None:
+    """`accord run F` and `accord test F` record different workflows of one file: the newest
+    run of the file being an `accord run` must not make `accord test --resume last` reuse
+    nothing (or, worse, a run's outputs), and a run's id given to `accord test` is refused."""
+    script.answer("How many users", "42 users")
+    script.answer("What was the revenue", Reply.error(400, "bad request"))
+    path = project({"w.workflow.yml": WORKFLOW})
+    first = accord_test(path, "--format", "json", "--cache", "off")
+    assert [t["status"] for t in first.doc["tests"]] == ["ok", "error"], first.stderr
+    ran = CliRunner().invoke(main, ["run", str(path), "--format", "json", "--cache", "off"])
+    listed = CliRunner().invoke(
+        main, ["runs", "list", "--project", str(path.parent), "--format", "json"]
+    )
+    runs = json.loads(listed.stdout)
+    assert [r["workflow"] for r in runs] == ["w", "w tests"], (ran.output, runs)
+
+    script.answer("What was the revenue", "1200 USD")
+    script.prompts.clear()
+    again = accord_test(path, "--format", "json", "--cache", "off", "--resume", "last")
+    assert again.exit_code == 0, again.stderr
+    assert [t["status"] for t in again.doc["tests"]] == ["ok", "ok"]
+    # the test run was resumed: its users test was reused, only revenue asked again
+    assert script.prompts and all("revenue" in p for p in script.prompts)
+
+    refused = accord_test(path, "--resume", runs[0]["run_id"])
+    assert refused.exit_code == 2, refused.stderr
+    assert f"run {runs[0]['run_id']} is a run of workflow 'w'" in refused.stderr
+    assert "Traceback" not in refused.stderr
