@@ -35,9 +35,9 @@ import yaml
 
 from accord.engine.errors import LoadError
 from accord.engine.paths import PathError, inside
-from accord.engine.yamlmarks import Loc, parse_yaml, read_text
+from accord.engine.yamlmarks import Loc, read_text
 from accord.tasks.suites.frontends import FrontEnd, Request, Source
-from accord.tasks.suites.promptfoo import templating
+from accord.tasks.suites.promptfoo import agentv_catalog, templating
 
 if TYPE_CHECKING:
     from accord.tasks.suites.core.cases import Suite
@@ -64,10 +64,7 @@ NOT_SUPPORTED_TEST = {
 # top-level keys of AgentV 4 files that no promptfoo config has
 AGENTV_KEYS = ("name", "environment", "governance", "default_test", "assert", "threshold",
                "evaluate_options", "defaults", "version")  # fmt: skip
-CATALOG = Path(".agentv") / "providers.yaml"
 HOOKS = ("beforeAll", "beforeEach", "afterEach", "afterAll")
-# what a promptfoo provider id accord runs looks like: echo, exec:, python:, file://, PREFIX:
-_RUNNABLE = re.compile(r"^(?:echo$|exec:|python:|file://|[A-Za-z][\w.-]*:)")
 
 
 def claims(source: Source) -> bool:
@@ -151,7 +148,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         out["defaultTest"] = default
     _extensions(loader, data.get("extensions"))
     workdir = _environment(loader, data.get("environment"))
-    out["providers"] = _providers(loader, data.get("providers"))
+    out["providers"] = agentv_catalog.providers(loader, data.get("providers"))
     return out, workdir
 
 
@@ -280,65 +277,3 @@ def _within(loader: _Loader, path: Path, what: str) -> Path:
     except ValueError:
         raise PathError(f"{what} '{path}' is outside the project root {loader.root}") from None
     return inside(loader.root, relative, what)
-
-
-def _providers(loader: _Loader, value: Any) -> Any:
-    """The providers with each AgentV label replaced by its catalog entry; AgentV runs the
-    label `default` when a file names none."""
-    if value is None:
-        value = ["default"]
-    if not isinstance(value, list):
-        return value  # the promptfoo loader says what a provider list is
-    out: list[Any] = []
-    for index, entry in enumerate(value):
-        if isinstance(entry, str) and not _RUNNABLE.match(entry):
-            found = _catalog_entry(loader, entry, ("providers", index))
-            if found is not None:
-                out.append(found)
-            continue
-        out.append(entry)
-    return out
-
-
-def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[str, Any] | None:
-    folder = loader.base.resolve()
-    root = loader.root.resolve()
-    while True:
-        path = folder / CATALOG
-        if path.is_file():
-            break
-        if folder == root or folder.parent == folder:
-            loader.issue(loc, f"provider '{label}' is an AgentV provider label, and no "
-                         f"{CATALOG} defines it (searched from {loader.base} up to the project "
-                         f"root): define '{label}' there, or give a provider accord runs "
-                         "(echo, exec:, python:, a model id such as openai:chat:MODEL)"
-                         )  # fmt: skip
-            return None
-        folder = folder.parent
-    try:
-        data, marks = parse_yaml(read_text(path), path)
-    except Exception as exc:  # the catalog's own syntax error, with its line
-        loader.issue(loc, f"{path}: {getattr(exc, 'message', exc)}")
-        return None
-    entries = data.get("providers") if isinstance(data, dict) else data
-    prefix: tuple[Any, ...] = ("providers",) if isinstance(data, dict) else ()
-    for index, entry in enumerate(entries if isinstance(entries, list) else []):
-        if isinstance(entry, dict) and label in (entry.get("label"), entry.get("id")):
-            pid = entry.get("id")
-            line = marks.find((*prefix, index))[0]
-            if not isinstance(pid, str) or not _RUNNABLE.match(pid):
-                loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
-                             f"{line}), which accord does not run: define '{label}' there as a "
-                             "provider accord runs (echo, exec:, python:FILE, or a model id "
-                             "such as openai:chat:MODEL)")  # fmt: skip
-                return None
-            if (
-                pid.startswith(("python:", "file://"))
-                and not Path(pid.split(":", 1)[1].removeprefix("//")).is_absolute()
-            ):
-                # a catalog's provider file is the catalog's folder's, wherever the eval file is
-                rest = pid.split(":", 1)[1].removeprefix("//")
-                pid = f"python:{(path.parent / rest).resolve()}"
-            return {**entry, "id": pid, "label": label}
-    loader.issue(loc, f"provider '{label}' is not in {path}: define it there (label: {label})")
-    return None
