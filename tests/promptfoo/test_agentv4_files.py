@@ -262,3 +262,22 @@ def test_env_expressions_are_rendered_from_the_environment_at_load(
     monkeypatch.setenv("AV4_WORD", "bye")
     case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["a"]
     assert [e["score"] for e in case["evaluations"]] == [0.0, 1.0, 1.0], case
+
+
+def test_a_key_overriding_a_yaml_merge_is_no_duplicate_and_a_real_duplicate_is_refused(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    # AgentV's red-team files (llm01-prompt-injection.eval.yaml) merge the suite's governance
+    # anchor into a test's and override one key, which YAML's merge allows and AgentV's parser
+    # reads as the override; two keys written in the same mapping stay an error
+    path = _write(tmp_path, fake_llm, (
+        HEAD + "governance: &g\n  owasp: [LLM01]\n  atlas: [T1]\n"
+        "tests:\n  - id: one\n    metadata:\n      governance:\n        <<: *g\n"
+        "        owasp: [LLM01, LLM06]\n    vars: {input: hi}\n"
+        "    assert:\n      - type: equals\n        value: hi\n"
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    assert _cases(run)["one"]["status"] == "passed"
+    twice = "        atlas: [T2]\n        atlas: [T3]\n"
+    path.write_text(path.read_text().replace("        owasp: [LLM01, LLM06]\n", twice))
+    _refused(accord("eval", path), "s.eval.yaml:13", "duplicate key 'atlas'")
