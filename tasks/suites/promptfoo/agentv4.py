@@ -26,6 +26,7 @@ AgentV writes: one of AGENTV_KEYS at its top, a test's `id`, or an assertion giv
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -46,10 +47,10 @@ if TYPE_CHECKING:
 SUPPORTED = {
     "name", "description", "tags", "version", "author", "category", "license", "governance",
     "metadata", "prompts", "providers", "tests", "default_test", "assert", "threshold",
-    "environment", "extensions", "output_path",
+    "environment", "extensions", "output_path", "evaluate_options",
 }  # fmt: skip
 NOT_SUPPORTED = {
-    "evaluate_options", "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
+    "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
     "requires", "scenarios", "derived_metrics", "env",
 }  # fmt: skip
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
@@ -96,7 +97,46 @@ def load(source: Source, request: Request) -> list[Suite]:
         source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text,
         dialect="agentv4",
     )  # fmt: skip
+    # evaluate_options, checked by prepare(): `repeat` makes trials of each test, scored as
+    # AgentV's pass_any (the best trial; a pass when any passed); `max_concurrency` bounds
+    # the tests run at once. The command line's --repeat / --max-concurrency win.
+    options = (yaml.safe_load(source.text) or {}).get("evaluate_options") or {}
+    repeat, concurrency = options.get("repeat"), options.get("max_concurrency")
+    if request.repeat is None and isinstance(repeat, int) and repeat > 1:
+        suite = dataclasses.replace(suite, repeat=repeat, trials="pass_any")
+    if request.max_concurrency is None and isinstance(concurrency, int):
+        suite = dataclasses.replace(suite, max_concurrency=concurrency)
     return [suite]
+
+
+def _evaluate_options(loader: _Loader, value: Any) -> None:
+    """AgentV's evaluate_options (config-loader.ts, experiment.ts readRepeat): `repeat` a
+    positive integer, `max_concurrency` an integer from 1 to 50. `budget_usd` (a cost after
+    which AgentV stops starting tests) is refused: accord has no such budget."""
+    if value is None:
+        return
+    where: Loc = ("evaluate_options",)
+    if not isinstance(value, dict):
+        loader.issue(where, "evaluate_options is a mapping (repeat, max_concurrency)")
+        return
+    for key, option in value.items():
+        at = (*where, key)
+        if key == "repeat":
+            if isinstance(option, bool) or not isinstance(option, int) or option < 1:
+                loader.issue(at, "evaluate_options.repeat is a positive integer (AgentV removed "
+                             "the object form): write e.g. 'repeat: 2'", key=True)  # fmt: skip
+        elif key == "max_concurrency":
+            if isinstance(option, bool) or not isinstance(option, int) or not 1 <= option <= 50:
+                loader.issue(at, "evaluate_options.max_concurrency is an integer from 1 to 50",
+                             key=True)  # fmt: skip
+        elif key == "budget_usd":
+            loader.issue(at, "evaluate_options.budget_usd (stop starting tests once the run "
+                         "cost this much) is not supported by accord: remove it, and bound "
+                         "cost with --max-concurrency and the models' rpm/tpm limits",
+                         key=True)  # fmt: skip
+        else:
+            loader.issue(at, f"unknown key '{key}' in evaluate_options: known keys: "
+                         "max_concurrency, repeat", key=True)  # fmt: skip
 
 
 FRONTEND = FrontEnd(
@@ -146,6 +186,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         default["threshold"] = data["threshold"]
     if default:
         out["defaultTest"] = default
+    _evaluate_options(loader, data.get("evaluate_options"))
     _extensions(loader, data.get("extensions"))
     workdir = _environment(loader, data.get("environment"))
     out["providers"] = agentv_catalog.providers(loader, data.get("providers"))
