@@ -8,7 +8,9 @@
   (asserts/agentv_script.py), `llm-rubric` with a grader prompt (asserts/agentv_prompt.py),
   `field-accuracy` and `execution-metrics` (asserts/agentv_seed.py);
 - providers named by label from the nearest `.agentv/providers.yaml` (the project's provider
-  catalog); a catalog entry must be one accord runs (echo, exec:, python:, a model id);
+  catalog, agentv_catalog.py); an entry must be one accord runs (echo, exec:, python:, a
+  model id, or AgentV's openai/anthropic/openrouter/gemini);
+- `evaluate_options`: `repeat` as trials scored as AgentV's pass_any, `max_concurrency`;
 - `{{ env.NAME }}` anywhere in the file, rendered from the process environment at load
   (interpolation.ts);
 - `environment` (loaders/environment-recipe.ts): a `host` recipe's `workdir` is where
