@@ -38,7 +38,7 @@ import yaml
 
 from accord.engine.errors import LoadError
 from accord.engine.paths import PathError, inside
-from accord.engine.yamlmarks import Loc, read_text
+from accord.engine.yamlmarks import Loc, parse_yaml, read_text
 from accord.tasks.suites.frontends import FrontEnd, Request, Source
 from accord.tasks.suites.promptfoo import agentv_catalog, templating
 
@@ -102,7 +102,10 @@ def load(source: Source, request: Request) -> list[Suite]:
     # evaluate_options, checked by prepare(): `repeat` makes trials of each test, scored as
     # AgentV's pass_any (the best trial; a pass when any passed); `max_concurrency` bounds
     # the tests run at once. The command line's --repeat / --max-concurrency win.
-    options = (yaml.safe_load(source.text) or {}).get("evaluate_options") or {}
+    data = parse_yaml(source.text, source.path)[0]  # the loader's parser: it parsed it already
+    options = (data.get("evaluate_options") if isinstance(data, dict) else None) or {}
+    if not isinstance(options, dict):
+        options = {}
     repeat, concurrency = options.get("repeat"), options.get("max_concurrency")
     if request.repeat is None and isinstance(repeat, int) and repeat > 1:
         suite = dataclasses.replace(suite, repeat=repeat, trials="pass_any")
