@@ -122,6 +122,7 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
         node = loader.get_single_node()
         if node is None:
             return None, Marks()
+        own = _own_keys(node)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(exc, text, path) from None
@@ -142,7 +143,7 @@ def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
         loader.dispose()
     marks = Marks()
     duplicates: list[Issue] = []
-    problem = _Walker(marks, duplicates, path).walk(node)
+    problem = _Walker(marks, duplicates, path, own).walk(node)
     if problem is not None:
         raise LoadError(f"{path or '<input>'}: {problem}")
     if duplicates:
@@ -179,10 +180,13 @@ class _Walker:
     a few lines of anchors that validate for minutes).
     """
 
-    def __init__(self, marks: Marks, dups: list[Issue], path: Path | None) -> None:
+    def __init__(
+        self, marks: Marks, dups: list[Issue], path: Path | None, own: dict[int, int]
+    ) -> None:
         self.marks = marks
         self.dups = dups
         self.path = path
+        self.own = own
         self.seen: set[int] = set()
         self.open: set[int] = set()
         self.repeats = 0
@@ -220,12 +224,15 @@ class _Walker:
 
     def _mapping(self, node: yaml.MappingNode, loc: Loc) -> str | None:
         seen: set[str] = set()
-        for key_node, value_node in node.value:
+        # a merge (`<<: *anchor`) puts the anchor's pairs first; the mapping's own come last,
+        # and an own key overrides a merged one (YAML's merge): only two own keys collide
+        merged = len(node.value) - self.own.get(id(node), len(node.value))
+        for index, (key_node, value_node) in enumerate(node.value):
             key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else "?"
             if key == "<<":
                 continue
             child = (*loc, key)
-            if key in seen:
+            if index >= merged and key in seen:
                 self.dups.append(
                     Issue(
                         self.path,
@@ -235,13 +242,37 @@ class _Walker:
                         f"duplicate key '{key}': remove one of them",
                     )
                 )
-            seen.add(key)
+            if index >= merged:
+                seen.add(key)
             mark = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             self.marks.keys[child] = mark
             problem = self.walk(value_node, child)
             if problem is not None:
                 return problem
         return None
+
+
+def _own_keys(root: yaml.Node) -> dict[int, int]:
+    """How many pairs of each mapping are its own (not `<<` merges), read before the
+    constructor flattens merges into the mapping's pairs; each node visited once."""
+    own: dict[int, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in own or not isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            continue
+        if isinstance(node, yaml.SequenceNode):
+            own[id(node)] = 0
+            stack.extend(node.value)
+            continue
+        own[id(node)] = sum(
+            1
+            for key, _ in node.value
+            if not (isinstance(key, yaml.ScalarNode) and key.value == "<<")
+        )
+        for key, value in node.value:
+            stack.extend((key, value))
+    return own
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: Path | None) -> LoadError:

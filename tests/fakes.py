@@ -120,6 +120,9 @@ class FakeOpenAI:
                     self.wfile.flush()
                     self.close_connection = True
                     return
+                if body.get("stream") and reply.raw is None and reply.status == 200:
+                    self._stream(body, reply)
+                    return
                 payload = reply.raw if reply.raw is not None else _completion(body, reply)
                 self.send_response(reply.status)
                 self.send_header("content-type", "application/json")
@@ -137,6 +140,19 @@ class FakeOpenAI:
                     except OSError:  # the client gave up
                         return
                     time.sleep(reply.trickle)
+
+            def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+                # a client that asks for `stream: true` (AgentV's, through pi-ai) reads
+                # server-sent events: the whole answer in one delta, then the usage
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                for chunk in _stream_chunks(body, reply):
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
 
             def _embeddings(self, body: dict[str, Any]) -> None:
                 with fake._lock:
@@ -199,6 +215,22 @@ def _completion(body: dict[str, Any], reply: Reply) -> bytes:
             },
         }
     ).encode()
+
+
+def _stream_chunks(body: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
+    """The chunks of a streamed chat completion carrying what `_completion` would."""
+    whole = json.loads(_completion(body, reply))
+    choice = whole["choices"][0]
+    delta = dict(choice["message"])
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(delta["tool_calls"])]
+    base = {k: whole[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+    return [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        {**base, "choices": [], "usage": whole["usage"]},
+    ]
 
 
 def letter_counts(text: str) -> list[float]:

@@ -191,7 +191,7 @@ def test_environment_env_reaches_the_provider_process_as_data_and_workdir_runs_i
             "extensions:\n  - file://hooks.ts:beforeAll\n",
             ["s.eval.yaml:5", "TypeScript lifecycle hook", "remove it"],
         ),
-        ("evaluate_options: {}\n", ["s.eval.yaml:4", "'evaluate_options'", "not supported"]),
+        ("defaults: {}\n", ["s.eval.yaml:4", "'defaults'", "not supported"]),
         ("colour: red\n", ["s.eval.yaml:4", "unknown key 'colour'"]),
     ],
 )
@@ -262,3 +262,66 @@ def test_env_expressions_are_rendered_from_the_environment_at_load(
     monkeypatch.setenv("AV4_WORD", "bye")
     case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["a"]
     assert [e["score"] for e in case["evaluations"]] == [0.0, 1.0, 1.0], case
+
+
+def test_a_key_overriding_a_yaml_merge_is_no_duplicate_and_a_real_duplicate_is_refused(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    # AgentV's red-team files (llm01-prompt-injection.eval.yaml) merge the suite's governance
+    # anchor into a test's and override one key, which YAML's merge allows and AgentV's parser
+    # reads as the override; two keys written in the same mapping stay an error
+    path = _write(tmp_path, fake_llm, (
+        HEAD + "governance: &g\n  owasp: [LLM01]\n  atlas: [T1]\n"
+        "tests:\n  - id: one\n    metadata:\n      governance:\n        <<: *g\n"
+        "        owasp: [LLM01, LLM06]\n    vars: {input: hi}\n"
+        "    assert:\n      - type: equals\n        value: hi\n"
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    assert _cases(run)["one"]["status"] == "passed"
+    twice = "        atlas: [T2]\n        atlas: [T3]\n"
+    path.write_text(path.read_text().replace("        owasp: [LLM01, LLM06]\n", twice))
+    _refused(accord("eval", path), "s.eval.yaml:13", "duplicate key 'atlas'")
+
+
+def test_evaluate_options_repeat_runs_every_trial_and_scores_the_best_as_agentv(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    # trials.ts aggregatePassAny: the best trial's score, a pass when any trial passed, and
+    # (no early exit) every trial run; the provider answers right on its second call only
+    (tmp_path / "flaky.py").write_text(
+        "from pathlib import Path\n\ndef call_api(prompt, options, context):\n"
+        "    calls = Path(__file__).with_name('calls.txt')\n"
+        "    n = len(calls.read_text()) if calls.exists() else 0\n"
+        "    calls.write_text('x' * (n + 1))\n"
+        "    return {'output': 'right' if n == 1 else 'wrong'}\n"
+    )
+    path = _write(tmp_path, fake_llm, (
+        "name: t\nproviders: ['python:flaky.py']\nprompts: ['{{ input }}']\n"
+        "evaluate_options:\n  repeat: 3\n  max_concurrency: 1\n"
+        "tests:\n  - id: one\n    vars: {input: q}\n"
+        "    assert:\n      - type: equals\n        value: right\n"
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    assert (tmp_path / "calls.txt").read_text() == "xxx"  # all three trials ran
+    suite = run.suite()
+    assert suite["counts"]["passed"] == 1 and suite["mean_score"]["value"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("options", "line", "message"),
+    [
+        ("  repeat:\n    count: 2\n", 5, "positive integer"),  # AgentV refuses it too
+        ("  max_concurrency: 80\n", 5, "from 1 to 50"),
+        ("  budget_usd: 1\n", 5, "budget_usd"),
+        ("  retries: 1\n", 5, "unknown key 'retries'"),
+    ],
+)
+def test_evaluate_options_accord_cannot_honour_are_refused_at_their_line(
+    tmp_path: Path, fake_llm: FakeOpenAI, options: str, line: int, message: str
+) -> None:
+    path = _write(tmp_path, fake_llm, (
+        HEAD + "evaluate_options:\n" + options
+        + "tests:\n  - id: one\n    vars: {input: q}\n"
+    ))  # fmt: skip
+    _refused(accord("eval", path), f"s.eval.yaml:{line}", message)

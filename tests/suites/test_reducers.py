@@ -17,7 +17,13 @@ from tests.fakes import FakeOpenAI
 
 
 def test_the_registry_holds_every_strategy() -> None:
-    assert REDUCERS.names() == ["pass_at_k", "pass_hat_k", "mean", "confidence_interval"]
+    assert REDUCERS.names() == [
+        "pass_at_k",
+        "pass_any",
+        "pass_hat_k",
+        "mean",
+        "confidence_interval",
+    ]
     with pytest.raises(ConfigError, match=r"unknown trial strategy 'pass_at_2'.*pass_at_k"):
         reduce_runs("pass_at_2", [1.0], [True])
 

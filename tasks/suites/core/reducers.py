@@ -6,6 +6,7 @@ A reducer turns the runs of one case (each run's score and whether it passed) in
 
 - `pass_at_k`: the best run's score; the case passes when any run passed (AgentV's
   `aggregatePassAtK`).
+- `pass_any`: the same, every run made (AgentV 4's `evaluate_options.repeat`).
 - `pass_hat_k` (pass^k): the worst run's score; the case passes only when every run passed.
 - `mean`: the mean score; it decides against the suite's pass score.
 - `confidence_interval`: the lower bound of the mean's two-sided 95% Student's t interval
@@ -114,6 +115,14 @@ def reducer(name: str) -> Callable[[Reducer], Reducer]:
 @reducer("pass_at_k")
 def pass_at_k(scores: Sequence[float], passed: Sequence[bool]) -> Reduced:
     details = {"strategy": "pass_at_k", "passed": sum(passed), "trials": len(scores)}
+    return Reduced(max(scores), any(passed), details)
+
+
+@reducer("pass_any")
+def pass_any(scores: Sequence[float], passed: Sequence[bool]) -> Reduced:
+    """AgentV 4's `evaluate_options.repeat` (trials.ts, aggregatePassAny): pass_at_k's
+    result, every trial run (no stop at the first pass)."""
+    details = {"strategy": "pass_any", "passed": sum(passed), "trials": len(scores)}
     return Reduced(max(scores), any(passed), details)
 
 

@@ -8,7 +8,9 @@
   (asserts/agentv_script.py), `llm-rubric` with a grader prompt (asserts/agentv_prompt.py),
   `field-accuracy` and `execution-metrics` (asserts/agentv_seed.py);
 - providers named by label from the nearest `.agentv/providers.yaml` (the project's provider
-  catalog); a catalog entry must be one accord runs (echo, exec:, python:, a model id);
+  catalog, agentv_catalog.py); an entry must be one accord runs (echo, exec:, python:, a
+  model id, or AgentV's openai/anthropic/openrouter/gemini);
+- `evaluate_options`: `repeat` as trials scored as AgentV's pass_any, `max_concurrency`;
 - `{{ env.NAME }}` anywhere in the file, rendered from the process environment at load
   (interpolation.ts);
 - `environment` (loaders/environment-recipe.ts): a `host` recipe's `workdir` is where
@@ -26,6 +28,7 @@ AgentV writes: one of AGENTV_KEYS at its top, a test's `id`, or an assertion giv
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
@@ -37,7 +40,7 @@ from accord.engine.errors import LoadError
 from accord.engine.paths import PathError, inside
 from accord.engine.yamlmarks import Loc, parse_yaml, read_text
 from accord.tasks.suites.frontends import FrontEnd, Request, Source
-from accord.tasks.suites.promptfoo import templating
+from accord.tasks.suites.promptfoo import agentv_catalog, templating
 
 if TYPE_CHECKING:
     from accord.tasks.suites.core.cases import Suite
@@ -46,10 +49,10 @@ if TYPE_CHECKING:
 SUPPORTED = {
     "name", "description", "tags", "version", "author", "category", "license", "governance",
     "metadata", "prompts", "providers", "tests", "default_test", "assert", "threshold",
-    "environment", "extensions", "output_path",
+    "environment", "extensions", "output_path", "evaluate_options",
 }  # fmt: skip
 NOT_SUPPORTED = {
-    "evaluate_options", "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
+    "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
     "requires", "scenarios", "derived_metrics", "env",
 }  # fmt: skip
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
@@ -64,10 +67,7 @@ NOT_SUPPORTED_TEST = {
 # top-level keys of AgentV 4 files that no promptfoo config has
 AGENTV_KEYS = ("name", "environment", "governance", "default_test", "assert", "threshold",
                "evaluate_options", "defaults", "version")  # fmt: skip
-CATALOG = Path(".agentv") / "providers.yaml"
 HOOKS = ("beforeAll", "beforeEach", "afterEach", "afterAll")
-# what a promptfoo provider id accord runs looks like: echo, exec:, python:, file://, PREFIX:
-_RUNNABLE = re.compile(r"^(?:echo$|exec:|python:|file://|[A-Za-z][\w.-]*:)")
 
 
 def claims(source: Source) -> bool:
@@ -99,7 +99,49 @@ def load(source: Source, request: Request) -> list[Suite]:
         source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text,
         dialect="agentv4",
     )  # fmt: skip
+    # evaluate_options, checked by prepare(): `repeat` makes trials of each test, scored as
+    # AgentV's pass_any (the best trial; a pass when any passed); `max_concurrency` bounds
+    # the tests run at once. The command line's --repeat / --max-concurrency win.
+    data = parse_yaml(source.text, source.path)[0]  # the loader's parser: it parsed it already
+    options = (data.get("evaluate_options") if isinstance(data, dict) else None) or {}
+    if not isinstance(options, dict):
+        options = {}
+    repeat, concurrency = options.get("repeat"), options.get("max_concurrency")
+    if request.repeat is None and isinstance(repeat, int) and repeat > 1:
+        suite = dataclasses.replace(suite, repeat=repeat, trials="pass_any")
+    if request.max_concurrency is None and isinstance(concurrency, int):
+        suite = dataclasses.replace(suite, max_concurrency=concurrency)
     return [suite]
+
+
+def _evaluate_options(loader: _Loader, value: Any) -> None:
+    """AgentV's evaluate_options (config-loader.ts, experiment.ts readRepeat): `repeat` a
+    positive integer, `max_concurrency` an integer from 1 to 50. `budget_usd` (a cost after
+    which AgentV stops starting tests) is refused: accord has no such budget."""
+    if value is None:
+        return
+    where: Loc = ("evaluate_options",)
+    if not isinstance(value, dict):
+        loader.issue(where, "evaluate_options is a mapping (repeat, max_concurrency)")
+        return
+    for key, option in value.items():
+        at = (*where, key)
+        if key == "repeat":
+            if isinstance(option, bool) or not isinstance(option, int) or option < 1:
+                loader.issue(at, "evaluate_options.repeat is a positive integer (AgentV removed "
+                             "the object form): write e.g. 'repeat: 2'", key=True)  # fmt: skip
+        elif key == "max_concurrency":
+            if isinstance(option, bool) or not isinstance(option, int) or not 1 <= option <= 50:
+                loader.issue(at, "evaluate_options.max_concurrency is an integer from 1 to 50",
+                             key=True)  # fmt: skip
+        elif key == "budget_usd":
+            loader.issue(at, "evaluate_options.budget_usd (stop starting tests once the run "
+                         "cost this much) is not supported by accord: remove it, and bound "
+                         "cost with --max-concurrency and the models' rpm/tpm limits",
+                         key=True)  # fmt: skip
+        else:
+            loader.issue(at, f"unknown key '{key}' in evaluate_options: known keys: "
+                         "max_concurrency, repeat", key=True)  # fmt: skip
 
 
 FRONTEND = FrontEnd(
@@ -149,9 +191,10 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         default["threshold"] = data["threshold"]
     if default:
         out["defaultTest"] = default
+    _evaluate_options(loader, data.get("evaluate_options"))
     _extensions(loader, data.get("extensions"))
     workdir = _environment(loader, data.get("environment"))
-    out["providers"] = _providers(loader, data.get("providers"))
+    out["providers"] = agentv_catalog.providers(loader, data.get("providers"))
     return out, workdir
 
 
@@ -280,65 +323,3 @@ def _within(loader: _Loader, path: Path, what: str) -> Path:
     except ValueError:
         raise PathError(f"{what} '{path}' is outside the project root {loader.root}") from None
     return inside(loader.root, relative, what)
-
-
-def _providers(loader: _Loader, value: Any) -> Any:
-    """The providers with each AgentV label replaced by its catalog entry; AgentV runs the
-    label `default` when a file names none."""
-    if value is None:
-        value = ["default"]
-    if not isinstance(value, list):
-        return value  # the promptfoo loader says what a provider list is
-    out: list[Any] = []
-    for index, entry in enumerate(value):
-        if isinstance(entry, str) and not _RUNNABLE.match(entry):
-            found = _catalog_entry(loader, entry, ("providers", index))
-            if found is not None:
-                out.append(found)
-            continue
-        out.append(entry)
-    return out
-
-
-def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[str, Any] | None:
-    folder = loader.base.resolve()
-    root = loader.root.resolve()
-    while True:
-        path = folder / CATALOG
-        if path.is_file():
-            break
-        if folder == root or folder.parent == folder:
-            loader.issue(loc, f"provider '{label}' is an AgentV provider label, and no "
-                         f"{CATALOG} defines it (searched from {loader.base} up to the project "
-                         f"root): define '{label}' there, or give a provider accord runs "
-                         "(echo, exec:, python:, a model id such as openai:chat:MODEL)"
-                         )  # fmt: skip
-            return None
-        folder = folder.parent
-    try:
-        data, marks = parse_yaml(read_text(path), path)
-    except Exception as exc:  # the catalog's own syntax error, with its line
-        loader.issue(loc, f"{path}: {getattr(exc, 'message', exc)}")
-        return None
-    entries = data.get("providers") if isinstance(data, dict) else data
-    prefix: tuple[Any, ...] = ("providers",) if isinstance(data, dict) else ()
-    for index, entry in enumerate(entries if isinstance(entries, list) else []):
-        if isinstance(entry, dict) and label in (entry.get("label"), entry.get("id")):
-            pid = entry.get("id")
-            line = marks.find((*prefix, index))[0]
-            if not isinstance(pid, str) or not _RUNNABLE.match(pid):
-                loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
-                             f"{line}), which accord does not run: define '{label}' there as a "
-                             "provider accord runs (echo, exec:, python:FILE, or a model id "
-                             "such as openai:chat:MODEL)")  # fmt: skip
-                return None
-            if (
-                pid.startswith(("python:", "file://"))
-                and not Path(pid.split(":", 1)[1].removeprefix("//")).is_absolute()
-            ):
-                # a catalog's provider file is the catalog's folder's, wherever the eval file is
-                rest = pid.split(":", 1)[1].removeprefix("//")
-                pid = f"python:{(path.parent / rest).resolve()}"
-            return {**entry, "id": pid, "label": label}
-    loader.issue(loc, f"provider '{label}' is not in {path}: define it there (label: {label})")
-    return None
