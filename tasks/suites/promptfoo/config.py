@@ -114,7 +114,7 @@ def load(
     """Validate a promptfoo config (or, `dialect="agentv4"`, an AgentV 4 eval file) and build
     its suite; every problem at once (exit 2). `text`: the file's text when the caller has
     read it already."""
-    data, marks = parse_yaml(read_text(path) if text is None else text, path)
+    data, marks = parse_yaml(read_text(path) if text is None else text, path, core=True)
     if not isinstance(data, dict):
         raise ValidationError([Issue(path, 1, 1, "", "a promptfoo config is a mapping")])
     project = load_project(path)
@@ -127,7 +127,10 @@ def load(
 
         data, workdir = agentv4.prepare(loader, data)
     else:
-        loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "the config")
+        from accord.tasks.suites.promptfoo import refs
+
+        data, holders = refs.resolve(data, lambda loc, message: loader.issue(loc, message))
+        loader.keys(data, (), SUPPORTED | (holders - NOT_SUPPORTED), NOT_SUPPORTED, "the config")
     env = loader.env
     prompts = _prompts(loader, data.get("prompts"))
     targets, models, columns_of = _providers(loader, data, workdir)

@@ -5,10 +5,10 @@ autoescape off, an undefined name rendered as empty text, a `load` filter (JSON 
 value) and the `env` global. Where nunjucks and Jinja agree (`{{ x }}`, filters both have,
 `{% if %}`, `{% for x in list %}`, `{% raw %}`), accord renders the template in its own
 sandbox (`engine.render.AccordSandbox`, the same refusals of Python internals and resource
-bombs) with the same lenient undefined. What reads differently is named at load, never
-rendered differently: a syntax Jinja does not take, a filter only nunjucks has, a
-JavaScript member (`items.length`), and `{% for k, v in mapping %}` (nunjucks walks a
-mapping's pairs; Jinja needs `.items()`).
+bombs) with the same lenient undefined; `.length` reads as JavaScript reads it. What reads
+differently is named at load, never rendered differently: a syntax Jinja does not take, a
+filter only nunjucks has, a JavaScript method (`name.toUpperCase()`), and
+`{% for k, v in mapping %}` (nunjucks walks a mapping's pairs; Jinja needs `.items()`).
 `env` holds the config's own `env:` values only: the process environment stays out of
 templates, where a test file could print a secret into a prompt.
 """
@@ -25,10 +25,11 @@ from jinja2 import nodes
 
 from accord.engine import render as accord_render
 
-# JavaScript members nunjucks templates use on strings and arrays (`items.length`); Jinja
-# finds no such attribute and would print nothing, so they are named at load
+# JavaScript members nunjucks templates use on strings and arrays (`items.toUpperCase()`);
+# Jinja finds no such attribute and would print nothing, so they are named at load.
+# `.length` reads as JavaScript reads it instead (_Nunjucks.getattr)
 JAVASCRIPT_MEMBERS = frozenset({
-    "length", "toUpperCase", "toLowerCase", "trim", "includes", "indexOf", "slice",
+    "toUpperCase", "toLowerCase", "trim", "includes", "indexOf", "slice",
     "substring", "startsWith", "endsWith", "toString", "toFixed", "map", "filter",
 })  # fmt: skip
 
@@ -53,10 +54,22 @@ def _load(text: Any) -> Any:
     return json.loads(str(text))
 
 
+class _Nunjucks(accord_render.AccordSandbox):
+    """`x.length` as nunjucks evaluates it, JavaScript's: a string's UTF-16 length, a list's
+    size, a mapping's `length` key (undefined when it has none)."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if attribute == "length" and isinstance(obj, str):
+            return len(obj.encode("utf-16-le")) // 2
+        if attribute == "length" and isinstance(obj, list | tuple):
+            return len(obj)
+        return super().getattr(obj, attribute)
+
+
 @cache
 def environment() -> accord_render.AccordSandbox:
     """accord's sandbox with nunjucks's leniency: an undefined name renders as ''."""
-    env = accord_render.AccordSandbox(
+    env = _Nunjucks(
         undefined=jinja2.ChainableUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -90,7 +103,7 @@ def _parsed(source: str) -> tuple[jinja2.Template, tuple[tuple[str, int], ...]]:
             )
     for member in ast.find_all(nodes.Getattr):
         if member.attr in JAVASCRIPT_MEMBERS:
-            fix = "'x | length'" if member.attr == "length" else "a Jinja filter"
+            fix = "a Jinja filter ('x | upper', 'x | trim', 'y in x', ...)"
             raise NunjucksDifference(
                 f"'.{member.attr}' is JavaScript, which nunjucks reaches and Jinja does not "
                 f"(it would render as nothing): write {fix}",
