@@ -81,9 +81,10 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
     if not entries:
         return ()
     from accord.tasks.suites.promptfoo.asserts import build_assertion
-    from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
 
     agentv = loader.dialect == "agentv4"
+    if agentv:
+        from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
 
     specs: list[EvaluatorSpec] = []
     names: set[str] = set()
@@ -104,7 +105,14 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
         names.add(name)
         try:
             if isinstance(entry, dict) and not agentv:
-                specs.append(build_assertion(entry, base_dir=loader.base, where=where, name=name))
+                # defaultTest's assertions are in every test: one spec each, shared (a spec
+                # is its entry and name; `where` only places the load's messages)
+                key = json.dumps([entry, name], sort_keys=True)
+                spec = loader.built.get(key)
+                if spec is None:
+                    spec = build_assertion(entry, base_dir=loader.base, where=where, name=name)
+                    loader.built[key] = spec
+                specs.append(spec)
             else:
                 specs.append(
                     build_agentv_assertion(

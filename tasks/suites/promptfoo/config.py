@@ -74,6 +74,7 @@ class _Loader:
     dialect: str = "promptfoo"  # or "agentv4": an AgentV 4 eval file
     trailing: list[Any] = field(default_factory=list)  # AgentV: asserts after a test's own
     process_env: dict[str, str] = field(default_factory=dict)  # AgentV: its environment's env
+    built: dict[str, Any] = field(default_factory=dict)  # assertion specs by entry and name
 
     @property
     def base(self) -> Path:

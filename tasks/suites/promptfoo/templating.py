@@ -16,6 +16,7 @@ templates, where a test file could print a secret into a prompt.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -123,10 +124,37 @@ def check(source: str) -> None:
         _parsed(source)
 
 
+# `{{ name }}` alone: most prompts are text with such names in it
+_NOT_NAMES = frozenset({"true", "false", "none", "True", "False", "None"})
+_PLAIN_NAME = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def _substituted(source: str, context: Mapping[str, Any]) -> str | None:
+    """A template of text and `{{ name }}`s whose names hold text (or nothing): the text
+    with them put in, as Jinja renders it, without building a render context per case (a
+    thousand cases' prompts). None for any other template."""
+    parts = _PLAIN_NAME.split(source)
+    out = []
+    for index, part in enumerate(parts):
+        if index % 2 == 0:
+            if "{" in part or "}" in part:
+                return None
+            out.append(part)
+            continue
+        value = context.get(part, "")
+        if not isinstance(value, str) or part in _NOT_NAMES or part in environment().globals:
+            return None  # a literal (`true`), a global (`range`) or a value Jinja prints
+        out.append(value)
+    return "".join(out)
+
+
 def render(source: str, context: Mapping[str, Any]) -> str:
     """`source` rendered with `context` as nunjucks renders it, or `NunjucksDifference`."""
     if "{" not in source:
         return source
+    plain = _substituted(source, context)
+    if plain is not None:
+        return plain
     template, pairs = _parsed(source)
     for name, line in pairs:
         if isinstance(context.get(name), Mapping):
