@@ -444,3 +444,26 @@ tests:
         'm.jsonl: [{"role": "user", "content": "a {{t}}"}]',
         'm.jsonl: [{"role": "user", "content": "b {{t}}"}]',
     ]  # fmt: skip
+
+
+def test_similar_without_an_embedding_model_is_refused_at_load(tmp_path: Path) -> None:
+    # promptfoo asks OpenAI's embeddings by default; accord asks the model it is given, and
+    # says so before anything runs when it is given none
+    text = """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - vars: {q: hello}
+    assert:
+      - {type: contains, value: hello}
+      - {type: assert-set, assert: [{type: similar, value: hi}]}
+"""
+    config = project(tmp_path / "none", {"promptfooconfig.yaml": text})
+    refused(accord("validate", config), "promptfooconfig.yaml:6", "similar needs an embedding "
+            "model", "defaults.embedding_model")  # fmt: skip
+    given = text.replace(
+        "tests:",
+        "defaultTest:\n  options:\n    provider:\n"
+        "      embedding: openai:embedding:text-embedding-3-small\ntests:",
+    )
+    config = project(tmp_path / "given", {"promptfooconfig.yaml": given})
+    assert accord("validate", config).exit_code == 0

@@ -158,6 +158,7 @@ def build(
         except sources.SourceProblem as exc:
             loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
             continue
+        first = len(cases)  # the test's first case: its embedding models are checked on it
         for variables in combos:
             column = 0
             for provider in providers:
@@ -189,10 +190,32 @@ def build(
                             "testCase": {**test, "vars": variables},
                         },
                     )  # fmt: skip
+                    if len(cases) == first:
+                        _check_embeddings(loader, item, case)
                     cases.append(dataclasses.replace(case, digest=case_digest(case)))
                     column += 1
             test_index += 1
     return cases, columns
+
+
+def _check_embeddings(loader: _Loader, item: _Test, case: PromptfooCase) -> None:
+    """A `similar` or `answer-relevance` with no embedding model to ask is refused at load
+    (promptfoo would ask OpenAI's; accord asks the one config.yml or the config names)."""
+    default = loader.embedding_model
+    pending = list(case.evaluators)
+    while pending:
+        spec = pending.pop(0)
+        pending.extend(getattr(spec, "asserts", None) or [])
+        embeds = getattr(spec, "embeds", False)
+        if embeds and spec.embedding_model(case, default) is None:  # type: ignore[attr-defined]
+            loader.issue(
+                (*item.loc, "assert"),
+                f"{spec.type} needs an embedding model (promptfoo's default is OpenAI's): set "
+                "defaults.embedding_model in config.yml, or give the assertion or the test's "
+                "options a provider with 'embedding' ({embedding: openai:embedding:MODEL})",
+                file=item.file, line=item.line,
+            )  # fmt: skip
+            return
 
 
 def _case_id(test: int, column: int, columns: int, named: Any = None) -> str:

@@ -75,6 +75,7 @@ class _Loader:
     trailing: list[Any] = field(default_factory=list)  # AgentV: asserts after a test's own
     process_env: dict[str, str] = field(default_factory=dict)  # AgentV: its environment's env
     built: dict[str, Any] = field(default_factory=dict)  # assertion specs by entry and name
+    embedding_model: str | None = None  # config.yml's defaults.embedding_model
 
     @property
     def base(self) -> Path:
@@ -120,6 +121,7 @@ def load(
         raise ValidationError([Issue(path, 1, 1, "", "a promptfoo config is a mapping")])
     project = load_project(path)
     loader = _Loader(path, project.root, marks, dialect=dialect)
+    loader.embedding_model = project.config.defaults.embedding_model
     env = data.get("env") if isinstance(data.get("env"), dict) else {}
     loader.env = {str(k): v for k, v in (env or {}).items()}
     workdir = None
