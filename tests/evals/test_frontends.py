@@ -234,3 +234,15 @@ def test_a_frontend_owns_the_output_of_its_suites_and_writes_its_own_files(
     refused = accord("eval", "smoke.yml", "-o", ".accord/x.probe")
     assert refused.exit_code == 2 and "no case was run" in refused.stderr, refused.stderr
     assert not (tmp_path / ".accord" / "x.probe").exists()
+
+
+def test_the_eval_command_imports_no_frontend() -> None:
+    # what a file kind writes or reads is its front-end's (the hooks above): `accord eval`
+    # itself names none of them
+    from tests.layers import imports_of
+
+    root = Path(__file__).resolve().parents[2]
+    command = root / "tasks" / "suites" / "eval_command.py"
+    kinds = ("promptfoo", "agentv", "scenarios", "oxy", "evalfile")
+    found = [line for kind in kinds for line in imports_of(command, root, f"tasks.suites.{kind}")]
+    assert found == []
