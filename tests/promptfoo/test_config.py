@@ -467,3 +467,38 @@ tests:
     )
     config = project(tmp_path / "given", {"promptfooconfig.yaml": given})
     assert accord("validate", config).exit_code == 0
+
+
+def test_a_provider_runs_the_prompts_it_names(tmp_path: Path) -> None:
+    # promptfoo's `prompts` on a provider: the labels it runs (or their `LABEL:` prefix);
+    # the columns are the pairs that remain, provider first
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts:
+  - {id: 'tweet {{t}}', label: first}
+  - {id: 'haiku {{t}}', label: second}
+providers:
+  - {id: echo, label: both, prompts: [first, second]}
+  - {id: echo, label: one, prompts: [second]}
+tests: [{vars: {t: x}, assert: [{type: contains, value: x}]}]
+"""})  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    doc = json.loads((tmp_path / "out.json").read_text())["results"]
+    assert [(p["provider"], p["label"]) for p in doc["prompts"]] == [
+        ("both", "first"), ("both", "second"), ("one", "second"),
+    ]  # fmt: skip
+    assert sorted(r["promptIdx"] for r in doc["results"]) == [0, 1, 2]
+    bad = project(tmp_path / "bad", {"promptfooconfig.yaml": """prompts: [{id: 'a', label: first}]
+providers:
+  - {id: echo, prompts: [frist]}
+"""})  # fmt: skip
+    refused(accord("validate", bad), "promptfooconfig.yaml:3", "'frist' is the label of no prompt")
+
+
+def test_an_empty_threshold_cell_is_no_threshold(tmp_path: Path) -> None:
+    # promptfoo reads __threshold with parseFloat: '' is NaN, which it treats as no threshold
+    config = project(tmp_path, {
+        "promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [echo]\ntests: file://t.csv\n",
+        "t.csv": "q,__expected,__threshold\nhello,contains:hello,\nbye,contains:bye,0\n",
+    })  # fmt: skip
+    run = accord("eval", config)
+    assert run.exit_code == 0, run.stdout + run.stderr

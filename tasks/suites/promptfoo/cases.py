@@ -138,10 +138,9 @@ def build(
     from accord.tasks.suites.promptfoo.config import _merged, plain
 
     default = loader.default
+    pairs = _pairs(loader, providers, prompts)
     columns = [
-        {"raw": p.raw, "label": p.label, "id": prompt_id(p), "provider": name}
-        for name in providers
-        for p in prompts
+        {"raw": p.raw, "label": p.label, "id": prompt_id(p), "provider": name} for name, p in pairs
     ]
     cases: list[Case] = []
     test_index = 0
@@ -161,41 +160,63 @@ def build(
         first = len(cases)  # the test's first case: its embedding models are checked on it
         for variables in combos:
             column = 0
-            for provider in providers:
-                for prompt in prompts:
-                    raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
-                    try:
-                        text = render_prompt(raw, variables, env)
-                    except templating.NunjucksDifference as exc:
-                        line = f" (its line {exc.line})" if exc.line else ""
-                        loader.issue(item.loc, f"prompt '{prompt.label[:60]}' with this test's "
-                                     f"vars: {exc.message}{line}", file=item.file,
-                                     line=item.line)  # fmt: skip
-                        column += 1
-                        continue
-                    messages = chat_messages(text) if provider in models else None
-                    case = PromptfooCase(
-                        vars=variables, options=options, prompt_text=text,
-                        id=_case_id(test_index, column, len(columns), test.get("id")),
-                        input=messages if messages is not None else text,
-                        target=provider,
-                        evaluators=evaluators,
-                        line=item.line or loader.marks.find(item.loc)[0],
-                        metadata={
-                            "vars": variables, "options": options,
-                            "threshold": test.get("threshold"),
-                            "description": test.get("description"),
-                            "prompt": {"raw": text, "label": prompt.label},
-                            "promptIdx": column, "testIdx": test_index,
-                            "testCase": {**test, "vars": variables},
-                        },
-                    )  # fmt: skip
-                    if len(cases) == first:
-                        _check_embeddings(loader, item, case)
-                    cases.append(dataclasses.replace(case, digest=case_digest(case)))
+            for provider, prompt in pairs:
+                raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
+                try:
+                    text = render_prompt(raw, variables, env)
+                except templating.NunjucksDifference as exc:
+                    line = f" (its line {exc.line})" if exc.line else ""
+                    loader.issue(item.loc, f"prompt '{prompt.label[:60]}' with this test's "
+                                 f"vars: {exc.message}{line}", file=item.file,
+                                 line=item.line)  # fmt: skip
                     column += 1
+                    continue
+                messages = chat_messages(text) if provider in models else None
+                case = PromptfooCase(
+                    vars=variables, options=options, prompt_text=text,
+                    id=_case_id(test_index, column, len(columns), test.get("id")),
+                    input=messages if messages is not None else text,
+                    target=provider,
+                    evaluators=evaluators,
+                    line=item.line or loader.marks.find(item.loc)[0],
+                    metadata={
+                        "vars": variables, "options": options,
+                        "threshold": test.get("threshold"),
+                        "description": test.get("description"),
+                        "prompt": {"raw": text, "label": prompt.label},
+                        "promptIdx": column, "testIdx": test_index,
+                        "testCase": {**test, "vars": variables},
+                    },
+                )  # fmt: skip
+                if len(cases) == first:
+                    _check_embeddings(loader, item, case)
+                cases.append(dataclasses.replace(case, digest=case_digest(case)))
+                column += 1
             test_index += 1
     return cases, columns
+
+
+def _pairs(
+    loader: _Loader, providers: list[str], prompts: list[sources.Prompt]
+) -> list[tuple[str, sources.Prompt]]:
+    """The (provider, prompt) columns, provider first, as promptfoo's evaluator orders them;
+    a provider with `prompts` runs those whose label is one of them or starts with one and a
+    colon (promptfoo's `isAllowedPrompt`). A name that picks no prompt is refused."""
+    pairs = []
+    for provider in providers:
+        allowed, loc = loader.provider_prompts.get(provider, (None, ()))
+        picked = [
+            p for p in prompts
+            if allowed is None or p.label in allowed
+            or any(p.label.startswith(f"{a}:") for a in allowed)
+        ]  # fmt: skip
+        for name in allowed or []:
+            if not any(p.label == name or p.label.startswith(f"{name}:") for p in prompts):
+                labels = ", ".join(repr(p.label) for p in prompts)
+                loader.issue(loc, f"'{name}' is the label of no "
+                             f"prompt of the config (their labels: {labels})")  # fmt: skip
+        pairs += [(provider, p) for p in picked]
+    return pairs
 
 
 def _check_embeddings(loader: _Loader, item: _Test, case: PromptfooCase) -> None:

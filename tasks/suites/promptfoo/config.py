@@ -76,6 +76,8 @@ class _Loader:
     process_env: dict[str, str] = field(default_factory=dict)  # AgentV: its environment's env
     built: dict[str, Any] = field(default_factory=dict)  # assertion specs by entry and name
     embedding_model: str | None = None  # config.yml's defaults.embedding_model
+    # a provider's `prompts` (the labels it runs) and their place
+    provider_prompts: dict[str, tuple[list[str], Loc]] = field(default_factory=dict)
 
     @property
     def base(self) -> Path:
@@ -314,6 +316,13 @@ def _providers(
         problem = target.problem(loader.root)
         if problem is not None:
             loader.issue((key, *loc), problem)
+        allowed = entry.get("prompts")
+        if allowed is not None:
+            if isinstance(allowed, list) and allowed and all(isinstance(a, str) for a in allowed):
+                loader.provider_prompts[name] = (allowed, (key, *loc, "prompts"))
+            else:
+                loader.issue((key, *loc, "prompts"), "a provider's 'prompts' is a list of the "
+                             "labels of the prompts it runs")  # fmt: skip
         targets[name] = target
         loader.provider_entries[name] = entry
         if model is not None:

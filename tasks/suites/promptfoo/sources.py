@@ -237,6 +237,17 @@ def _metadata_cell(metadata: dict[str, Any], name: str, value: str) -> None:
         metadata[name] = value
 
 
+def _threshold_cell(value: str) -> dict[str, float]:
+    """A `__threshold` cell as the test's `threshold`; an empty one is none (promptfoo's
+    parseFloat('') is NaN, which it passes over as it does an absent threshold)."""
+    if not value.strip():
+        return {}
+    try:
+        return {"threshold": float(value)}
+    except ValueError:
+        raise SourceProblem(f"__threshold '{value}' is not a number") from None
+
+
 def test_from_csv_row(row: dict[str, str]) -> dict[str, Any]:
     """A CSV row as a test (promptfoo's `testCaseFromCsvRow`)."""
     variables: dict[str, Any] = {}
@@ -257,10 +268,7 @@ def test_from_csv_row(row: dict[str, str]) -> dict[str, Any]:
         elif key == "__metric":
             metric = value
         elif key == "__threshold":
-            try:
-                test["threshold"] = float(value)
-            except ValueError:
-                raise SourceProblem(f"__threshold '{value}' is not a number") from None
+            test.update(_threshold_cell(value))
         elif key.startswith("__metadata:"):
             _metadata_cell(metadata, key[len("__metadata:") :], value)
         elif key == "__providerOutput":
