@@ -66,6 +66,7 @@ _CORE_RESOLVERS = (
      r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
      r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:merge", r"^(?:<<)$", "<"),  # js-yaml merges `<<: *anchor` too
 )  # fmt: skip
 for _loader in (_CoreLoader, _CoreSafeLoader):
     _loader.yaml_implicit_resolvers = {}
@@ -269,6 +270,16 @@ class _Walker:
             if key == "<<":
                 continue
             child = (*loc, key)
+            # a key a `<<: *anchor` merge brought in stands before this mapping (an alias
+            # follows its anchor); the mapping's own key of that name overrides it
+            if key_node.start_mark.index < node.start_mark.index:
+                self.marks.keys.setdefault(
+                    child, (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                )
+                problem = self.walk(value_node, child)
+                if problem is not None:
+                    return problem
+                continue
             if key in seen:
                 self.dups.append(
                     Issue(

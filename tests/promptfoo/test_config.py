@@ -411,11 +411,14 @@ assertionTemplates: {}
 
 def test_yaml_is_read_as_promptfoo_reads_it_yes_stays_text(tmp_path: Path) -> None:
     # js-yaml reads YAML 1.2's core schema: `Yes`, `on`, `no` are text, `010` is ten
+    # (and merges `<<: *anchor` as js-yaml does)
     config = project(tmp_path, {"promptfooconfig.yaml": """prompts: ['{{a}} {{b}} {{c}}']
 providers: [echo]
 tests:
-  - vars: {a: Yes, b: off, c: 010}
+  - vars: &first {a: Yes, b: off, c: 010}
     assert: [{type: equals, value: Yes off 10}]
+  - vars: {<<: *first, c: 0o10}
+    assert: [{type: equals, value: Yes off 8}]
 """})  # fmt: skip
     run = accord("eval", config)
     assert run.exit_code == 0, run.stdout + run.stderr
