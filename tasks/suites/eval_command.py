@@ -322,7 +322,15 @@ def eval_command(
     --output-dir (reports)."""
     files = (*files, *configs)
     if not files:
-        raise click.UsageError("name a file to evaluate (or a promptfoo config with -c)")
+        from accord.tasks.suites.frontends import default_file, default_names
+
+        found = default_file(Path.cwd())
+        if found is None:
+            raise click.UsageError(
+                "name a file to evaluate (none was named, and this folder has none of "
+                f"{', '.join(default_names())})"
+            )
+        files = (found,)
     command = EvalCommand(
         files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
         min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,

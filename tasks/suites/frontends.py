@@ -42,6 +42,7 @@ problems at once).
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -90,11 +91,26 @@ class Source:
         """The file's text; a `LoadError` naming the file when it cannot be read."""
         return read_text(self.path)
 
+    @cached_property
+    def json_keys(self) -> frozenset[str]:
+        """A .json file's top-level keys (none when it is not a JSON object: its loader, if
+        any, says why)."""
+        try:
+            data = json.loads(self.text)
+        except (LoadError, ValueError, RecursionError):
+            return frozenset()
+        return frozenset(data) if isinstance(data, dict) else frozenset()
+
     def has_top_level_key(self, *keys: str) -> bool:
         """Whether a .yaml/.yml file has one of `keys` at its top level: the text is searched,
         not parsed (the loader parses it, and shows a syntax error); an unreadable file has
-        none (its loader, if any, says why)."""
-        if self.path.suffix not in YAML_SUFFIXES or self.path.is_dir():
+        none (its loader, if any, says why). A .json file is parsed (JSON has no lines to
+        search: promptfoo and AgentV configs may be JSON)."""
+        if self.path.is_dir():
+            return False
+        if self.path.suffix == ".json":
+            return not self.json_keys.isdisjoint(keys)
+        if self.path.suffix not in YAML_SUFFIXES:
             return False
         try:
             text = self.text
@@ -148,6 +164,9 @@ class FrontEnd:
     no_result_exit: int | None = None
     problems: Callable[[Sequence[Suite]], list[Issue]] | None = None
     files: OwnFiles | None = None
+    # file names `accord eval` looks for in the working folder, in this order, when it is
+    # given no file (promptfoo's `promptfoo eval` reads promptfooconfig.yaml there)
+    default_files: tuple[str, ...] = ()
 
 
 FRONTENDS: Registry[FrontEnd] = Registry("suite front-end")
@@ -166,6 +185,19 @@ def register(frontend: FrontEnd) -> FrontEnd:
 
 def _names(option: click.Option) -> set[str]:
     return {*option.opts, *option.secondary_opts, str(option.name)}
+
+
+def default_file(folder: Path) -> Path | None:
+    """The first file a front-end names as its default that `folder` holds, if any."""
+    for frontend in frontends():
+        for name in frontend.default_files:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def default_names() -> list[str]:
+    return [name for frontend in frontends() for name in frontend.default_files]
 
 
 def frontends() -> list[FrontEnd]:

@@ -505,3 +505,44 @@ def test_an_empty_threshold_cell_is_no_threshold(tmp_path: Path) -> None:
     })  # fmt: skip
     run = accord("eval", config)
     assert run.exit_code == 0, run.stdout + run.stderr
+
+
+def test_eval_with_no_file_runs_the_folders_promptfoo_config_as_promptfoo_eval_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`promptfoo eval` with no -c reads promptfooconfig.yaml, .yml, then .json in the working
+    folder (promptfoo's util/config/default.js, loadDefaultConfig); `accord eval` does too,
+    and a JSON config, under its own name or any other, runs as the YAML one does."""
+    config = {
+        "prompts": ["Say hello to {{name}}"], "providers": ["echo"],
+        "tests": [{"vars": {"name": "Bob"}, "assert": [{"type": "contains", "value": "Bob"}]},
+                  {"vars": {"name": "Al"}, "assert": [{"type": "contains", "value": "Bob"}]}],
+    }  # fmt: skip
+    project(tmp_path, {"promptfooconfig.json": json.dumps(config)})
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "--format", "json")
+    assert run.exit_code == 1, run.stderr  # the second case fails on purpose
+    assert [c["status"] for c in run.doc()["suites"][0]["cases"]] == ["passed", "failed"]
+
+    (tmp_path / "promptfooconfig.json").rename(tmp_path / "mine.json")
+    named = accord("eval", "-c", "mine.json", "--format", "json")
+    assert named.exit_code == 1, named.stderr
+    assert [c["status"] for c in named.doc()["suites"][0]["cases"]] == ["passed", "failed"]
+
+    # .yaml is looked for first: it wins over a .json beside it
+    (tmp_path / "promptfooconfig.json").write_text(json.dumps(config))
+    config["tests"] = config["tests"][:1]
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
+    first = accord("eval", "--format", "json")
+    assert first.exit_code == 0, first.stderr
+    assert len(first.doc()["suites"][0]["cases"]) == 1
+
+
+def test_eval_with_no_file_in_a_folder_without_a_config_says_what_it_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval")
+    assert run.exit_code == 2
+    assert "promptfooconfig.yaml, promptfooconfig.yml, promptfooconfig.json" in run.stderr
+    assert "Traceback" not in run.stderr

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from accord.tasks.suites.core.cases import Suite
     from accord.tasks.suites.core.verdicts import SuiteRun
 
-CONFIG_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml")
+# promptfoo's own names (util/config/default.js: yaml, yml, json, then JavaScript, which accord
+# does not run)
+CONFIG_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "promptfooconfig.json")
 
 
 def claims(source: Source) -> bool:
@@ -65,4 +67,5 @@ FRONTEND = FrontEnd(
     claims=claims,
     load=load,
     files=PROMPTFOO_FILES,
+    default_files=CONFIG_NAMES,
 )
