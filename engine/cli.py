@@ -403,6 +403,30 @@ def main(ctx: click.Context, debug: bool, log_level: str, log_format: str | None
     remember_environment()  # keys a provider's SDK reads by itself are masked too
     json_logs = None if log_format is None else log_format == "json"
     log.configure("debug" if debug else log_level, json_logs=json_logs, tracebacks=debug)
+    _no_teardown_collections()
+
+
+_teardown_skipped = False
+
+
+def _no_teardown_collections() -> None:
+    """When the command's process exits, the objects still alive are left to the OS.
+
+    After the exit handlers (the run store, the template cache and the logs are written by
+    then), Python collects garbage over every live object twice more while it tears the
+    interpreter down; after a run of 2,000 tasks that is some 165,000 objects and a quarter
+    of a second (B16), for memory the process is about to give back. Frozen, the collector
+    skips them; objects are still freed as their last reference goes, so files and
+    connections close as before.
+    """
+    global _teardown_skipped
+    if not _teardown_skipped:
+        import atexit
+        import gc
+
+        _teardown_skipped = True
+        # registered before the command starts, so it runs after the handlers it registers
+        atexit.register(gc.freeze)
 
 
 def _files_arg(**kwargs: Any) -> Callable[[F], F]:
