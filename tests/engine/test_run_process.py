@@ -1,6 +1,7 @@
 """What an `accord run` process pays beyond its tasks (B16): a workflow of formatters imports
-no evaluator, and the process leaves its objects to the OS at exit instead of collecting
-them once more. Each command runs in a process of its own, as a user runs it."""
+no evaluator, the collector runs at a run's thresholds for the whole command, and the process
+leaves its objects to the OS at exit instead of collecting them once more. Each command runs
+in a process of its own, as a user runs it."""
 
 from __future__ import annotations
 
@@ -18,13 +19,17 @@ WriteFile = Callable[[str, str], Path]
 
 # `accord ARGS...`, and at the very end of the process (an exit handler registered before
 # accord's, so it runs after them) a line of stderr: the evaluator modules imported, and
-# how many objects the collector no longer scans
+# how many objects the collector no longer scans, and its thresholds
 WATCHED = """
 import atexit, gc, json, sys
 
 def report():
     evaluators = sorted(m for m in sys.modules if m.startswith("accord.tasks.evaluators"))
-    line = {"evaluators": evaluators, "frozen": gc.get_freeze_count()}
+    line = {
+        "evaluators": evaluators,
+        "frozen": gc.get_freeze_count(),
+        "thresholds": gc.get_threshold(),
+    }
     sys.stderr.write("\\nEXIT " + json.dumps(line) + "\\n")
 
 atexit.register(report)
@@ -106,13 +111,15 @@ def test_a_run_exits_with_its_objects_left_out_of_the_collector(
     tmp_path: Path, write: WriteFile
 ) -> None:
     """After every exit handler of the run (the store and the template cache written), the
-    objects still alive are frozen: the interpreter's teardown collections skip them."""
+    objects still alive are frozen: the interpreter's teardown collections skip them. The
+    whole command collected at a run's thresholds, not Python's (700, 10, 10)."""
     write("config.yml", "defaults: {}\n")
     path = write("formatters.workflow.yml", FORMATTERS)
     ran, seen = accord("run", path)
     assert ran.returncode == 0, ran.stderr
     assert "✓ formatters: 3 tasks (3 succeeded)" in ran.stdout
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 10_000
+    assert seen["thresholds"] == [5000, 50, 100]
     with sqlite3.connect(tmp_path / ".accord" / "runs.db") as db:
         [(status,)] = db.execute("SELECT status FROM runs").fetchall()
     assert status == "succeeded"
