@@ -18,8 +18,9 @@ from tests.bounds import PROCESS_SECONDS
 WriteFile = Callable[[str, str], Path]
 
 # `accord ARGS...`, and at the very end of the process (an exit handler registered before
-# accord's, so it runs after them) a line of stderr: the evaluator modules imported, and
-# how many objects the collector no longer scans, and its thresholds
+# accord's, so it runs after them) a line of stderr: the evaluator modules imported, whether
+# the progress bar's library was, how many objects the collector no longer scans, and its
+# thresholds
 WATCHED = """
 import atexit, gc, json, sys
 
@@ -27,6 +28,7 @@ def report():
     evaluators = sorted(m for m in sys.modules if m.startswith("accord.tasks.evaluators"))
     line = {
         "evaluators": evaluators,
+        "progress_bar": "rich.progress" in sys.modules,
         "frozen": gc.get_freeze_count(),
         "thresholds": gc.get_threshold(),
     }
@@ -118,6 +120,7 @@ def test_a_run_exits_with_its_objects_left_out_of_the_collector(
     ran, seen = accord("run", path)
     assert ran.returncode == 0, ran.stderr
     assert "✓ formatters: 3 tasks (3 succeeded)" in ran.stdout
+    assert seen["progress_bar"] is False  # stderr is no terminal: no bar is drawn
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 10_000
     assert seen["thresholds"] == [5000, 50, 100]
     with sqlite3.connect(tmp_path / ".accord" / "runs.db") as db:
