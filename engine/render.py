@@ -397,9 +397,18 @@ ENV = _build_env()
 BUILTIN_NAMES = frozenset(ENV.globals) | {"current_date"}
 
 
-@lru_cache(maxsize=65536)
+_PARSED: dict[str, nodes.Template] = {}  # the trees parsed in this process, by their text
+_PARSED_LIMIT = 65536
+
+
 def _parse(source: str) -> nodes.Template:
-    return ENV.parse(source)
+    ast = _PARSED.get(source)
+    if ast is None:
+        ast = ENV.parse(source)
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[source] = ast
+    return ast
 
 
 @cache
@@ -430,19 +439,28 @@ def compile_template(source: str) -> jinja2.Template | PlainTemplate:
     loaded from the template cache."""
     cached = template_cache.active()
     code = None
+    ast = None
     if cached is not None:
         outline = cached.outline(source)  # in memory: asked before the code's own file
         kept = None if outline is None else from_outline(ENV, outline)
         if kept is not None:
             return kept
+        # checked in this process (a first run): a plain template needs no look for its
+        # code's file (2,000 failed opens in a first run of B16)
+        ast = _PARSED.get(source)
+        plain = None if ast is None else plain_template(ENV, ast)
+        if plain is not None:
+            cached.store_outline(source, plain.outline)
+            return plain
         code = cached.cached_code("template", source)
     if code is None:
-        ast = _parse(source)
-        plain = plain_template(ENV, ast)
-        if plain is not None:
-            if cached is not None:
-                cached.store_outline(source, plain.outline)
-            return plain
+        if ast is None:
+            ast = _parse(source)
+            plain = plain_template(ENV, ast)
+            if plain is not None:
+                if cached is not None:
+                    cached.store_outline(source, plain.outline)
+                return plain
         code = ENV.compile(ast)
         if cached is not None:
             cached.store_code("template", source, code)
