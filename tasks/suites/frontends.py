@@ -26,6 +26,8 @@ front-end is a package whose module holds `FRONTEND = FrontEnd(...)`, plus its l
         no_result_exit=None,   # the exit code instead of 3 when none of its cases gave a result
         files=None,            # OwnFiles: the files it writes itself after the run (promptfoo's
                                # `-o` and `outputPath`), and whether `--output` is one of them
+        default_files=(),      # names `accord eval` looks for in the working folder when it is
+                               # given no file (promptfoo: promptfooconfig.yaml, .yml, .json)
     )
 
 A file is read once: `Source.text` reads it on first use and keeps it, for every front-end's
