@@ -175,7 +175,7 @@ tests: file://tests.csv
             "Hail the {{ship}} in French; plan {{plan}}\n"
         ),
         "tests.csv": (
-            "ship,plan,__expected1,__expected2,__threshold,__description,"
+            "ship,plan,__expected,__expected2,__threshold,__description,"
             "__metadata:fleet,__metadata:tags[]\n"
             'Osprey,"{""length"":""long"",""ports"":[""Cork"",""Brest""]}",'
             'icontains:AHOY,"llm-rubric: Speaks of the sea to {{ship}}",0.5,first,north,"a,b"\n'
