@@ -264,15 +264,23 @@ def test_controls_of_every_kind_with_defaults_and_choices(corpus: Path) -> None:
     assert "Traceback" not in wrong.stderr + unknown.stderr + toggle.stderr
 
 
-def test_charts_draw_one_line_or_bar_per_series(corpus: Path) -> None:
+@pytest.mark.parametrize("with_asia", [True, False])
+def test_charts_draw_one_line_or_bar_per_series(corpus: Path, with_asia: bool) -> None:
     root = corpus / "examples"
-    _run, page, _html = run_app(root / "sales_lines.app.yml")
-    revenue = query(root, "SELECT month, region, revenue FROM 'monthly_revenue_by_region.csv'")
+    chosen = () if with_asia else ("-v", "controls.with_asia=false")
+    _run, page, _html = run_app(root / "sales_lines.app.yml", *chosen)
+    assert page.controls == {"with_asia": "on" if with_asia else "off"}
+    revenue = query(
+        root,
+        "SELECT month, region, revenue FROM 'monthly_revenue_by_region.csv'"
+        + ("" if with_asia else " WHERE region != 'Asia'"),
+    )
     tips = page.tips["Revenue per region"]
     assert sorted(tips) == sorted(f"{r}, {m}: {fmt(v)}" for m, r, v in revenue)
     regions = list(dict.fromkeys(r for _m, r, _v in revenue))  # in the order of the rows
     assert page.legend["Revenue per region"][-len(regions) :] == regions
-    assert page.shapes["Revenue per region"].count("polyline") == len(regions) == 3
+    assert page.shapes["Revenue per region"].count("polyline") == len(regions)
+    assert len(regions) == (3 if with_asia else 2)
 
     users = query(root, "SELECT month, platform, users FROM 'monthly_active_user_by_platform.csv'")
     tips = page.tips["Users per platform"]
@@ -283,13 +291,17 @@ def test_charts_draw_one_line_or_bar_per_series(corpus: Path) -> None:
     assert "polyline" not in shapes and shapes.count("rect") == len(users) + len(platforms)
 
 
-def test_the_semantic_app_runs_its_topic(corpus: Path) -> None:
+@pytest.mark.parametrize("days_late", ["3", "30"])
+def test_the_semantic_app_runs_its_topic(corpus: Path, days_late: str) -> None:
     root = corpus / "examples"
-    _run, page, _html = run_app(root / "apps" / "overdue_shipments.app.yml")
+    app = root / "apps" / "overdue_shipments.app.yml"
+    chosen = () if days_late == "3" else ("-v", f"controls.days_late={days_late}")
+    _run, page, _html = run_app(app, *chosen)
+    assert page.controls == {"days_late": days_late}
     expected = query(
         root,
         "SELECT carrier, status, COUNT(*) FROM 'order_shipments.csv' "
-        "WHERE estimated_delivery < current_date - INTERVAL 3 DAY "
+        f"WHERE estimated_delivery < current_date - INTERVAL {days_late} DAY "
         "AND status IN ('pending', 'in_transit') "
         "GROUP BY ALL ORDER BY carrier, status",
     )
