@@ -278,7 +278,10 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
         except CompileError as exc:
             wrong = True
             yield loc, str(exc)
-    if wrong or any("{" in str(v) for v in spec.variables.values()):
+    # a filter's value may be a template (`"{{ controls.days }} days ago"`): what it means is
+    # known once rendered, so the query is compiled at run time only
+    templated = [*spec.variables.values(), *(f.model_dump() for f in spec.filters)]
+    if wrong or any("{" in str(v) for v in templated):
         return
     compiler.variables = dict(spec.variables)
     try:

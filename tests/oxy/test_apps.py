@@ -1,13 +1,12 @@
-"""Oxy's data apps (`.app.yml`): Oxy's own apps (tests/oxy/apps, placed in a copy of the
-corpus where Oxy keeps them) run unchanged with their controls at their defaults or chosen
-with `-v controls.NAME=...`; the page they write shows the figures DuckDB computes for SQL
-written here by hand, is inert (no script, nothing loaded from elsewhere, every value
-escaped) and opens in headless Chromium."""
+"""Oxy's data apps (`.app.yml`): apps written for these tests (tests/oxy/apps, placed in a
+copy of the corpus, which has none, so that they read its data and semantic layer) run with
+their controls at their defaults or chosen with `-v controls.NAME=...`; the page they write
+shows the figures DuckDB computes for SQL written here by hand, is inert (no script, nothing
+loaded from elsewhere, every value escaped) and opens in headless Chromium."""
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 import shutil
 import subprocess
 from decimal import Decimal
@@ -17,7 +16,6 @@ from typing import Any
 
 import duckdb
 import pytest
-import yaml
 
 from tests.oxy.test_corpus import CORPUS, OUR_EXAMPLES_CONFIG, Run, accord, copy_writable
 
@@ -36,13 +34,14 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy_writable(CORPUS / "demo_project", root / "demo_project")
     copy_writable(CORPUS / "examples", root / "examples")
     (root / "examples" / "config.yml").write_text(OUR_EXAMPLES_CONFIG)
+    assert not list(root.rglob("*.app.yml"))  # the corpus brings none: all are ours
     shutil.copytree(APPS, root, dirs_exist_ok=True)
     return root
 
 
 class Page(HTMLParser):
-    """What a person reads on the page, by section heading: tables' rows, charts' tooltips
-    and legend lines, the controls' values."""
+    """What a person reads on the page, by section heading: tables' rows, charts' tooltips,
+    legend lines and shapes (the elements drawn in their SVG), the controls' values."""
 
     def __init__(self, html: str) -> None:
         super().__init__()
@@ -51,6 +50,7 @@ class Page(HTMLParser):
         self.tips: dict[str, list[str]] = {}
         self.legend: dict[str, list[str]] = {}
         self.controls: dict[str, str] = {}
+        self.shapes: dict[str, list[str]] = {}
         self.tags: list[str] = []
         self.attributes: list[tuple[str, str]] = []
         self._text: list[str] | None = None
@@ -62,6 +62,8 @@ class Page(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         self.attributes += [(name, value or "") for name, value in attrs]
+        if tag in ("rect", "polyline", "circle", "path"):
+            self.shapes.setdefault(self.section, []).append(tag)
         if tag in ("h2", "td", "th", "title", "text", "dd"):
             self._text, self._where = [], tag
         if tag == "dd":
@@ -129,126 +131,193 @@ def test_every_app_validates(corpus: Path) -> None:
         assert result.stdout.startswith(f"ok: {app} (") and "unsupported" not in result.stderr
 
 
-def test_insights_shows_what_duckdb_computes(corpus: Path) -> None:
+def quarter(day: dt.date) -> str:
+    return f"{day.year}-Q{(day.month - 1) // 3 + 1}"
+
+
+def check_store_review(root: Path, page: Page, store: str, since: str) -> None:
+    """Every block of store_review.app.yml against DuckDB, for the given control values."""
+    where = f"Date >= DATE '{since}'" + ("" if store == "All" else f" AND Store = {store}")
+    leading = query(
+        root,
+        f"SELECT Store, SUM(Weekly_Sales) AS total FROM 'oxymart.csv' WHERE {where} "
+        "GROUP BY Store ORDER BY total DESC LIMIT 4",
+    )
+    assert leading and page.tips["Leading stores"] == [f"sales, {s}: {fmt(t)}" for s, t in leading]
+
+    weeks = query(
+        root,
+        f"SELECT Holiday_Flag, SUM(Weekly_Sales) FROM 'oxymart.csv' WHERE {where} "
+        "GROUP BY Holiday_Flag ORDER BY Holiday_Flag DESC",
+    )
+    total = sum(v for _f, v in weeks)
+    kinds = {1: "Holiday weeks", 0: "Ordinary weeks"}
+    assert page.legend["Holiday share"] == [
+        f"{kinds[flag]}: {fmt(v)} ({v / total:.1%})" for flag, v in weeks
+    ]
+
+    quarters = query(
+        root,
+        f"SELECT date_trunc('quarter', Date) AS q, SUM(Weekly_Sales) FROM 'oxymart.csv' "
+        f"WHERE {where} GROUP BY q ORDER BY q",
+    )
+    assert page.tips["Sales per quarter"] == [f"sales, {quarter(q)}: {fmt(v)}" for q, v in quarters]
+    assert page.shapes["Sales per quarter"].count("polyline") == 1
+
+    readings = query(
+        root,
+        "SELECT date_trunc('quarter', Date) AS q, AVG(Temperature), AVG(Fuel_Price) "
+        f"FROM 'oxymart.csv' WHERE {where} GROUP BY q ORDER BY q",
+    )
+    rows = page.tables["Weather and fuel per quarter"]
+    assert rows[0] == ["quarter", "measure", "reading"]
+    assert rows[1:] == [
+        [quarter(q), measure, fmt(value)]
+        for q, heat, fuel in readings
+        for measure, value in (("Temperature (F)", heat), ("Fuel price ($)", fuel))
+    ]
+    assert page.tips["Weather and fuel"] == [
+        f"Temperature (F), {quarter(q)}: {fmt(heat)}" for q, heat, _f in readings
+    ] + [f"Fuel price ($), {quarter(q)}: {fmt(fuel)}" for q, _h, fuel in readings]
+    assert page.legend["Weather and fuel"][-2:] == ["Temperature (F)", "Fuel price ($)"]
+    assert page.shapes["Weather and fuel"].count("polyline") == 2  # one line per series
+    assert page.controls == {"store": store, "since": since}
+
+
+def test_store_review_shows_what_duckdb_computes(corpus: Path) -> None:
     root = corpus / "demo_project"
-    _run, page, html = run_app(root / "insights.app.yml")
-    top = query(
-        root,
-        "SELECT Store, SUM(Weekly_Sales) FROM 'oxymart.csv' WHERE Date >= DATE '2010-01-01' "
-        "GROUP BY Store ORDER BY 2 DESC LIMIT 5",
-    )
-    assert page.tips["Top 5 Stores by Total Sales"] == [
-        f"Total_Sales, {store}: {fmt(total)}" for store, total in top
-    ]
-    holiday = query(
-        root,
-        "SELECT IF(Holiday_Flag = 1, 'Holiday', 'Non-Holiday'), AVG(Weekly_Sales) "
-        "FROM 'oxymart.csv' GROUP BY Holiday_Flag ORDER BY Holiday_Flag DESC",
-    )
-    total = sum(v for _p, v in holiday)
-    assert page.legend["Holiday vs Non-Holiday Sales"] == [
-        f"{period}: {fmt(value)} ({value / total:.1%})" for period, value in holiday
-    ]
-    economic = query(
-        root,
-        "SELECT month, indicator, value FROM ("
-        " SELECT strftime(Date, '%Y-%m') AS month, 'Fuel Price' AS indicator,"
-        " AVG(Fuel_Price) AS value FROM 'oxymart.csv' GROUP BY 1"
-        " UNION ALL SELECT strftime(Date, '%Y-%m'), 'Unemployment', AVG(Unemployment)"
-        " FROM 'oxymart.csv' GROUP BY 1) ORDER BY month, indicator",
-    )
-    rows = page.tables["Economic Trends Data"]
-    assert rows[0] == ["month", "indicator", "value"]
-    assert rows[1:] == [[m, i, fmt(v)] for m, i, v in economic]
-    assert page.controls == {"store": "All", "start_date": "2010-01-01"}
-    stores = query(root, "SELECT DISTINCT CAST(Store AS VARCHAR) FROM 'oxymart.csv'")
-    assert all(f"{s}," in html or f"{s})" in html for (s,) in stores)  # the store choices
-    assert html.count("<svg") == 6  # 2 bars, 2 pies, 2 line charts
+    _run, page, html = run_app(root / "store_review.app.yml")
+    check_store_review(root, page, "All", "2010-07-01")
+    stores = query(root, "SELECT DISTINCT Store FROM 'oxymart.csv' ORDER BY Store")
+    # the store choices: the rows of the task the select names as its `source`
+    assert f"choices: All, {', '.join(str(s) for (s,) in stores)})" in html
+    assert html.count("<svg") == 4  # a bar chart, a pie chart, two line charts
 
 
 def test_controls_chosen_with_v_filter_every_block(corpus: Path) -> None:
     root = corpus / "demo_project"
-    _run, page, _html = run_app(
-        root / "insights.app.yml", "-v", "controls.store=20", "-v", "controls.start_date=2012-01-01"
+    app = root / "store_review.app.yml"
+    _run, page, _html = run_app(app, "-v", "controls.store=20", "-v", "controls.since=2012-01-01")
+    check_store_review(root, page, "20", "2012-01-01")
+    assert len(page.tips["Leading stores"]) == 1
+
+
+def check_fruit_filters(root: Path, page: Page, fruit: str, since: str, bulk: bool) -> None:
+    """Every block of fruit_filters.app.yml against DuckDB, for the given control values."""
+    sales = (
+        "'fruit_sales.csv' AS s, 'fruit.csv' AS f, 'customer.csv' AS c "
+        f"WHERE f.id = s.fruit_id AND c.id = s.customer_id AND s.date >= DATE '{since}'"
+        + ("" if fruit == "Any" else f" AND f.name = '{fruit}'")
+        + (" AND s.quantity > 2" if bulk else "")
     )
-    (total,) = query(
-        root,
-        "SELECT SUM(Weekly_Sales) FROM 'oxymart.csv' WHERE Store = 20 AND Date >= '2012-01-01'",
-    )[0]
-    assert page.tips["Top 5 Stores by Total Sales"] == [f"Total_Sales, 20: {fmt(total)}"]
-    assert page.controls == {"store": "20", "start_date": "2012-01-01"}
-
-
-def _demo_values(app: Path) -> str:
-    """The VALUES list the controls demo queries (the same in each of its tasks)."""
-    spec = yaml.safe_load(app.read_text(encoding="utf-8"))
-    sql = spec["tasks"][0]["sql_query"]
-    match = re.search(r"\(\s*VALUES(.*?)\) AS t\(([^)]*)\)", sql, re.DOTALL)
-    assert match is not None
-    return f"(VALUES {match.group(1)}) AS t({match.group(2)})"
-
-
-def test_controls_demo_with_defaults_and_choices(corpus: Path) -> None:
-    app = corpus / "examples" / "apps" / "controls_demo.app.yml"
-    values = _demo_values(app)
-    _run, page, html = run_app(app)
-    by_category = query(
-        corpus,
-        f"SELECT category, SUM(revenue) FROM {values} WHERE sale_date >= '2024-01-01' "
-        "GROUP BY 1 ORDER BY 2 DESC",
+    per_fruit = query(
+        root, f"SELECT f.name, SUM(s.amount) AS a FROM {sales} GROUP BY f.name ORDER BY a DESC, 1"
     )
-    assert page.tips["Revenue by Category"] == [
-        f"total_revenue, {c}: {fmt(v)}" for c, v in by_category
+    assert per_fruit
+    assert page.tips["Amount per fruit"] == [f"amount, {n}: {fmt(a)}" for n, a in per_fruit]
+
+    per_gender = dict(query(root, f"SELECT c.gender, SUM(s.amount) FROM {sales} GROUP BY 1"))
+    buyers = sorted(({"F": "Women", "M": "Men"}[g], a) for g, a in per_gender.items())
+    total = sum(per_gender.values())
+    assert page.legend["Amount per buyer"] == [
+        f"{b}: {fmt(a)} ({a / total:.1%})" for b, a in buyers
     ]
-    year = dt.date.today().year
-    assert f"choices: All, {year}, {year - 1}, {year - 2}" in html  # options from templates
-    assert page.controls["holidays_only"] == "off"
 
-    _run, page, _html = run_app(
-        app, "-v", "controls.region=North", "-v", "controls.holidays_only=true"
-    )
     detail = query(
-        corpus,
-        f"SELECT * FROM {values} WHERE region = 'North' AND period = 'Holiday' "
-        "AND sale_date >= '2024-01-01'",
+        root, f"SELECT s.id, f.name, c.name, s.quantity, s.amount FROM {sales} ORDER BY s.id"
     )
-    rows = page.tables["Filtered Sales Detail"]
-    assert rows[0] == ["region", "category", "period", "sale_date", "revenue"]
+    rows = page.tables["Sales"]
+    assert rows[0] == ["id", "fruit", "customer", "quantity", "amount"]
     assert rows[1:] == [[fmt(v) for v in row] for row in detail]
-    assert page.controls["region"] == "North" and page.controls["holidays_only"] == "on"
 
-    wrong = accord("run", app, "-v", "controls.region=Nowhere")
+
+def test_controls_of_every_kind_with_defaults_and_choices(corpus: Path) -> None:
+    root = corpus / "examples"
+    app = root / "apps" / "fruit_filters.app.yml"
+    _run, page, html = run_app(app)
+    check_fruit_filters(root, page, "Any", "2024-01-20", bulk=False)
+    assert page.controls == {
+        "fruit": "Any", "year": "Any", "from_date": "2024-01-20", "bulk_only": "off"
+    }  # fmt: skip
+    year = dt.date.today().year
+    assert f"choices: Any, {year}, {year - 1}, {year - 2})" in html  # options from templates
+    assert "choices: Any, apple, banana, cherry, kiwi, mango)" in html
+
+    chosen = ("controls.fruit=mango", "controls.bulk_only=true", "controls.from_date=2024-01-01")
+    _run, page, _html = run_app(app, *(a for c in chosen for a in ("-v", c)))
+    check_fruit_filters(root, page, "mango", "2024-01-01", bulk=True)
+    assert page.controls == {
+        "fruit": "mango", "year": "Any", "from_date": "2024-01-01", "bulk_only": "on"
+    }  # fmt: skip
+
+    wrong = accord("run", app, "-v", "controls.fruit=durian")
     assert wrong.exit_code == 2
-    assert "variable 'controls': 'Nowhere' is not one of ['All', 'North'" in wrong.stderr
+    assert "variable 'controls': 'durian' is not one of ['Any', 'apple', 'banana'" in wrong.stderr
     unknown = accord("run", app, "-v", "controls.colour=red")
     assert unknown.exit_code == 2
-    assert "-v controls.colour: 'controls' has no key 'colour' (keys: region, year" in (
+    assert "-v controls.colour: 'controls' has no key 'colour' (keys: fruit, year, from_date" in (
         unknown.stderr
     )
-    assert "Traceback" not in wrong.stderr + unknown.stderr
+    toggle = accord("run", app, "-v", "controls.bulk_only=maybe")
+    assert toggle.exit_code == 2
+    assert "variable 'controls.bulk_only': 'maybe' is not of type boolean" in toggle.stderr
+    assert "Traceback" not in wrong.stderr + unknown.stderr + toggle.stderr
 
 
-def test_line_charts_draw_one_line_per_series(corpus: Path) -> None:
+@pytest.mark.parametrize("with_asia", [True, False])
+def test_charts_draw_one_line_or_bar_per_series(corpus: Path, with_asia: bool) -> None:
     root = corpus / "examples"
-    _run, page, _html = run_app(root / "business_metrics_dashboard.app.yml")
-    revenue = query(root, "SELECT month, region, revenue FROM 'monthly_revenue_by_region.csv'")
-    tips = page.tips["Monthly Revenue by Region"]
+    chosen = () if with_asia else ("-v", "controls.with_asia=false")
+    _run, page, _html = run_app(root / "sales_lines.app.yml", *chosen)
+    assert page.controls == {"with_asia": "on" if with_asia else "off"}
+    revenue = query(
+        root,
+        "SELECT month, region, revenue FROM 'monthly_revenue_by_region.csv'"
+        + ("" if with_asia else " WHERE region != 'Asia'"),
+    )
+    tips = page.tips["Revenue per region"]
     assert sorted(tips) == sorted(f"{r}, {m}: {fmt(v)}" for m, r, v in revenue)
-    regions = list(dict.fromkeys(r for _m, r, _v in revenue))
-    assert page.legend["Monthly Revenue by Region"][-len(regions) :] == regions
+    regions = list(dict.fromkeys(r for _m, r, _v in revenue))  # in the order of the rows
+    assert page.legend["Revenue per region"][-len(regions) :] == regions
+    assert page.shapes["Revenue per region"].count("polyline") == len(regions)
+    assert len(regions) == (3 if with_asia else 2)
+
+    users = query(root, "SELECT month, platform, users FROM 'monthly_active_user_by_platform.csv'")
+    tips = page.tips["Users per platform"]
+    assert sorted(tips) == sorted(f"{p}, {m}: {fmt(u / 1000)}" for m, p, u in users)
+    platforms = list(dict.fromkeys(p for _m, p, _u in users))
+    assert page.legend["Users per platform"][-len(platforms) :] == platforms
+    shapes = page.shapes["Users per platform"]
+    assert "polyline" not in shapes and shapes.count("rect") == len(users) + len(platforms)
 
 
-def test_the_semantic_app_runs_its_topic(corpus: Path) -> None:
+@pytest.mark.parametrize("days_late", ["3", "30"])
+def test_the_semantic_app_runs_its_topic(corpus: Path, days_late: str) -> None:
     root = corpus / "examples"
-    _run, page, _html = run_app(root / "apps" / "example.app.yml")
-    rows = page.tables["Semantic query"]
+    app = root / "apps" / "overdue_shipments.app.yml"
+    chosen = () if days_late == "3" else ("-v", f"controls.days_late={days_late}")
+    _run, page, _html = run_app(app, *chosen)
+    assert page.controls == {"days_late": days_late}
     expected = query(
         root,
-        "SELECT estimated_delivery, shipment_id FROM 'order_shipments.csv' "
-        "WHERE estimated_delivery < current_date - INTERVAL 7 DAY",
+        "SELECT carrier, status, COUNT(*) FROM 'order_shipments.csv' "
+        f"WHERE estimated_delivery < current_date - INTERVAL {days_late} DAY "
+        "AND status IN ('pending', 'in_transit') "
+        "GROUP BY ALL ORDER BY carrier, status",
     )
-    assert sorted(rows[1:]) == sorted([fmt(d), fmt(s)] for d, s in expected)
-    assert len(rows) > 1
+    assert len(expected) > 1
+    rows = page.tables["Overdue by carrier and status"]
+    assert rows[0] == [
+        "order_shipments__carrier",
+        "order_shipments__shipment_status",
+        "order_shipments__total_shipments",
+    ]
+    assert rows[1:] == [[c, s, fmt(n)] for c, s, n in expected]
+    assert sorted(page.tips["Overdue shipments"]) == sorted(
+        f"{s}, {c}: {fmt(n)}" for c, s, n in expected
+    )
+    statuses = list(dict.fromkeys(s for _c, s, _n in expected))
+    assert page.legend["Overdue shipments"][-len(statuses) :] == statuses
 
 
 CONFIG = "databases:\n  - {name: local, type: duckdb, dataset: data}\n"
