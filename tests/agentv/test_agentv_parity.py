@@ -175,6 +175,53 @@ def test_field_accuracy_as_agentv(
     assert found["t"]["verdict"] == verdict  # scoring.ts scoreToVerdict: borderline from 0.6
 
 
+JS_VALUES_FILE = """tests:
+  - id: t
+    criteria: Extracts the record
+    input: Extract
+    expected_output:
+      paid: true
+      count: 1
+      issued: 07-MAR-2025
+      due: 2025-04-01
+      shipped: 13/03/2025
+      tags: [a, 1]
+    execution:
+      evaluators:
+        - name: fields
+          type: field_accuracy
+          fields:
+            - {path: paid, match: exact}
+            - {path: count, match: exact}
+            - {path: issued, match: date, formats: [DD-MMM-YYYY]}
+            - {path: due, match: date, formats: []}
+            - {path: shipped, match: date, formats: [MM/DD/YYYY]}
+            - {path: tags, match: exact}
+"""
+
+
+def test_field_accuracy_compares_values_as_agentvs_javascript(
+    folder: Path, fake_llm: FakeOpenAI
+) -> None:
+    answer = {
+        "paid": 1,  # deepEqual (scoring.ts): typeof differs, a miss where Python's == hits
+        "count": 1.0,  # one JavaScript number: a hit
+        "issued": "2025-03-07",  # parseDate tries new Date() first, whatever the formats: hit
+        "due": "April 1, 2025",  # new Date() reads it; formats [] stays [] (`??`): hit
+        # new Date("13/03/2025") is NaN; US-only formats read 13 as a month: unparseable
+        "shipped": "13/03/2025",
+        "tags": ["a", True],  # deepEqual item by item: true is not 1, a miss
+    }
+    fake_llm.responder = lambda request: Reply(text=json.dumps(answer))
+    file = write(folder, JS_VALUES_FILE)
+    _code, found, stderr = run(folder, file)
+    result = found["t"]["evaluator_results"][0]
+    # field-accuracy.ts evaluate: 3 of 6 equally weighted fields hit (count, issued, due)
+    assert result["score"] == pytest.approx(3 / 6), stderr
+    assert sorted(h.split(":")[0] for h in result["hits"]) == ["count", "due", "issued"]
+    assert sorted(m.split(":")[0] for m in result["misses"]) == ["paid", "shipped", "tags"]
+
+
 # --- item 7: trials -----------------------------------------------------------------------
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -16,6 +15,7 @@ from accord.tasks.evaluators.base import EvaluatorFailure, Finding
 from accord.tasks.evaluators.deterministic import regex_pattern
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.evaluators import AgentVEvaluator, agentv, agentv_case
+from accord.tasks.suites.agentv.jsvalues import js_equal, js_string, parse_date
 
 if TYPE_CHECKING:
     from accord.tasks.evaluators.cases import Case, Output
@@ -153,32 +153,6 @@ DATE_FORMATS = (
     "YYYY-MM-DDTHH:mm:ssZ", "YYYY-MM-DDTHH:mm:ss", "YYYY-MM-DD", "DD-MMM-YYYY", "MM/DD/YYYY",
     "DD/MM/YYYY", "MM-DD-YYYY", "DD-MM-YYYY",
 )  # fmt: skip
-_TOKENS = (("YYYY", "%Y"), ("MMM", "%b"), ("MM", "%m"), ("DD", "%d"), ("HH", "%H"),
-           ("mm", "%M"), ("ss", "%S"), ("Z", "%z"))  # fmt: skip
-
-
-def _strptime_format(fmt: str) -> str:
-    out = ""
-    i = 0
-    while i < len(fmt):
-        for token, code in _TOKENS:
-            if fmt.startswith(token, i):
-                out += code
-                i += len(token)
-                break
-        else:
-            out += fmt[i].replace("%", "%%")
-            i += 1
-    return out
-
-
-def parse_date(text: str, formats: list[str]) -> datetime | None:
-    for fmt in formats:
-        try:
-            return datetime.strptime(text.strip(), _strptime_format(fmt))
-        except ValueError:
-            continue
-    return None
 
 
 def value_at(data: Any, path: str) -> Any:
@@ -213,7 +187,8 @@ def _number(value: Any) -> float | None:
 @agentv("field_accuracy")
 class FieldAccuracy(AgentVEvaluator):
     """Fields of a JSON answer against the expected object: `exact`, `numeric_tolerance`
-    (absolute, or `relative`), `date` (same day in any of `formats`); scored by
+    (absolute, or `relative`), `date` (the same calendar day, read as AgentV's parseDate reads
+    it: jsvalues.py; `formats` only tell month-first from day-first); scored by
     `weighted_average` of the fields or `all_or_nothing`."""
 
     type: Literal["field_accuracy"] = "field_accuracy"
@@ -259,8 +234,8 @@ class FieldAccuracy(AgentVEvaluator):
 
 
 def _compare(spec: FieldSpec, want: Any, got: Any) -> tuple[bool, str]:
-    if spec.match == "exact":
-        return (True, "") if want == got else (False, f"expected {want!r}, got {got!r}")
+    if spec.match == "exact":  # AgentV's deepEqual: `true` is not `1`
+        return (True, "") if js_equal(want, got) else (False, f"expected {want!r}, got {got!r}")
     if spec.match == "numeric_tolerance":
         a, b = _number(got), _number(want)
         if a is None or b is None:
@@ -272,14 +247,16 @@ def _compare(spec: FieldSpec, want: Any, got: Any) -> tuple[bool, str]:
         measured = diff / abs(b) if spec.relative and b != 0 else diff
         ok = measured <= spec.tolerance
         return ok, f"difference {diff:.2f} (tolerance {spec.tolerance:g})"
-    formats = spec.formats or list(DATE_FORMATS)
-    a_date, b_date = parse_date(str(got), formats), parse_date(str(want), formats)
+    # AgentV: `fieldConfig.formats ?? DEFAULT_DATE_FORMATS` (an empty list stays empty), and
+    # each value through JavaScript's String()
+    formats = spec.formats if spec.formats is not None else list(DATE_FORMATS)
+    a_date, b_date = parse_date(js_string(got), formats), parse_date(js_string(want), formats)
     if a_date is None:
         return False, f"not a date: {got!r}"
     if b_date is None:
         return False, f"expected value is not a date: {want!r}"
-    same = a_date.date() == b_date.date()
-    return same, "" if same else f"{a_date.date()} is not {b_date.date()}"
+    same = a_date == b_date
+    return same, "" if same else f"{a_date} is not {b_date}"
 
 
 def _expected_object(case: AgentVCase) -> dict[str, Any] | None:

@@ -101,10 +101,12 @@ class Source:
 
 def read_source(path: Path, text: str | None = None) -> Source:
     """The file's tests and settings; `text`: the file's, read already (a YAML file is read
-    once, a JSONL dataset by its own reader)."""
+    once, a JSONL dataset by its own reader). AgentV reads its YAML with the `yaml` package's
+    YAML 1.2 core schema, so accord does too: `yes` and `2025-04-01` stay text there (PyYAML's
+    1.1 reading made them a boolean and a date, and an exact field compared them unequal)."""
     if path.suffix == ".jsonl":
         return _read_jsonl(path)
-    data, marks = parse_yaml(read_text(path) if text is None else text, path)
+    data, marks = parse_yaml(read_text(path) if text is None else text, path, core=True)
     if not isinstance(data, dict):
         raise ValidationError([Issue(path, 1, 1, "", "expected a mapping with 'tests:'")])
     key = next((k for k in CASE_KEYS if k in data), "tests")
@@ -134,7 +136,7 @@ def _read_jsonl(path: Path) -> Source:
     top_marks = Marks()
     top_path = path
     if sidecar.is_file():
-        loaded, top_marks = parse_yaml(read_text(sidecar), sidecar)
+        loaded, top_marks = parse_yaml(read_text(sidecar), sidecar, core=True)
         if loaded is not None and not isinstance(loaded, dict):
             raise ValidationError([Issue(sidecar, 1, 1, "", "expected a mapping of defaults")])
         data = loaded or {}
@@ -623,7 +625,7 @@ def _guideline_patterns(agentv: Path | None) -> tuple[str, ...]:
     for name in ("config.yaml", "config.yml"):
         config = agentv / name
         if config.is_file():
-            data, _marks = parse_yaml(read_text(config), config)  # a broken one: exit 2
+            data, _marks = parse_yaml(read_text(config), config, core=True)  # a broken one: exit 2
             patterns = data.get("guideline_patterns") if isinstance(data, dict) else None
             if isinstance(patterns, list) and all(isinstance(p, str) for p in patterns):
                 return tuple(patterns)

@@ -335,7 +335,7 @@ def load_targets(eval_file: Path, explicit: Path | None) -> TargetsFile:
         return TargetsFile(None, env=env)
     if not path.is_file():
         raise ValidationError([Issue(path, None, None, "", "targets file not found")])
-    data, marks = parse_yaml(read_text(path), path)
+    data, marks = parse_yaml(read_text(path), path, core=True)
     entries = data.get("targets") if isinstance(data, dict) else data
     if not isinstance(entries, list):
         raise ValidationError(

@@ -103,7 +103,8 @@ def load(source: Source, request: Request) -> list[Suite]:
     # evaluate_options, checked by prepare(): `repeat` makes trials of each test, scored as
     # AgentV's pass_any (the best trial; a pass when any passed); `max_concurrency` bounds
     # the tests run at once. The command line's --repeat / --max-concurrency win.
-    data = parse_yaml(source.text, source.path)[0]  # the loader's parser: it parsed it already
+    # the loader's parser (YAML 1.2's core schema): it parsed the file already
+    data = parse_yaml(source.text, source.path, core=True)[0]
     options = (data.get("evaluate_options") if isinstance(data, dict) else None) or {}
     if not isinstance(options, dict):
         options = {}

@@ -84,7 +84,7 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             return None
         folder = folder.parent
     try:
-        data, marks = parse_yaml(read_text(path), path)
+        data, marks = parse_yaml(read_text(path), path, core=True)
     except Exception as exc:  # the catalog's own syntax error, with its line
         loader.issue(loc, f"{path}: {getattr(exc, 'message', exc)}")
         return None
