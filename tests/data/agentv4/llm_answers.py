@@ -14,10 +14,19 @@ ANSWERS = {
     "Dear User": "Dear User, here is your update.",
     "status field": '{"status": "ok", "code": 200}',
     "number 42": '{"result": 42}',
-    '"message" field': "Message: success",
+    "field set to": "Message: success",
     "What is 2 + 2": "4",
     "status set to": '{"status": "ok", "code": 200}',
     "Greet me with exactly": "Hi there, how can I help?",
+    "Hello!": "Hello! How can I help you today?",
+    "I want a refund": "I can help with a refund. What is your order number?",
+    "URGENT": "I understand this is urgent. Which system is down?",
+    "neural networks.": "Neural networks are layers of connected nodes that learn weights.",
+    "reinforcement learning": "An agent learns by trial and error from rewards.",
+    "Describe deep learning": "Deep learning stacks many neural network layers.",
+    "three primary colors": "Red, blue and yellow.",
+    "capital of France": "Paris.",
+    "capital of Italy": "Hi there! It is Rome.",
 }
 
 
