@@ -69,7 +69,7 @@ defaults:
 """
 # a rubric fails when the answer holds this, or when it asks about the tone's politeness
 WRONG = "Hi there"
-RUBRIC_LINE = re.compile(r"^- \[(rubric-\d+)\][^:]*: (.*)$", re.MULTILINE)
+RUBRIC_LINE = re.compile(r"^- \[((?:rubric|criterion)-\d+)\][^:]*: (.*)$", re.MULTILINE)
 
 
 def judge(system: str, user: str) -> Reply | None:
@@ -98,8 +98,12 @@ def answer(body: dict[str, Any]) -> Reply:
         found = judge(messages[0]["content"], messages[1]["content"])
         if found is not None:
             return found
-    text = json.dumps(messages)
-    return Reply(text=next((a for p, a in ANSWERS.items() if p in text), "no answer"))
+    # a conversation's turn is answered by its last message
+    for text in (json.dumps(messages[-1]), json.dumps(messages)):
+        found = next((a for p, a in ANSWERS.items() if p in text), None)
+        if found is not None:
+            return Reply(text=found)
+    return Reply(text="no answer")
 
 
 def model_requests(requests: list[dict[str, Any]]) -> list[str]:
@@ -175,11 +179,18 @@ def run_agentv(suite: Path) -> dict[str, dict[str, Any]]:
 def run_accord(suite: Path) -> dict[str, dict[str, Any]]:
     run = accord("eval", suite, "--format", "json", "--cache", "off")
     assert run.exit_code in (0, 1), run.stderr + run.stdout
+
+    def scores(case: dict[str, Any]) -> list[float]:
+        # a conversation's turns and transcript are scored apart, as in AgentV's results
+        found = case["evaluations"]
+        parts = (found[0].get("metadata") or {}).get("components") if len(found) == 1 else None
+        return [round(e["score"], 4) for e in (parts or found)]
+
     return {
         case["id"]: {
             "score": round(case["score"], 4),
             "passed": case["status"] == "passed",
-            "assertions": [round(e["score"], 4) for e in case["evaluations"]],
+            "assertions": scores(case),
         }
         for case in json.loads(run.stdout)["suites"][0]["cases"]
     }
@@ -201,6 +212,7 @@ def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
         "default-graders.suite.yaml",
         "weighted-graders",
         "judge-prompts",
+        "multi-turn-conversation-live.suite.yaml",
     ],
 )
 def test_an_agentv_example_scores_in_accord_as_in_agentv(

@@ -59,11 +59,12 @@ NOT_SUPPORTED = {
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
 # case's metadata with the rest of the test
 TEST_KEYS = {"id", "description", "vars", "assert", "options", "threshold", "metadata",
-             "conversation_id", "execution"}  # fmt: skip
+             "conversation_id", "execution",
+             # a conversation (agentv_conversation.py)
+             "mode", "turns", "aggregation", "on_turn_failure", "window_size"}  # fmt: skip
 NOT_SUPPORTED_TEST = {
     "provider", "providers", "prompts", "input_files", "assert_scoring_function",
     "run", "environment", "suite", "depends_on", "on_dependency_failure",
-    "mode", "turns", "aggregation", "on_turn_failure", "window_size",
 }  # fmt: skip
 # top-level keys of AgentV 4 files that no promptfoo config has
 AGENTV_KEYS = ("name", "environment", "governance", "default_test", "assert", "threshold",
@@ -112,6 +113,7 @@ def load(source: Source, request: Request) -> list[Suite]:
         suite = dataclasses.replace(suite, repeat=repeat, trials="pass_any")
     if request.max_concurrency is None and isinstance(concurrency, int):
         suite = dataclasses.replace(suite, max_concurrency=concurrency)
+    suite = _conversations(suite)
     notes = _skip_notes(source, data)
     if notes:
         suite = dataclasses.replace(suite, notes=(*suite.notes, *notes))
@@ -446,3 +448,24 @@ def model_messages(messages: list[dict[str, Any]] | None, text: str) -> list[dic
     if len(given) == 1 and isinstance(given[0].get("content"), str):
         given = [{**given[0], "content": given[0]["content"].strip()}]
     return [{"role": "system", "content": DEFAULT_SYSTEM}, *given]
+
+
+def _conversations(suite: Suite) -> Suite:
+    """A conversation's case answered by its provider's target played turn by turn
+    (agentv_conversation.py): one such target per provider, named after it."""
+    from accord.tasks.suites.core.targets import ModelTarget
+    from accord.tasks.suites.promptfoo.agentv_conversation import ConversationTarget, Plan
+
+    targets = dict(suite.targets)
+    cases = []
+    for case in suite.cases:
+        if isinstance(case.obj, Plan) and case.target in suite.targets:
+            name = f"{case.target} (conversation)"
+            inner = suite.targets[case.target]
+            if name not in targets:
+                # AgentV's model providers send their system message when the test has none
+                system = DEFAULT_SYSTEM if isinstance(inner, ModelTarget) else None
+                targets[name] = ConversationTarget(inner=inner, system=system)
+            case = dataclasses.replace(case, target=name)
+        cases.append(case)
+    return dataclasses.replace(suite, targets=targets, cases=cases)

@@ -178,12 +178,27 @@ def build(
                         from accord.tasks.suites.promptfoo.agentv4 import model_messages
 
                         messages = model_messages(messages, text)
+                    plan, case_evaluators = None, evaluators
+                    if loader.dialect == "agentv4" and ("turns" in test or "mode" in test):
+                        from accord.tasks.suites.promptfoo.agentv_conversation import (
+                            conversation,
+                        )
+
+                        made = conversation(loader, item, test, variables, evaluators)
+                        if made is None:
+                            column += 1
+                            continue
+                        plan, grade = made
+                        case_evaluators = (grade,)
+                        # the test's own messages: the conversation's start
+                        messages = chat_messages(text) or [{"role": "user", "content": text}]
                     case = PromptfooCase(
                         vars=variables, options=options, prompt_text=text,
                         id=_case_id(test_index, column, len(columns), test.get("id")),
                         input=messages if messages is not None else text,
                         target=provider,
-                        evaluators=evaluators,
+                        evaluators=case_evaluators,
+                        obj=plan,
                         line=item.line or loader.marks.find(item.loc)[0],
                         metadata={
                             "vars": variables, "options": options,

@@ -27,6 +27,15 @@ ANSWERS = {
     "three primary colors": "Red, blue and yellow.",
     "capital of France": "Paris.",
     "capital of Italy": "Hi there! It is Rome.",
+    "15% of 200": "15% of 200 is 0.15 x 200 = 30.",
+    "Now double that": "Double 30 is 60.",
+    "original numbers": "You asked about 15% and 200.",
+    "What country is it in": "Hi there! Paris is in France.",
+    "Multiply that by 3": "4 x 3 = 12.",
+    "adds two numbers": "def add(a, b):\n    return a + b",
+    "type hints": "def add(a: int, b: int) -> int:\n    return a + b",
+    "somewhere warm in December": "Try the Canary Islands.",
+    "beaches over cities": "Hi there, try the beaches of Tenerife.",
 }
 
 

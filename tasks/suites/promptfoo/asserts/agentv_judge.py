@@ -332,6 +332,8 @@ class AgentVChecklist(AgentVJudged):
     """Rubrics written as text, gathered into one llm-rubric (its `value` the list)."""
 
     rubrics: tuple[str, ...] = ()
+    rubric_id: str = "rubric"  # AgentV names a conversation turn's `criterion-N`
+    required_rubrics: bool = True  # a conversation turn's are not
 
     def prompt(self, case: Case, output: Output) -> str:
         """buildRubricPrompt (no criteria, reference, file changes or tool calls)."""
@@ -354,7 +356,10 @@ class AgentVChecklist(AgentVJudged):
             "",
             "[[ ## rubrics ## ]]",
         ]
-        parts += [f"- [rubric-{i}] (REQUIRED): {text}" for i, text in enumerate(self.rubrics, 1)]
+        label = " (REQUIRED)" if self.required_rubrics else ""
+        parts += [
+            f"- [{self.rubric_id}-{i}]{label}: {text}" for i, text in enumerate(self.rubrics, 1)
+        ]
         parts += ["", "For each rubric, determine if it is satisfied and provide brief reasoning."]
         return "\n".join(parts)
 
@@ -372,11 +377,11 @@ class AgentVChecklist(AgentVJudged):
             for c in checks
         ):
             raise ValueError("each check needs 'id', 'satisfied' (true/false) and 'reasoning'")
-        ids = {f"rubric-{i}" for i in range(1, len(self.rubrics) + 1)}
+        ids = {f"{self.rubric_id}-{i}" for i in range(1, len(self.rubrics) + 1)}
         known = [c for c in checks if c["id"] in ids]
         earned = sum(1 for c in known if c["satisfied"])
         score = clamp(earned / len(known)) if known else 0.0
-        failed = any(not c["satisfied"] for c in known)  # every text rubric is required
+        failed = self.required_rubrics and any(not c["satisfied"] for c in known)
         return not failed and score >= PASS, score, data["overall_reasoning"]
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:

@@ -1,0 +1,292 @@
+"""AgentV 4's conversations (`mode: conversation` with `turns`), as its orchestrator.ts
+runs them (runConversationMode):
+
+- The history starts with the test's own messages (its prompt). Each turn appends its
+  `input` as a user message, sends the history (with `window_size`: the system messages
+  and the last `window_size` user/assistant pairs) to the target, and appends the answer.
+- Each turn is graded on its answer: its rubrics written as text gathered into one
+  checklist (ids `criterion-N`, not required, weight 1: buildTurnAssertions), its other
+  assertions as written; the judge's question is the history up to that answer
+  (`role: content`, blank-line separated). A turn with no assertion scores 1. The turn's
+  score is AgentV's test score of its assertions.
+- `on_turn_failure: stop`: the turns after one scoring below the threshold score 0.
+- The test's own `assert` (and the inherited one) grade the whole transcript
+  (`role: content` of every message) as one more score.
+- The test's score is the `aggregation` (`mean`, the default; `min`; `max`) of the turn
+  scores and the transcript's; it passes at the threshold (0.8, or the file's).
+
+accord plays every turn before grading (its target answers, then its evaluators grade),
+so with `stop` the turns after a failed one are still asked of the target, then scored 0
+as AgentV scores them; AgentV does not ask them. A target that fails on a turn errors the
+test (AgentV scores that turn 0 and goes on).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from accord.engine.errors import AccordError
+from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
+from accord.tasks.evaluators.cases import Case, Output
+from accord.tasks.suites.core.targets import Target, TargetFailure
+
+if TYPE_CHECKING:
+    from accord.engine.context import TaskContext
+    from accord.tasks.evaluators.judging import EvalContext
+    from accord.tasks.suites.promptfoo.config import _Loader, _Test
+
+AGGREGATIONS = ("mean", "min", "max")
+
+
+def windowed(history: list[dict[str, Any]], window: int | None) -> list[dict[str, Any]]:
+    """buildWindowedHistory: the system messages and the last `window` pairs."""
+    if not window:
+        return list(history)
+    rest = [m for m in history if m["role"] != "system"]
+    return [m for m in history if m["role"] == "system"] + rest[-window * 2 :]
+
+
+def transcript(history: list[dict[str, Any]]) -> str:
+    """buildConversationContext: `role: content` of each message, a blank line between."""
+
+    def text(content: Any) -> str:
+        return content if isinstance(content, str) else json.dumps(content)
+
+    return "\n\n".join(f"{m['role']}: {text(m['content'])}" for m in history)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A conversation case's turns (the user's inputs), as its `obj`."""
+
+    turns: tuple[str, ...]
+    window: int | None = None
+
+
+class ConversationTarget(Target):
+    """Plays a conversation's turns to the provider's own target (`inner`)."""
+
+    type: Literal["agentv-conversation"] = "agentv-conversation"
+    inner: Any = Field(None, exclude=True, description="The provider's target.")
+    system: str | None = None  # sent first when the history has no system message
+
+    def describe(self) -> str:
+        assert isinstance(self.inner, Target)
+        return f"a conversation with {self.inner.describe()}"
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        inner = self.inner
+        assert isinstance(inner, Target)
+        given = case.input
+        history: list[dict[str, Any]] = (
+            [dict(m) for m in given]
+            if isinstance(given, list)
+            else [{"role": "user", "content": str(given)}]
+        )
+        plan = case.obj
+        assert isinstance(plan, Plan)
+        played: list[dict[str, Any]] = []
+        for number, text in enumerate(plan.turns, 1):
+            history.append({"role": "user", "content": text})
+            sent = windowed(history, plan.window)
+            if self.system and not any(m["role"] == "system" for m in sent):
+                sent = [{"role": "system", "content": self.system}, *sent]
+            found = await inner.produce(tctx, dataclasses.replace(case, input=sent), repeat)
+            if found.error:
+                raise TargetFailure(f"turn {number}: {found.error}")
+            history.append({"role": "assistant", "content": found.text})
+            played.append({"turn": number, "input": text, "output": found.text,
+                           "upto": len(history)})  # fmt: skip
+        last = played[-1]["output"] if played else ""
+        return Output(text=last, value={"turns": played, "history": history}, messages=history)
+
+
+class ConversationGrade(EvaluatorSpec):
+    """Every turn's assertions, the transcript's, and their aggregation."""
+
+    type: str = "agentv-conversation"
+    deterministic: ClassVar[bool] = False
+    turn_specs: tuple[tuple[Any, ...], ...] = ()
+    transcript_specs: tuple[Any, ...] = ()
+    aggregation: str = "mean"
+    stop: bool = False
+    window: int | None = None
+    pass_at: float = 0.8  # the test's threshold
+
+    def calls_model(self, judge_model: str | None) -> bool:
+        return True
+
+    async def _graded(
+        self, ev: EvalContext, case: Case, specs: tuple[Any, ...], question: str, answer: str
+    ) -> Finding:
+        from accord.tasks.suites.promptfoo.asserts.agentv import combine_agentv
+
+        asked = dataclasses.replace(case, prompt_text=question)  # type: ignore[call-arg]
+        findings = []
+        for spec in specs:
+            try:
+                findings.append(await spec.evaluate(ev, asked, Output(text=answer)))
+            except EvaluatorFailure as exc:
+                findings.append(Finding(spec.id, error=str(exc)))
+        return combine_agentv(findings, specs, threshold=self.pass_at)
+
+    async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
+        value = output.value if isinstance(output.value, dict) else {}
+        played, history = value.get("turns") or [], value.get("history") or []
+        children: list[Finding] = []
+        stopped = False
+        for number, (specs, turn) in enumerate(zip(self.turn_specs, played, strict=True), 1):
+            name = f"turn-{number}"
+            if stopped:
+                children.append(Finding(name, score=0.0, passed=False,
+                                        reason="Skipped due to previous turn failure"))  # fmt: skip
+                continue
+            if not specs:
+                children.append(Finding(name, score=1.0, passed=True, reason="no assertions"))
+                continue
+            context = transcript(windowed(history[: turn["upto"]], self.window))
+            found = await self._graded(ev, case, specs, context, turn["output"])
+            if found.error is not None:
+                return Finding(self.id, error=f"{name}: {found.error}", children=children)
+            score = found.score or 0.0
+            children.append(Finding(name, score=score, passed=score >= self.pass_at,
+                                    reason=found.reason, children=found.children))  # fmt: skip
+            stopped = self.stop and score < self.pass_at
+        if self.transcript_specs:
+            whole = transcript(history)
+            found = await self._graded(ev, case, self.transcript_specs, whole, whole)
+            if found.error is not None:
+                return Finding(self.id, error=f"conversation: {found.error}", children=children)
+            score = found.score or 0.0
+            children.append(Finding("conversation", score=score, passed=score >= self.pass_at,
+                                    reason=found.reason, children=found.children))  # fmt: skip
+        scores = [c.score or 0.0 for c in children]
+        if not scores:
+            final = 1.0
+        elif self.aggregation == "min":
+            final = min(scores)
+        elif self.aggregation == "max":
+            final = max(scores)
+        else:
+            final = sum(scores) / len(scores)
+        passed = final >= self.pass_at
+        reason = f"{self.aggregation} of {len(scores)} scores: {final:.3f}"
+        # each turn's score and the transcript's, as AgentV lists them (its scores)
+        parts = [{"name": c.name, "score": c.score, "passed": c.passed, "reason": c.reason}
+                 for c in children]  # fmt: skip
+        return Finding(self.id, score=final, passed=passed, reason=reason, children=children,
+                       judge_calls=ev.calls, metadata={"components": parts})  # fmt: skip
+
+
+TEST_KEYS = ("mode", "turns", "aggregation", "on_turn_failure", "window_size")
+TURN_KEYS = ("input", "assert")
+
+
+def conversation(
+    loader: _Loader,
+    item: _Test,
+    test: dict[str, Any],
+    variables: dict[str, Any],
+    transcript_specs: tuple[EvaluatorSpec, ...],
+) -> tuple[Plan, ConversationGrade] | None:
+    """A test's conversation (None, with the problem noted, when it is not one accord
+    runs): its plan and its grader."""
+    from accord.tasks.suites.promptfoo.asserts.agentv import PASS
+
+    where: dict[str, Any] = {"file": item.file, "line": item.line} if item.file else {}
+    loc = item.loc
+
+    def issue(at: tuple[Any, ...], message: str) -> None:
+        loader.issue((*loc, *at), message, **where)
+
+    turns, mode = test.get("turns"), test.get("mode")
+    if mode != "conversation":
+        issue(("mode",) if "mode" in test else ("turns",), "a conversation is 'mode: "
+              "conversation' with 'turns' (AgentV runs 'turns' only in that mode): write "
+              "both")  # fmt: skip
+        return None
+    if not isinstance(turns, list) or not turns:
+        issue(("turns",), "'turns' is a list of {input, assert}")
+        return None
+    aggregation = test.get("aggregation", "mean")
+    if aggregation not in AGGREGATIONS:
+        issue(("aggregation",), "aggregation is one of mean, min, max")
+        return None
+    failure = test.get("on_turn_failure", "continue")
+    if failure not in ("continue", "stop"):
+        issue(("on_turn_failure",), "on_turn_failure is continue or stop")
+        return None
+    window = test.get("window_size")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int)
+                               or window < 1):  # fmt: skip
+        issue(("window_size",), "window_size is a whole number, 1 or more")
+        return None
+    texts: list[str] = []
+    specs: list[tuple[Any, ...]] = []
+    for number, turn in enumerate(turns):
+        found = _turn(loader, issue, number, turn, variables)
+        if found is None:
+            return None
+        texts.append(found[0])
+        specs.append(found[1])
+    threshold = test.get("threshold")
+    grade = ConversationGrade(
+        turn_specs=tuple(specs), transcript_specs=transcript_specs, aggregation=aggregation,
+        stop=failure == "stop", window=window,
+        pass_at=float(threshold) if isinstance(threshold, int | float) else PASS,
+    )  # fmt: skip
+    return Plan(tuple(texts), window), grade
+
+
+def _turn_checklist(rubrics: tuple[str, ...]) -> EvaluatorSpec:
+    from accord.tasks.suites.promptfoo.asserts.agentv_judge import AgentVChecklist
+
+    return AgentVChecklist(
+        type="turn-llm-rubric", base_type="llm-rubric", name="turn-llm-rubric", rubrics=rubrics,
+        rubric_id="criterion", required_rubrics=False,
+    )  # fmt: skip
+
+
+def _turn(
+    loader: _Loader, issue: Any, number: int, turn: Any, variables: dict[str, Any]
+) -> tuple[str, tuple[Any, ...]] | None:
+    """A turn's input (rendered over the test's vars) and its assertions."""
+    from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
+    from accord.tasks.suites.promptfoo.asserts.base import render_text
+
+    at = ("turns", number)
+    if not isinstance(turn, dict):
+        issue(at, "a turn is a mapping with 'input' and 'assert'")
+        return None
+    unknown = [k for k in turn if k not in TURN_KEYS]
+    if unknown:
+        issue((*at, unknown[0]), f"'{unknown[0]}' of a turn is not supported by accord "
+              "(it reads input and assert): remove it")  # fmt: skip
+        return None
+    text = turn.get("input")
+    if not isinstance(text, str):
+        issue((*at, "input"), "a turn's input is the user's message as text")
+        return None
+    entries = turn.get("assert") or []
+    if not isinstance(entries, list):
+        issue((*at, "assert"), "a turn's 'assert' is a list")
+        return None
+    rubrics = tuple(render_text(e, variables).strip() for e in entries
+                    if isinstance(e, str) and e.strip())  # fmt: skip
+    built: list[Any] = [_turn_checklist(rubrics)] if rubrics else []
+    for index, entry in enumerate(entries):
+        if isinstance(entry, str):
+            continue
+        try:
+            built.append(build_agentv_assertion(
+                entry, base_dir=loader.base, where=f"turn {number + 1}",
+                name=f"turn{number + 1}.{index}", root=loader.root,
+            ))  # fmt: skip
+        except (ValueError, AccordError) as exc:
+            issue((*at, "assert", index), getattr(exc, "message", None) or str(exc))
+            return None
+    return render_text(text, variables), tuple(built)
