@@ -75,6 +75,8 @@ HOOKS = ("beforeAll", "beforeEach", "afterEach", "afterAll")
 def claims(source: Source) -> bool:
     if source.path.name in ("promptfooconfig.yaml", "promptfooconfig.yml"):
         return False
+    if ".agentv" in source.path.parts:  # AgentV's project configuration, no eval file
+        return False
     if not (
         source.has_top_level_key("tests", "scenarios")
         and source.has_top_level_key("prompts", "providers")

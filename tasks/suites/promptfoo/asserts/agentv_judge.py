@@ -334,6 +334,17 @@ class AgentVChecklist(AgentVJudged):
     rubrics: tuple[str, ...] = ()
     rubric_id: str = "rubric"  # AgentV names a conversation turn's `criterion-N`
     required_rubrics: bool = True  # a conversation turn's are not
+    # AgentV's structured rubrics (id, outcome, weight, required), when given as objects
+    items: tuple[tuple[str, str, float, bool], ...] = ()
+
+    def listed(self) -> tuple[tuple[str, str, float, bool], ...]:
+        """Each rubric's id, text, weight and whether it is required."""
+        if self.items:
+            return self.items
+        return tuple(
+            (f"{self.rubric_id}-{i}", text, 1.0, self.required_rubrics)
+            for i, text in enumerate(self.rubrics, 1)
+        )
 
     def prompt(self, case: Case, output: Output) -> str:
         """buildRubricPrompt (no criteria, reference, file changes or tool calls)."""
@@ -356,9 +367,10 @@ class AgentVChecklist(AgentVJudged):
             "",
             "[[ ## rubrics ## ]]",
         ]
-        label = " (REQUIRED)" if self.required_rubrics else ""
         parts += [
-            f"- [{self.rubric_id}-{i}]{label}: {text}" for i, text in enumerate(self.rubrics, 1)
+            f"- [{rid}]{' (REQUIRED)' if required else ''}"
+            f"{f' (weight: {weight:g})' if weight != 1 else ''}: {text}"
+            for rid, text, weight, required in self.listed()
         ]
         parts += ["", "For each rubric, determine if it is satisfied and provide brief reasoning."]
         return "\n".join(parts)
@@ -377,11 +389,13 @@ class AgentVChecklist(AgentVJudged):
             for c in checks
         ):
             raise ValueError("each check needs 'id', 'satisfied' (true/false) and 'reasoning'")
-        ids = {f"{self.rubric_id}-{i}" for i in range(1, len(self.rubrics) + 1)}
-        known = [c for c in checks if c["id"] in ids]
-        earned = sum(1 for c in known if c["satisfied"])
-        score = clamp(earned / len(known)) if known else 0.0
-        failed = self.required_rubrics and any(not c["satisfied"] for c in known)
+        # calculateRubricScore: the satisfied rubrics' share of the weight of those answered
+        rubrics = {rid: (weight, required) for rid, _t, weight, required in self.listed()}
+        known = [c for c in checks if c["id"] in rubrics]
+        total = sum(rubrics[c["id"]][0] for c in known)
+        earned = sum(rubrics[c["id"]][0] for c in known if c["satisfied"])
+        score = clamp(earned / total) if total > 0 else 0.0
+        failed = any(rubrics[c["id"]][1] and not c["satisfied"] for c in known)
         return not failed and score >= PASS, score, data["overall_reasoning"]
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:

@@ -12,7 +12,8 @@ agentv_judge.py (`AgentVFreeform`):
   is the criteria. A name AgentV does not know is left as written. A prompt given as a
   script (`prompt: {command: ...}`), or a value that is a list beside a prompt, is
   refused.
-- A `value` that is a list of rubrics (text) is asked as AgentV's checklist.
+- A `value` that is a list of rubrics (text, or objects with `id`, `outcome`, `weight`,
+  `required`) is asked as AgentV's checklist.
 - `threshold` (AgentV keeps it in the assertion's config) or `min_score`: a
   promptfoo-style reply passes only at that score.
 """
@@ -53,12 +54,7 @@ def build_prompt_rubric(
     if isinstance(value, list) and template is not None:
         raise ConfigError(f"{where}: an llm-rubric with 'prompt' and a list of rubrics is not "
                           "supported by accord: keep one of them")  # fmt: skip
-    if isinstance(value, dict) or (
-        isinstance(value, list) and not all(isinstance(v, str) and v.strip() for v in value)
-    ):
-        raise ConfigError(f"{where}: an llm-rubric's value is text, or a list of rubrics as "
-                          "text; accord does not read AgentV's structured rubrics (objects "
-                          "with outcome, score_ranges, operator)")  # fmt: skip
+    items = _structured(value, where) if isinstance(value, list | dict) else None
     unknown = sorted(set(entry) - {"type", "value", "metric", "weight", "prompt", "threshold"})
     if unknown:
         raise ConfigError(f"{where}: '{unknown[0]}' is no key of an llm-rubric that accord "
@@ -71,15 +67,47 @@ def build_prompt_rubric(
         isinstance(threshold, bool) or not isinstance(threshold, int | float)
     ):
         raise ConfigError(f"{where}: 'threshold' is a number")
-    if isinstance(value, list) and value:
-        # a list of rubrics: asked as a checklist, each rubric required (grader-parser.ts
-        # normalizeRubricCriteria), the entry weighted as written
+    if items:
+        # a list of rubrics: asked as a checklist (grader-parser.ts normalizeRubricCriteria,
+        # parseRubricItems), the entry weighted as written
         return AgentVChecklist(
             type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
-            weight=float(weight), rubrics=tuple(v.strip() for v in value),
+            weight=float(weight), items=items,
         )  # fmt: skip
     return AgentVFreeform(
         type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
         weight=float(weight), value=value, template=template, from_file=from_file,
         own_threshold=None if threshold is None else float(threshold),
     )  # fmt: skip
+
+
+RUBRIC_KEYS = ("id", "outcome", "criteria", "weight", "required")
+
+
+def _structured(value: Any, where: str) -> tuple[tuple[str, str, float, bool], ...]:
+    """AgentV's structured rubrics: text (required, weight 1) or objects with `outcome` (or
+    `criteria`), `id` (default rubric-N), `weight` (1), `required` (true unless false). Score
+    ranges and operators are refused."""
+    listed = value if isinstance(value, list) else [value]
+    items = []
+    for index, raw in enumerate(listed, 1):
+        if isinstance(raw, str) and raw.strip():
+            items.append((f"rubric-{index}", raw, 1.0, True))
+            continue
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where}: a rubric is text, or a mapping with 'outcome'")
+        extra = sorted(set(raw) - set(RUBRIC_KEYS))
+        if extra:
+            raise ConfigError(f"{where}: rubric key '{extra[0]}' is not supported by accord "
+                              f"(it reads {', '.join(RUBRIC_KEYS)}; AgentV's score_ranges and "
+                              "operators are not): remove it")  # fmt: skip
+        outcome = raw.get("outcome", raw.get("criteria", ""))
+        weight = raw.get("weight", 1.0)
+        if not isinstance(outcome, str) or (
+            isinstance(weight, bool) or not isinstance(weight, int | float)
+        ):
+            raise ConfigError(f"{where}: a rubric's 'outcome' is text, its 'weight' a number")
+        rid = raw.get("id")
+        items.append((str(rid) if rid is not None else f"rubric-{index}", outcome,
+                      float(weight), raw.get("required") is not False))  # fmt: skip
+    return tuple(items)
