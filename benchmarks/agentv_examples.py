@@ -15,7 +15,6 @@ import argparse
 import io
 import os
 import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -87,4 +86,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
