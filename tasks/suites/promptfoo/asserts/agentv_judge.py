@@ -141,9 +141,11 @@ def has_variables(text: str) -> bool:
 def _content(value: Any) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, list):  # content parts: their text
+    if isinstance(value, list):  # content parts: their text (AgentV's `value`, OpenAI's `text`)
         return "\n".join(
-            str(p.get("text", "")) for p in value if isinstance(p, dict) and "text" in p
+            str(p.get("value", p.get("text", "")))
+            for p in value
+            if isinstance(p, dict) and p.get("type") == "text"
         )
     return "" if value is None else json.dumps(value)
 
