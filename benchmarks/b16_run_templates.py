@@ -9,7 +9,8 @@ Two generated workflows of 2,000 formatter tasks, each task with a template of i
   measures storing and printing them, not templates;
 - realistic: filters and arithmetic over other tasks' outputs, as workflows write them
   (`{{ (t00012 | length) + (t00040 | length) }}`, `{{ t00007 | upper | replace('A', 'a') }}`),
-  0-3 references among the 200 tasks before it; Jinja compiles these.
+  0-3 references among the 200 tasks before it; walked from the tree as well (arithmetic
+  and `~` included), never compiled.
 
 Each is measured from outside, as a user runs it: `accord validate FILE`, then `accord run
 FILE` with an empty template cache (a first run: every compiled template is compiled and

@@ -38,10 +38,14 @@ class RegistryError(AccordError):
 class Registry(Generic[T]):
     """Named members of one kind (`kind` names it in messages: "evaluator", "database")."""
 
-    def __init__(self, kind: str, *, plugins: bool = True) -> None:
+    def __init__(self, kind: str, *, plugins: bool = True, members: str | None = None) -> None:
         self.kind = kind
         self._members: dict[str, T] = {}
         self._plugins = plugins
+        # the module whose import registers the built-in members, imported when the
+        # registry is first read rather than with `accord.tasks`: a run that needs none of
+        # them (a workflow of formatters) does not pay for their import
+        self._members_module = members
 
     def add(self, name: str, member: T) -> T:
         """Register `member` as `name`; a name taken already is an error."""
@@ -61,6 +65,9 @@ class Registry(Generic[T]):
     def _loaded(self) -> dict[str, T]:
         if self._plugins:
             load_plugins()
+        if self._members_module is not None:
+            module, self._members_module = self._members_module, None
+            importlib.import_module(module)
         return self._members
 
     def get(self, name: str) -> T:

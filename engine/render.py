@@ -26,14 +26,20 @@ import jinja2
 from jinja2 import meta, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.environment import TemplateExpression
-from jinja2.optimizer import optimize
 from jinja2.parser import Parser
 from jinja2.sandbox import SandboxedEnvironment
 
 from accord.engine import render_budget, template_cache, template_walk
 from accord.engine.errors import AccordError
 from accord.engine.paths import check_filled_parts
-from accord.engine.template_walk import PlainTemplate, free_names, from_outline, plain_template
+from accord.engine.template_walk import (
+    PlainTemplate,
+    fold_constants,
+    free_names,
+    from_outline,
+    plain_template,
+    tree_nodes,
+)
 
 
 class TemplateError(AccordError):
@@ -391,9 +397,18 @@ ENV = _build_env()
 BUILTIN_NAMES = frozenset(ENV.globals) | {"current_date"}
 
 
-@lru_cache(maxsize=65536)
+_PARSED: dict[str, nodes.Template] = {}  # the trees parsed in this process, by their text
+_PARSED_LIMIT = 65536
+
+
 def _parse(source: str) -> nodes.Template:
-    return ENV.parse(source)
+    ast = _PARSED.get(source)
+    if ast is None:
+        ast = ENV.parse(source)
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[source] = ast
+    return ast
 
 
 @cache
@@ -424,19 +439,28 @@ def compile_template(source: str) -> jinja2.Template | PlainTemplate:
     loaded from the template cache."""
     cached = template_cache.active()
     code = None
+    ast = None
     if cached is not None:
         outline = cached.outline(source)  # in memory: asked before the code's own file
         kept = None if outline is None else from_outline(ENV, outline)
         if kept is not None:
             return kept
+        # checked in this process (a first run): a plain template needs no look for its
+        # code's file (2,000 failed opens in a first run of B16)
+        ast = _PARSED.get(source)
+        plain = None if ast is None else plain_template(ENV, ast)
+        if plain is not None:
+            cached.store_outline(source, plain.outline)
+            return plain
         code = cached.cached_code("template", source)
     if code is None:
-        ast = _parse(source)
-        plain = plain_template(ENV, ast)
-        if plain is not None:
-            if cached is not None:
-                cached.store_outline(source, plain.outline)
-            return plain
+        if ast is None:
+            ast = _parse(source)
+            plain = plain_template(ENV, ast)
+            if plain is not None:
+                if cached is not None:
+                    cached.store_outline(source, plain.outline)
+                return plain
         code = ENV.compile(ast)
         if cached is not None:
             cached.store_code("template", source, code)
@@ -463,31 +487,35 @@ def referenced_names(source: str) -> frozenset[str]:
 def _checked_names(source: str) -> frozenset[str]:
     try:
         ast = _parse(source)
-        found = free_names(ENV, ast)
+        tree = tree_nodes(ast)
+        found = free_names(ENV, ast, tree)
         if found is None:
             # Jinja's code generator walks the tree for them, folding constants in it as it
             # goes, and reports an unknown filter or test (TemplateAssertionError)
             names = frozenset(meta.find_undeclared_variables(ast))
+            tree = tree_nodes(ast)
         else:
             names = found
             # folded in place as the code generator would: `x['__cl' ~ 'ass__']` must read
             # `x['__class__']` for `sandbox_problem`
-            optimize(ast, ENV)
+            tree = fold_constants(ENV, ast, tree)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
             f"template syntax error on its line {exc.lineno}: {exc.message}"
         ) from None
     except RecursionError:
         raise TemplateError("template nested too deeply to parse: simplify it") from None
-    problem = sandbox_problem(ast) or _unknown_filter_or_test(ast)
+    problem = sandbox_problem(ast, tree) or _unknown_filter_or_test(tree)
     if problem is not None:
         raise TemplateError(problem)
     return names
 
 
-def _unknown_filter_or_test(ast: nodes.Node) -> str | None:
+def _unknown_filter_or_test(tree: list[nodes.Node]) -> str | None:
     """Jinja reports an unknown filter or test inside `{% if %}` only when it renders."""
-    for node in ast.find_all((nodes.Filter, nodes.Test)):
+    for node in tree:
+        if not isinstance(node, nodes.Filter | nodes.Test):
+            continue
         known = ENV.filters if isinstance(node, nodes.Filter) else ENV.tests
         if node.name not in known:
             kind = "filter" if isinstance(node, nodes.Filter) else "test"
@@ -503,14 +531,17 @@ _FORMAT_FIELD_INTERNALS = re.compile(r"\{[^{}]*(\.|\[)_")
 _INTERNAL_NAME = re.compile(r"__|_[A-Za-z0-9]+__")
 
 
-def sandbox_problem(ast: nodes.Node) -> str | None:
+def sandbox_problem(ast: nodes.Node, tree: list[nodes.Node] | None = None) -> str | None:
     """Why the template tries to escape the sandbox, seen statically; None when it does not.
 
     Catches `x.__class__`, `x['__globals__']`, `x | attr('__dict__')` and format strings
     that reach attributes (`'{0.__class__}'.format(x)`), so `accord validate` refuses them
-    before anything runs; the sandbox refuses them again at run time.
+    before anything runs; the sandbox refuses them again at run time. `tree`: the nodes of
+    `ast` (`template_walk.tree_nodes`), when the caller has them.
     """
-    for node in ast.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter, nodes.Const)):
+    for node in tree_nodes(ast) if tree is None else tree:
+        if not isinstance(node, nodes.Getattr | nodes.Getitem | nodes.Filter | nodes.Const):
+            continue
         name: Any = None
         if isinstance(node, nodes.Getattr):
             name = node.attr

@@ -251,8 +251,10 @@ class RunStore:
         while True:
             batch = [self._queue.get()]
             # let results accumulate briefly: one transaction per batch, and far fewer
-            # wake-ups competing with the scheduler's thread for the interpreter
-            time.sleep(BATCH_SECONDS)
+            # wake-ups competing with the scheduler's thread for the interpreter; the run's
+            # end is followed by nothing to wait for (`finish` waits for this thread)
+            if batch[0] is not _STOP and batch[0][0] != "end":
+                time.sleep(BATCH_SECONDS)
             while True:
                 try:
                     batch.append(self._queue.get_nowait())

@@ -21,11 +21,13 @@ without parsing it.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from jinja2 import nodes
+from jinja2.optimizer import optimize
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import _PassArg
 
@@ -301,13 +303,16 @@ _NAMELESS = (
 _SPECIAL = frozenset({"self", "super", "loop", "caller", "varargs", "kwargs"})
 
 
-def free_names(env: SandboxedEnvironment, ast: nodes.Template) -> frozenset[str] | None:
+def free_names(
+    env: SandboxedEnvironment, ast: nodes.Template, found: list[nodes.Node] | None = None
+) -> frozenset[str] | None:
     """The names a template takes from its caller, read from the tree when it binds none of
     its own (no `set`, `for`, `macro`, `with`, `import`); None otherwise (Jinja's
     `meta.find_undeclared_variables` then runs its code generator over the tree to find
-    them). Like Jinja's, the environment's globals are left out."""
+    them). Like Jinja's, the environment's globals are left out. `found`: the tree's nodes
+    (`tree_nodes`), when the caller has them."""
     names: set[str] = set()
-    for node in ast.find_all(nodes.Node):
+    for node in tree_nodes(ast) if found is None else found:
         if not isinstance(node, _NAMELESS):
             return None
         if isinstance(node, nodes.Name):
@@ -317,3 +322,90 @@ def free_names(env: SandboxedEnvironment, ast: nodes.Template) -> frozenset[str]
         elif isinstance(node, nodes.Tuple) and node.ctx != "load":
             return None
     return frozenset(names.difference(env.globals))
+
+
+def tree_nodes(ast: nodes.Node) -> list[nodes.Node]:
+    """Every node under `ast` (not `ast` itself) in the order of `ast.find_all(nodes.Node)`,
+    depth first and fields in order: one loop, where `find_all` nests a generator per node
+    (checking a template's names and sandbox walked its tree three times so, a third of a
+    first run's check of each template)."""
+    found: list[nodes.Node] = []
+    stack = _children(ast)
+    stack.reverse()
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        children = _children(node)
+        children.reverse()
+        stack.extend(children)
+    return found
+
+
+def _children(node: nodes.Node) -> list[nodes.Node]:
+    """`node.iter_child_nodes()`, as a list."""
+    children: list[nodes.Node] = []
+    for field in node.fields:
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            children.extend(item for item in value if isinstance(item, nodes.Node))
+        elif isinstance(value, nodes.Node):
+            children.append(value)
+    return children
+
+
+# expressions Jinja folds though an operand is not constant: `'x' if true else a`,
+# `false and a`, `true or a`, `2 < 1 < a`
+_SHORT_CIRCUITS = (nodes.CondExpr, nodes.And, nodes.Or, nodes.Compare)
+
+
+def fold_constants(
+    env: SandboxedEnvironment, ast: nodes.Template, found: list[nodes.Node]
+) -> list[nodes.Node]:
+    """Fold the template's constant expressions in place as Jinja's optimizer does (so that
+    `x['__cl' ~ 'ass__']` reads `x['__class__']`), and return the nodes of the folded tree.
+
+    Most templates hold no expression of constants alone; the optimizer's one change to them
+    is each piece of the template's text made a `Const`, which is done here without its pass
+    over the whole tree (a fifth of a first run's check of each template). An expression
+    that might fold is left to the optimizer: the lowest expression Jinja folds has only
+    constant operands, or short-circuits (`_SHORT_CIRCUITS`), or has none at all."""
+    if any(_may_fold(node) for node in found):
+        optimize(ast, env)
+        return tree_nodes(ast)
+    made: dict[int, nodes.Node] = {}
+    for node in found:
+        if isinstance(node, nodes.Output):
+            node.nodes[:] = [_text_const(env, child, made) for child in node.nodes]
+    if sum(isinstance(node, nodes.TemplateData) for node in found) != len(made):
+        optimize(ast, env)  # text outside an output (not something Jinja's parser makes)
+        return tree_nodes(ast)
+    return [made.get(id(node), node) for node in found]
+
+
+def _text_const(env: SandboxedEnvironment, node: nodes.Node, made: dict[int, nodes.Node]) -> Any:
+    """The optimizer's fold of a piece of text: the `Const` of its value."""
+    if not isinstance(node, nodes.TemplateData):
+        return node
+    const: nodes.Expr = node
+    with contextlib.suppress(nodes.Impossible):
+        const = nodes.Const.from_untrusted(node.as_const(), lineno=node.lineno, environment=env)
+    made[id(node)] = const
+    return const
+
+
+def _may_fold(node: nodes.Node) -> bool:
+    if not isinstance(node, nodes.Expr) or isinstance(
+        node, nodes.Name | nodes.Const | nodes.TemplateData
+    ):
+        return False
+    if isinstance(node, _SHORT_CIRCUITS):
+        return True
+    return all(_constant(child) for child in _children(node))
+
+
+def _constant(node: nodes.Node) -> bool:
+    """A literal, or a helper of literals (a keyword argument, a dict's pair, a comparison's
+    operand)."""
+    if isinstance(node, nodes.Const | nodes.TemplateData):
+        return True
+    return isinstance(node, nodes.Helper) and all(_constant(child) for child in _children(node))

@@ -40,6 +40,41 @@ for _loader in (_Loader, _SafeLoader):
     _loader.add_constructor("tag:yaml.org,2002:timestamp", _as_text)
 
 
+class _CoreLoader(_Loader):
+    """YAML 1.2's core schema, as JavaScript's js-yaml reads a file: `yes`, `on`, `no`,
+    `off` stay text, `010` is ten, `0o10` eight (a promptfoo config means what promptfoo
+    reads)."""
+
+
+class _CoreSafeLoader(_SafeLoader):
+    """The pure-Python loader with YAML 1.2's core schema."""
+
+
+def _core_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    if digits[:2] in ("0o", "0x"):
+        return sign * int(digits[2:], 8 if digits[1] == "o" else 16)
+    return sign * int(digits)
+
+
+_CORE_RESOLVERS = (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    ("tag:yaml.org,2002:float",
+     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:merge", r"^(?:<<)$", "<"),  # js-yaml merges `<<: *anchor` too
+)  # fmt: skip
+for _loader in (_CoreLoader, _CoreSafeLoader):
+    _loader.yaml_implicit_resolvers = {}
+    for _tag, _pattern, _first in _CORE_RESOLVERS:
+        _loader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+    _loader.add_constructor("tag:yaml.org,2002:int", _core_int)
+
+
 @dataclass
 class Marks:
     """Positions of values (and of mapping keys) by field path."""
@@ -112,12 +147,22 @@ def read_text(path: Path) -> str:
         raise LoadError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def parse_yaml(text: str, path: Path | None) -> tuple[Any, Marks]:
-    """Parse one YAML document into Python data plus the marks of every value."""
+def load_core(text: str) -> Any:
+    """One YAML document read with YAML 1.2's core schema, without marks (a file a
+    JavaScript tool's config names); `yaml.YAMLError` when it is not YAML."""
+    loader = _CoreSafeLoader if may_nest_deeply(text) else _CoreLoader
+    return yaml.load(text, Loader=loader)
+
+
+def parse_yaml(text: str, path: Path | None, *, core: bool = False) -> tuple[Any, Marks]:
+    """Parse one YAML document into Python data plus the marks of every value; `core`:
+    with YAML 1.2's core schema (JavaScript tools' files) instead of PyYAML's 1.1."""
     # PyYAML's C composer recurses without a bound: 30,000 nested `[` crash the process.
     # Text that may nest that deep goes to the pure-Python composer, whose recursion stops
     # with a RecursionError (reported below); everything else keeps the fast one.
-    loader = (_SafeLoader if may_nest_deeply(text) else _Loader)(text)
+    deep = may_nest_deeply(text)
+    loader = ((_CoreSafeLoader if deep else _CoreLoader) if core else
+              (_SafeLoader if deep else _Loader))(text)  # fmt: skip
     try:
         node = loader.get_single_node()
         if node is None:

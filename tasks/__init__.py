@@ -1,4 +1,9 @@
-"""Built-in task types. Importing this package registers them with the engine."""
+"""Built-in task types. Importing this package registers them with the engine.
+
+The evaluators (`accord.tasks.evaluators`) are no task type: their registry imports them when
+it is first read (a suite, `accord schema`), so a workflow that only runs tasks, the common
+case, does not import them.
+"""
 
 from pathlib import Path
 
@@ -8,7 +13,6 @@ from accord.tasks import (
     apps,
     conditional,
     consistency,
-    evaluators,
     formatter,
     loop,
     semantic,
@@ -44,7 +48,6 @@ __all__ = [
     "apps",
     "conditional",
     "consistency",
-    "evaluators",
     "formatter",
     "loop",
     "semantic",

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Column, Table
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 from accord.engine.plan import Plan
 from accord.engine.render import TableView, format_cell
@@ -35,15 +36,26 @@ class RunDisplay:
         self.total = sum(plan.count_nodes() for plan in plans)
         self.console = Console(stderr=True)
         self.enabled = self.console.is_terminal and not quiet
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[current]}"),
-            console=self.console,
-            transient=True,
-        )
+        self.progress: Any = None
+        if self.enabled:
+            # imported for a bar that is drawn only (a run's fixed cost, B16)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[current]}"),
+                console=self.console,
+                transient=True,
+            )
         self._task_id: Any = None
         self.finished = 0
 
@@ -80,6 +92,8 @@ class RunDisplay:
 
 
 def table_widget(table: TableView, title: str) -> Table:
+    from rich.table import Table
+
     # the title as the table's caption line above it would wrap to the table's width (a
     # one-column table of short values put 5 letters a line): it is printed on its own
     widget = Table(show_lines=False)
@@ -147,6 +161,8 @@ def usage_line(usage: Usage) -> str:
 
 def usage_table(by_task: dict[str, Usage]) -> Table:
     """Model usage per task."""
+    from rich.table import Column, Table
+
     table = Table(
         Column("task", overflow="fold", min_width=20),  # folded, never cut to `top_count…`
         "calls",

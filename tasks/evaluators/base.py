@@ -153,7 +153,7 @@ class EvaluatorFailure(WorkFailure):
 
 EvaluatorT = TypeVar("EvaluatorT", bound=type[EvaluatorSpec])
 
-EVALUATORS: Registry[type[EvaluatorSpec]] = Registry("evaluator")
+EVALUATORS: Registry[type[EvaluatorSpec]] = Registry("evaluator", members="accord.tasks.evaluators")
 
 
 def evaluator(name: str) -> Callable[[EvaluatorT], EvaluatorT]:

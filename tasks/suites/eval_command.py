@@ -8,11 +8,12 @@ produced a result; 130 interrupted. stdout holds only the formatted result.
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from rich.console import Console
@@ -37,6 +38,9 @@ from accord.tasks.suites.core.gate import GateResult, check_cases
 from accord.tasks.suites.core.verdicts import SuiteRun
 from accord.tasks.suites.frontends import OptionsCommand
 from accord.tasks.suites.reports.formats import EVAL_FORMATS, EvalReport
+
+if TYPE_CHECKING:
+    from accord.engine.paths import Output
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ def run_eval_command(command: EvalCommand) -> int:
         log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
     from accord.tasks.suites.core.nodes import build_plan
-    from accord.tasks.suites.frontends import by_frontend
+    from accord.tasks.suites.frontends import by_frontend, output_owner
 
     suites = [select_cases(suite, command.tags, command.cases) for suite in load_all(command)]
     empty = [s for s in suites if not s.cases]
@@ -134,19 +138,41 @@ def run_eval_command(command: EvalCommand) -> int:
         err.print(f"warning: {note}", highlight=False, markup=False)
     kinds = by_frontend(suites, lambda suite: suite)
     own_dirs = [d for f, some in kinds if f.writes is not None for d in f.writes(some)]
-    check_outputs(command, suites, sorted(set(own_dirs)))
+    owner = output_owner(kinds, command.output)  # --output as a front-end's own file
+    own_files = [
+        planned for f, some in kinds if f.files is not None
+        for planned in f.files.planned(some, command.output if f is owner else None)
+    ]  # fmt: skip
+    check_outputs(command, suites, sorted(set(own_dirs)), own_files)
     for frontend, some in kinds:
         if frontend.before_run is not None:
             frontend.before_run(some, err)
     quiet = command.quiet or command.fmt != "pretty"
-    plans = [build_plan(suite)[0] for suite in suites]
     stores: list[RunStore] = []
     again = " ".join(["accord eval", *map(str, command.files), "--resume last"])
-    with interruptible(stores, again), RunDisplay(*plans, quiet=quiet) as display:
-        runs = asyncio.run(_run_suites(suites, command, display, stores))
+    runs: list[SuiteRun] = []
+
+    async def run_all() -> None:
+        # the runs are kept here, not returned: on its way out asyncio.run formats its SIGINT
+        # handler, whose text holds the main task's repr, result included (every case of
+        # every suite: a tenth of a second for 1,000 cases)
+        runs.extend(await _run_suites(suites, command, display, stores))
+
+    # the loaded suites live to the end: the collector need not walk them again while the
+    # plans are built (a full collection over 1,000 loaded cases took 50 ms before the runner
+    # freezes the heap itself, engine/runner.py)
+    gc.freeze()
+    try:
+        plans = [build_plan(suite)[0] for suite in suites]
+        with interruptible(stores, again), RunDisplay(*plans, quiet=quiet) as display:
+            asyncio.run(run_all())
+    finally:
+        gc.unfreeze()
     gate = gate_result(runs, command)
-    _write(command, runs, gate)
+    _write(command, runs, gate, output=None if owner is not None else command.output)
     for frontend, own_runs in by_frontend(runs, lambda run: run.suite):
+        if frontend.files is not None:
+            frontend.files.write(own_runs, command.output if frontend is owner else None)
         if frontend.after_run is not None:
             frontend.after_run(own_runs, command.output_dir, err)
     code = apply_baseline(_exit_code(runs, gate), runs)
@@ -158,11 +184,13 @@ def run_eval_command(command: EvalCommand) -> int:
     return code
 
 
-def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list[Path]) -> None:
+def check_outputs(
+    command: EvalCommand, suites: list[Suite], scenario_dirs: list[Path], own_files: list[Output]
+) -> None:
     """Refuse, before any case runs, an --output, --report or --output-dir (or the folders
-    front-ends write into by default: the scenario reports') that could not be written or
-    would replace what a project keeps: its files, an evaluated file, `.accord/`
-    (engine/paths.check_outputs)."""
+    front-ends write into by default: the scenario reports'; or the files they write
+    themselves: `own_files`) that could not be written or would replace what a project keeps:
+    its files, an evaluated file, `.accord/` (engine/paths.check_outputs)."""
     from accord.engine.paths import Output
     from accord.engine.paths import check_outputs as check
     from accord.engine.project import find_root
@@ -182,9 +210,7 @@ def check_outputs(command: EvalCommand, suites: list[Suite], scenario_dirs: list
         outputs.append(Output("--output-dir", command.output_dir, EVAL_FORMATS.folder_files))
     else:
         outputs += [Output("the scenario reports' folder", d, ()) for d in scenario_dirs]
-    from accord.tasks.suites.promptfoo.outputs import planned_outputs
-
-    outputs += planned_outputs(suites, command.output)  # a promptfoo config's outputPath
+    outputs += own_files
     check(outputs, inputs=inputs, roots=sorted(roots), nothing_ran="no case was run")
 
 
@@ -213,14 +239,11 @@ async def _run_suites(
     return list(await asyncio.gather(*(run_suite(s, options, display) for s in suites)))
 
 
-def _write(command: EvalCommand, runs: list[SuiteRun], gate: GateResult | None) -> None:
-    """The result in every output asked for (command.write_outputs); a promptfoo config's
-    --output is promptfoo's -o file instead."""
-    from accord.tasks.suites.promptfoo.outputs import write_all
-
-    output = command.output
-    if write_all(runs, output):
-        output = None
+def _write(
+    command: EvalCommand, runs: list[SuiteRun], gate: GateResult | None, output: Path | None
+) -> None:
+    """The result in every output asked for (command.write_outputs); `output`: --output
+    unless a front-end writes it as its own file."""
 
     def report_for(terminal: bool) -> EvalReport:
         return EvalReport(runs, gate, command.quiet, terminal)
@@ -299,7 +322,15 @@ def eval_command(
     --output-dir (reports)."""
     files = (*files, *configs)
     if not files:
-        raise click.UsageError("name a file to evaluate (or a promptfoo config with -c)")
+        from accord.tasks.suites.frontends import default_file, default_names
+
+        found = default_file(Path.cwd())
+        if found is None:
+            raise click.UsageError(
+                "name a file to evaluate (none was named, and this folder has none of "
+                f"{', '.join(default_names())})"
+            )
+        files = (found,)
     command = EvalCommand(
         files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
         min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,

@@ -24,6 +24,8 @@ front-end is a package whose module holds `FRONTEND = FrontEnd(...)`, plus its l
         before_run=None,       # (suites, stderr console) -> None: lines said before the run
         after_run=None,        # (runs, output_dir, stderr console) -> None: its own files
         no_result_exit=None,   # the exit code instead of 3 when none of its cases gave a result
+        files=None,            # OwnFiles: the files it writes itself after the run (promptfoo's
+                               # `-o` and `outputPath`), and whether `--output` is one of them
     )
 
 A file is read once: `Source.text` reads it on first use and keeps it, for every front-end's
@@ -40,6 +42,7 @@ problems at once).
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +59,7 @@ from accord.engine.yamlmarks import read_text
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from accord.engine.paths import Output
     from accord.tasks.suites.core.cases import Suite
     from accord.tasks.suites.core.verdicts import SuiteRun
 
@@ -87,11 +91,26 @@ class Source:
         """The file's text; a `LoadError` naming the file when it cannot be read."""
         return read_text(self.path)
 
+    @cached_property
+    def json_keys(self) -> frozenset[str]:
+        """A .json file's top-level keys (none when it is not a JSON object: its loader, if
+        any, says why)."""
+        try:
+            data = json.loads(self.text)
+        except (LoadError, ValueError, RecursionError):
+            return frozenset()
+        return frozenset(data) if isinstance(data, dict) else frozenset()
+
     def has_top_level_key(self, *keys: str) -> bool:
         """Whether a .yaml/.yml file has one of `keys` at its top level: the text is searched,
         not parsed (the loader parses it, and shows a syntax error); an unreadable file has
-        none (its loader, if any, says why)."""
-        if self.path.suffix not in YAML_SUFFIXES or self.path.is_dir():
+        none (its loader, if any, says why). A .json file is parsed (JSON has no lines to
+        search: promptfoo and AgentV configs may be JSON)."""
+        if self.path.is_dir():
+            return False
+        if self.path.suffix == ".json":
+            return not self.json_keys.isdisjoint(keys)
+        if self.path.suffix not in YAML_SUFFIXES:
             return False
         try:
             text = self.text
@@ -114,6 +133,21 @@ class Request:
 
 
 @dataclass(frozen=True)
+class OwnFiles:
+    """Files a front-end writes itself after the run, beside accord's reports.
+
+    `takes_output(suites, output)`: whether `--output` is the front-end's own file when its
+    suites are all the run has (an `AccordError` when its form is wrong: refused before the
+    run). `planned(suites, output)`: the files it will write (`output` when it takes it, else
+    None), checked before the run (engine/paths.check_outputs: nothing a project keeps is
+    replaced). `write(runs, output)`: writes them."""
+
+    takes_output: Callable[[Sequence[Suite], Path], bool]
+    planned: Callable[[Sequence[Suite], Path | None], list[Output]]
+    write: Callable[[Sequence[SuiteRun], Path | None], None]
+
+
+@dataclass(frozen=True)
 class FrontEnd:
     """One file kind of `accord eval` (see the module's docstring)."""
 
@@ -129,6 +163,10 @@ class FrontEnd:
     after_run: Callable[[Sequence[SuiteRun], Path | None, Console], None] | None = None
     no_result_exit: int | None = None
     problems: Callable[[Sequence[Suite]], list[Issue]] | None = None
+    files: OwnFiles | None = None
+    # file names `accord eval` looks for in the working folder, in this order, when it is
+    # given no file (promptfoo's `promptfoo eval` reads promptfooconfig.yaml there)
+    default_files: tuple[str, ...] = ()
 
 
 FRONTENDS: Registry[FrontEnd] = Registry("suite front-end")
@@ -147,6 +185,19 @@ def register(frontend: FrontEnd) -> FrontEnd:
 
 def _names(option: click.Option) -> set[str]:
     return {*option.opts, *option.secondary_opts, str(option.name)}
+
+
+def default_file(folder: Path) -> Path | None:
+    """The first file a front-end names as its default that `folder` holds, if any."""
+    for frontend in frontends():
+        for name in frontend.default_files:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def default_names() -> list[str]:
+    return [name for frontend in frontends() for name in frontend.default_files]
 
 
 def frontends() -> list[FrontEnd]:
@@ -195,6 +246,19 @@ def by_frontend(
     for item in items:
         groups.setdefault(suite_of(item).frontend, []).append(item)
     return [(f, groups[f.name]) for f in frontends() if f.name in groups]
+
+
+def output_owner(
+    kinds: Sequence[tuple[FrontEnd, list[Any]]], output: Path | None
+) -> FrontEnd | None:
+    """The front-end whose own file `--output` is (`kinds`: `by_frontend` of the run's suites):
+    one whose suites are all the run has and that takes it; else None (accord's formats)."""
+    if output is None or len(kinds) != 1:
+        return None
+    frontend, suites = kinds[0]
+    if frontend.files is not None and frontend.files.takes_output(suites, output):
+        return frontend
+    return None
 
 
 def check_file(path: Path) -> str | None:

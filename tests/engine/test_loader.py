@@ -183,6 +183,23 @@ def test_duplicate_yaml_key(write: WriteFile) -> None:
     assert "duplicate key 'template'" in issue.message
 
 
+def test_a_merged_key_the_mapping_overrides_is_no_duplicate(write: WriteFile) -> None:
+    # `<<: *anchor` brings the anchor's keys in; the mapping's own key of a name wins (YAML's
+    # merge), and that is not a duplicate
+    path = write(
+        "w.workflow.yml",
+        """
+        tasks:
+          - &base {name: a, type: formatter, template: one}
+          - <<: *base
+            name: b
+            template: two
+        """,
+    )
+    tasks = load_workflow(path).spec.tasks
+    assert [(t.name, t.template) for t in tasks] == [("a", "one"), ("b", "two")]
+
+
 def test_duplicate_task_name(write: WriteFile) -> None:
     path = write(
         "w.workflow.yml",

@@ -457,3 +457,47 @@ def test_free_names_from_the_tree_are_jinjas(source: str) -> None:
     if fast is not None:
         assert fast == meta.find_undeclared_variables(env.parse(source))
     assert render.referenced_names(source) == meta.find_undeclared_variables(env.parse(source))
+
+
+# `accord ARGS...` with every opening of a compiled template's file counted (a line of stderr)
+OPENS = """
+import json, os, sys
+
+opened = []
+real_open = os.open
+
+def counted_open(path, *args, **kwargs):
+    if str(path).endswith(".jinja"):
+        opened.append(os.path.basename(str(path)))
+    return real_open(path, *args, **kwargs)
+
+os.open = counted_open
+
+from accord.cli import main
+
+try:
+    main(sys.argv[1:])
+finally:
+    sys.stderr.write("\\nOPENED " + json.dumps(opened) + "\\n")
+"""
+
+
+def test_a_first_run_looks_for_no_file_of_a_plain_template(
+    tmp_path: Path, write: WriteFile
+) -> None:
+    """A template checked in this process and found plain is built from its tree: no file of
+    compiled code is looked for (a first run of 2,000 templates tried 2,000 opens)."""
+    write("config.yml", "defaults: {}\n")
+    path = write("plain.workflow.yml", PLAIN)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run(
+        [sys.executable, "-c", OPENS, "run", str(path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_SECONDS,
+        env=env,
+    )
+    assert outputs(done) == {"a": "abc", "b": "ABC-3-b", "c": "abc-3-b"}
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("OPENED ")]
+    assert json.loads(line.removeprefix("OPENED ")) == []
+    assert (tmp_path / ".accord" / "templates" / "templates.data").is_file()

@@ -7,9 +7,11 @@ from typing import Any
 
 import jinja2
 import pytest
+from jinja2.nodes import Node
+from jinja2.optimizer import optimize
 
 from accord.engine.render import ENV, TableView, compile_template
-from accord.engine.template_walk import PlainTemplate
+from accord.engine.template_walk import PlainTemplate, fold_constants, tree_nodes
 
 TABLE = TableView(["region", "revenue"], [("EU", 10.5), ("US", None)])
 VALUES: dict[str, Any] = {
@@ -97,3 +99,24 @@ def test_anything_else_is_compiled_by_jinja(source: str) -> None:
     compiled = compile_template(source)
     assert not isinstance(compiled, PlainTemplate)
     assert _outcome(compiled.render) == _outcome(_jinja(source).render)
+
+
+FOLDED = [
+    *PLAIN,
+    "{{ x['__cl' ~ 'ass__'] }} {{ 1 + 2 }} {{ [1, 2][0] }} {{ {'a': 1}.a }} {{ -1 }}",
+    "{{ 'x' if true else a }} {{ false and a }} {{ true or a }} {{ 2 < 1 < a }}",
+    "{{ a | default('x' ~ 'y') }} {{ a[1:2] }} {{ (1 + 2) * a }} {{ 'abc' | upper }}",
+    "text {0._x} beside {{ a }}",  # the text becomes a constant, and is checked as one
+    "{{ a(1, k=2) }} {{ a | replace('A', 'a') | truncate(20) }} {{ (a ~ ' / ' ~ b) }}",
+]
+
+
+@pytest.mark.parametrize("source", FOLDED)
+def test_constants_fold_as_jinjas_optimizer_folds_them(source: str) -> None:
+    """`fold_constants` skips the optimizer's pass where nothing but the text can fold: the
+    tree it leaves, and the nodes it lists, are the optimizer's to the last node."""
+    ours, jinjas = ENV.parse(source), ENV.parse(source)
+    found = fold_constants(ENV, ours, tree_nodes(ours))
+    optimize(jinjas, ENV)
+    assert repr(ours) == repr(jinjas)
+    assert [repr(node) for node in found] == [repr(node) for node in jinjas.find_all(Node)]

@@ -13,6 +13,7 @@ from typing import Any
 import click
 import pytest
 
+from accord.engine.paths import Output
 from accord.tasks.suites import frontends
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
@@ -180,3 +181,68 @@ def test_a_folder_of_scenario_files_reports_every_invalid_file(tmp_path: Path) -
             result.stderr
         )
     assert "Traceback" not in result.stderr
+
+
+def _probe_log(suites: Sequence[Suite], output: Path | None) -> Path:
+    path = suites[0].path
+    assert path is not None
+    return output if output is not None else path.with_name("probes.log")
+
+
+def _write_probe_log(runs: Sequence[SuiteRun], output: Path | None) -> None:
+    path = _probe_log([r.suite for r in runs], output)
+    path.write_text("".join(f"{c.id}: {c.status}\n" for run in runs for c in run.cases))
+
+
+# a front-end that writes its own file after the run (as promptfoo's `-o` and `outputPath`):
+# `--output x.probe` is its own; without one it writes probes.log beside the file
+PROBE_FILES = frontends.OwnFiles(
+    takes_output=lambda suites, output: output.suffix == ".probe",
+    planned=lambda suites, output: [] if output is not None else [
+        Output("the probe log", _probe_log(suites, None), example="probes.log")
+    ],
+    write=_write_probe_log,
+)  # fmt: skip
+
+
+@pytest.fixture
+def probe_files_registered() -> Iterator[None]:
+    from dataclasses import replace
+
+    frontends.frontends()
+    with frontends.FRONTENDS.restored():
+        frontends.register(replace(PROBE_FRONTEND, name="probe-files", files=PROBE_FILES))
+        yield
+
+
+@pytest.mark.usefixtures("probe_files_registered")
+def test_a_frontend_owns_the_output_of_its_suites_and_writes_its_own_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "smoke.yml").write_text(PROBES)
+    # its own form: the front-end writes it, accord writes no report of its own there
+    assert accord("eval", "smoke.yml", "-o", "out.probe").exit_code == 0
+    assert (tmp_path / "out.probe").read_text() == "hello: passed\nbye: passed\n"
+    assert not (tmp_path / "probes.log").exists()  # --output replaced its default file
+    # any other --output is accord's; the front-end writes its default file beside it
+    assert accord("eval", "smoke.yml", "-o", "out.json", "--format", "json").exit_code == 0
+    assert '"hello"' in json.dumps(json.loads((tmp_path / "out.json").read_text()))
+    assert (tmp_path / "probes.log").read_text() == "hello: passed\nbye: passed\n"
+    # its files are checked before the run as accord's own outputs are
+    refused = accord("eval", "smoke.yml", "-o", ".accord/x.probe")
+    assert refused.exit_code == 2 and "no case was run" in refused.stderr, refused.stderr
+    assert not (tmp_path / ".accord" / "x.probe").exists()
+
+
+def test_the_eval_command_imports_no_frontend() -> None:
+    # what a file kind writes or reads is its front-end's (the hooks above): `accord eval`
+    # itself names none of them
+    from tests.layers import imports_of
+
+    root = Path(__file__).resolve().parents[2]
+    command = root / "tasks" / "suites" / "eval_command.py"
+    kinds = ("promptfoo", "agentv", "scenarios", "oxy", "evalfile")
+    found = [line for kind in kinds for line in imports_of(command, root, f"tasks.suites.{kind}")]
+    assert found == []

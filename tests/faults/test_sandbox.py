@@ -36,6 +36,10 @@ ESCAPES = [
     "{{ x['__class__'] }}",
     "{{ x | attr('__class__') }}",
     "{{ x | attr('__cl' ~ 'ass__') }}",
+    "{{ x['__cl' ~ 'ass__'] }}",
+    # folded though an operand is no constant: a short-circuit, a branch never taken
+    "{{ x['__class__' if true else x] }}",
+    "{{ x[(1 < 0 < x) or '__class__'] }}",
     "{% set c = x.__class__ %}{{ c }}",
     "{{ '{0.__class__}'.format(1) }}",
     "{{ '{0.__class__.__init__.__globals__}'.format(x) }}",

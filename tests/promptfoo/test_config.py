@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.conftest import fake_model_config
@@ -196,13 +197,27 @@ def test_a_nunjucks_construct_jinja_reads_otherwise_is_named_at_load(tmp_path: P
     config = project(tmp_path, {"promptfooconfig.yaml": """prompts:
   - "{% for k, v in facts %}{{k}}={{v}} {% endfor %}"
   - "{{ name | nl2br }}"
-  - "{{ items.length }} items"
+  - "{{ name.toUpperCase() }}"
 providers: [echo]
 tests:
   - vars: {facts: {a: 1}, name: x}
 """})  # fmt: skip
     refused(accord("eval", config), "promptfooconfig.yaml:2", "facts.items()",
-            "'nl2br'", "'.length' is JavaScript", "'x | length'")  # fmt: skip
+            "'nl2br'", "'.toUpperCase' is JavaScript", "'x | upper'")  # fmt: skip
+
+
+def test_length_reads_as_javascript_reads_it(tmp_path: Path) -> None:
+    # nunjucks evaluates `x.length` as JavaScript: a string's (UTF-16) length, an array's size,
+    # an object's own `length` key (promptfoo's simple-csv example reads `(style | load).length`)
+    config = project(tmp_path, {"promptfooconfig.yaml": """
+prompts: ['{{ word.length }} {{ items.length }} {{ (style | load).length }} [{{ obj.length }}]']
+providers: [echo]
+tests:
+  - vars: {word: "h\u00e9\U0001F600", items: [1, 2, 3], style: '{"length": "brief"}', obj: {a: 1}}
+    assert: [{type: equals, value: "4 3 brief []"}]
+"""})  # fmt: skip
+    run = accord("eval", config)
+    assert run.exit_code == 0, run.stdout + run.stderr
 
 
 def test_an_undefined_var_renders_empty_as_in_nunjucks_and_dump_is_json(tmp_path: Path) -> None:
@@ -359,3 +374,175 @@ outputPath: [from-config.json, from-config.csv]
     config.write_text("prompts: [hi]\nproviders: [echo]\noutputPath: promptfooconfig.yaml\n")
     refused(accord("eval", "-c", config), "outputPath of", "an evaluated file")
     assert config.read_text().startswith("prompts: [hi]")
+
+
+def test_a_ref_is_resolved_and_one_accord_cannot_follow_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    # promptfoo dereferences `$ref`s before reading the config; keys beside one extend it
+    config = project(tmp_path / "ok", {"promptfooconfig.yaml": """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - vars: {q: ahoy there}
+    assert:
+      - $ref: '#/assertionTemplates/ahoy'
+      - {$ref: '#/assertionTemplates/ahoy', value: there}
+assertionTemplates:
+  ahoy: {type: icontains, value: AHOY}
+"""})  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    graded = json.loads((tmp_path / "out.json").read_text())["results"]["results"][0]
+    parts = graded["gradingResult"]["componentResults"]
+    shown = [(p["assertion"]["value"], p["pass"]) for p in parts]
+    assert shown == [("AHOY", True), ("there", True)]
+    config = project(tmp_path / "bad", {"promptfooconfig.yaml": """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - vars: {q: x}
+    assert:
+      - $ref: '#/assertionTemplates/missing'
+      - $ref: 'other.yaml#/ahoy'
+assertionTemplates: {}
+"""})  # fmt: skip
+    refused(accord("validate", config), "promptfooconfig.yaml:6", "nothing at that place",
+            "promptfooconfig.yaml:7", "not to other files")  # fmt: skip
+
+
+def test_yaml_is_read_as_promptfoo_reads_it_yes_stays_text(tmp_path: Path) -> None:
+    # js-yaml reads YAML 1.2's core schema: `Yes`, `on`, `no` are text, `010` is ten
+    # (and merges `<<: *anchor` as js-yaml does)
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: ['{{a}} {{b}} {{c}}']
+providers: [echo]
+tests:
+  - vars: &first {a: Yes, b: off, c: 010}
+    assert: [{type: equals, value: Yes off 10}]
+  - vars: {<<: *first, c: 0o10}
+    assert: [{type: equals, value: Yes off 8}]
+"""})  # fmt: skip
+    run = accord("eval", config)
+    assert run.exit_code == 0, run.stdout + run.stderr
+
+
+def test_prompts_from_csv_and_jsonl_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # labels as promptfoo 0.118 gives them, run from the config's folder
+    monkeypatch.chdir(tmp_path)
+    config = project(tmp_path, {
+        "promptfooconfig.yaml": """prompts: [file://p.csv, file://one.csv, file://m.jsonl]
+providers: [echo]
+tests:
+  - vars: {t: x}
+    assert: [{type: contains, value: x}]
+""",
+        "p.csv": 'prompt,label\n"Say {{t}}, please",polite\n"Say {{t}}",\n',
+        "one.csv": "prompt\nOnly {{t}}\n",
+        "m.jsonl": '[{"role": "user", "content": "a {{t}}"}]\n'
+        '[{"role": "user", "content": "b {{t}}"}]\n',
+    })  # fmt: skip
+    run = accord("eval", "-c", config.name, "-o", "out.json")
+    assert run.exit_code == 0, run.stderr
+    prompts = json.loads((tmp_path / "out.json").read_text())["results"]["prompts"]
+    assert [p["label"] for p in prompts] == [
+        "polite", "Prompt 2 - Say {{t}}", "Prompt 1 - Only {{t}}",
+        'm.jsonl: [{"role": "user", "content": "a {{t}}"}]',
+        'm.jsonl: [{"role": "user", "content": "b {{t}}"}]',
+    ]  # fmt: skip
+
+
+def test_similar_without_an_embedding_model_is_refused_at_load(tmp_path: Path) -> None:
+    # promptfoo asks OpenAI's embeddings by default; accord asks the model it is given, and
+    # says so before anything runs when it is given none
+    text = """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - vars: {q: hello}
+    assert:
+      - {type: contains, value: hello}
+      - {type: assert-set, assert: [{type: similar, value: hi}]}
+"""
+    config = project(tmp_path / "none", {"promptfooconfig.yaml": text})
+    refused(accord("validate", config), "promptfooconfig.yaml:6", "similar needs an embedding "
+            "model", "defaults.embedding_model")  # fmt: skip
+    given = text.replace(
+        "tests:",
+        "defaultTest:\n  options:\n    provider:\n"
+        "      embedding: openai:embedding:text-embedding-3-small\ntests:",
+    )
+    config = project(tmp_path / "given", {"promptfooconfig.yaml": given})
+    assert accord("validate", config).exit_code == 0
+
+
+def test_a_provider_runs_the_prompts_it_names(tmp_path: Path) -> None:
+    # promptfoo's `prompts` on a provider: the labels it runs (or their `LABEL:` prefix);
+    # the columns are the pairs that remain, provider first
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts:
+  - {id: 'tweet {{t}}', label: first}
+  - {id: 'haiku {{t}}', label: second}
+providers:
+  - {id: echo, label: both, prompts: [first, second]}
+  - {id: echo, label: one, prompts: [second]}
+tests: [{vars: {t: x}, assert: [{type: contains, value: x}]}]
+"""})  # fmt: skip
+    run = accord("eval", config, "-o", tmp_path / "out.json")
+    assert run.exit_code == 0, run.stderr
+    doc = json.loads((tmp_path / "out.json").read_text())["results"]
+    assert [(p["provider"], p["label"]) for p in doc["prompts"]] == [
+        ("both", "first"), ("both", "second"), ("one", "second"),
+    ]  # fmt: skip
+    assert sorted(r["promptIdx"] for r in doc["results"]) == [0, 1, 2]
+    bad = project(tmp_path / "bad", {"promptfooconfig.yaml": """prompts: [{id: 'a', label: first}]
+providers:
+  - {id: echo, prompts: [frist]}
+"""})  # fmt: skip
+    refused(accord("validate", bad), "promptfooconfig.yaml:3", "'frist' is the label of no prompt")
+
+
+def test_an_empty_threshold_cell_is_no_threshold(tmp_path: Path) -> None:
+    # promptfoo reads __threshold with parseFloat: '' is NaN, which it treats as no threshold
+    config = project(tmp_path, {
+        "promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [echo]\ntests: file://t.csv\n",
+        "t.csv": "q,__expected,__threshold\nhello,contains:hello,\nbye,contains:bye,0\n",
+    })  # fmt: skip
+    run = accord("eval", config)
+    assert run.exit_code == 0, run.stdout + run.stderr
+
+
+def test_eval_with_no_file_runs_the_folders_promptfoo_config_as_promptfoo_eval_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`promptfoo eval` with no -c reads promptfooconfig.yaml, .yml, then .json in the working
+    folder (promptfoo's util/config/default.js, loadDefaultConfig); `accord eval` does too,
+    and a JSON config, under its own name or any other, runs as the YAML one does."""
+    config = {
+        "prompts": ["Say hello to {{name}}"], "providers": ["echo"],
+        "tests": [{"vars": {"name": "Bob"}, "assert": [{"type": "contains", "value": "Bob"}]},
+                  {"vars": {"name": "Al"}, "assert": [{"type": "contains", "value": "Bob"}]}],
+    }  # fmt: skip
+    project(tmp_path, {"promptfooconfig.json": json.dumps(config)})
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "--format", "json")
+    assert run.exit_code == 1, run.stderr  # the second case fails on purpose
+    assert [c["status"] for c in run.doc()["suites"][0]["cases"]] == ["passed", "failed"]
+
+    (tmp_path / "promptfooconfig.json").rename(tmp_path / "mine.json")
+    named = accord("eval", "-c", "mine.json", "--format", "json")
+    assert named.exit_code == 1, named.stderr
+    assert [c["status"] for c in named.doc()["suites"][0]["cases"]] == ["passed", "failed"]
+
+    # .yaml is looked for first: it wins over a .json beside it
+    (tmp_path / "promptfooconfig.json").write_text(json.dumps(config))
+    config["tests"] = config["tests"][:1]
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
+    first = accord("eval", "--format", "json")
+    assert first.exit_code == 0, first.stderr
+    assert len(first.doc()["suites"][0]["cases"]) == 1
+
+
+def test_eval_with_no_file_in_a_folder_without_a_config_says_what_it_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval")
+    assert run.exit_code == 2
+    assert "promptfooconfig.yaml, promptfooconfig.yml, promptfooconfig.json" in run.stderr
+    assert "Traceback" not in run.stderr

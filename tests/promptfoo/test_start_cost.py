@@ -20,6 +20,9 @@ try:
 except SystemExit as exc:
     print("exit", exc.code)
 print("loaded", sorted(m for m in ("jsonschema", "rapidfuzz") if m in sys.modules))
+kinds = ("graded", "context", "measures", "scripts", "structure", "agentv")
+print("modules", sorted(k for k in kinds
+                        if f"accord.tasks.suites.promptfoo.asserts.{k}" in sys.modules))
 """
 
 
@@ -38,6 +41,8 @@ def test_a_config_without_schemas_or_distances_does_not_load_their_libraries(
     )
     out = run_fresh(tmp_path)
     assert "exit 0" in out and "loaded []" in out, out
+    # nor the modules of assertion types it does not use
+    assert "modules []" in out, out
 
 
 def test_schemas_and_distances_still_judge_when_used(tmp_path: Path) -> None:
@@ -63,3 +68,40 @@ tests:
     found = json.loads((tmp_path / "out.json").read_text())["results"]["results"]
     verdicts = {r["testIdx"]: r["success"] for r in found}
     assert verdicts == {0: True, 1: False, 2: False}
+
+
+def test_every_assertion_type_is_found_in_the_module_that_registers_it() -> None:
+    # building.MODULES is what loads a type's module on first use: it must name each type
+    # at the module that registers it, and every type registered
+    from accord.tasks.suites.promptfoo.asserts import building
+    from accord.tasks.suites.promptfoo.asserts.base import PROMPTFOO
+
+    building.supported_types()  # every module
+    registered = {kind: PROMPTFOO.get(kind).__module__.rsplit(".", 1)[-1]
+                  for kind in PROMPTFOO.names() if kind != "assert-set"}  # fmt: skip
+    listed = {kind: module for module, kinds in building.MODULES.items() for kind in kinds}
+    assert listed == registered
+
+
+def test_a_plain_template_renders_as_jinja_renders_it() -> None:
+    # names holding text are put in without Jinja; anything else goes through it, and both
+    # read the same
+    from accord.tasks.suites.promptfoo import templating
+
+    context = {"a": "x", "b": "", "n": 3, "none": "shadowed", "env": {"k": "v"}}
+    sources = [
+        "{{a}} and {{ b }}!",
+        "{{ missing }}.",
+        "{{n}}",
+        "{{ true }}",
+        "{{ none }}",
+        "{ {{a}} }",
+        "{{a}}}",
+        "{{ range }}",
+        "{{ env }}",
+        "{{a}}{{a}}",
+        "a\n{{a}}\n",
+    ]
+    for source in sources:
+        direct = templating.environment().from_string(source).render(context)
+        assert templating.render(source, context) == direct, source

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
@@ -175,3 +176,19 @@ def test_two_runs_at_once_share_store_and_cache(tmp_path: Path, fake_llm: FakeOp
     conn = sqlite3.connect(str(tmp_path / ".accord" / "cache.db"))
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert conn.execute("SELECT COUNT(*) FROM calls").fetchone() == (AGENTS,)
+
+
+def test_finishing_a_run_does_not_wait_out_a_batch_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer pauses after a task's result so that the next ones share its transaction;
+    after the run's end nothing more comes, and `finish` (which waits for the writer) returns
+    at once: every run paid the pause (20 ms) at its end."""
+    from accord.engine import store
+
+    monkeypatch.setattr(store, "BATCH_SECONDS", 30.0)  # a pause no test waits out
+    run_store = store.RunStore(store.runs_db(tmp_path), "20261125-000000-abcdef")
+    started = time.monotonic()
+    run_store.finish("succeeded", None, {"tasks": {}})
+    assert time.monotonic() - started < 10
+    assert run_store.finished

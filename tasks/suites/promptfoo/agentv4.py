@@ -42,6 +42,7 @@ from accord.engine.paths import PathError, inside
 from accord.engine.yamlmarks import Loc, parse_yaml, read_text
 from accord.tasks.suites.frontends import FrontEnd, Request, Source
 from accord.tasks.suites.promptfoo import agentv_catalog, templating
+from accord.tasks.suites.promptfoo.frontend import CONFIG_NAMES
 
 if TYPE_CHECKING:
     from accord.tasks.suites.core.cases import Suite
@@ -73,7 +74,7 @@ HOOKS = ("beforeAll", "beforeEach", "afterEach", "afterAll")
 
 
 def claims(source: Source) -> bool:
-    if source.path.name in ("promptfooconfig.yaml", "promptfooconfig.yml"):
+    if source.path.name in CONFIG_NAMES:
         return False
     if ".agentv" in source.path.parts:  # AgentV's project configuration, no eval file
         return False

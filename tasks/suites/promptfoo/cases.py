@@ -81,12 +81,12 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
     if not entries:
         return ()
     from accord.tasks.suites.promptfoo.asserts import build_assertion
-    from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
 
     agentv = loader.dialect == "agentv4"
     numbered: list[tuple[int, Any]] = list(enumerate(entries))
     if agentv:
         from accord.tasks.suites.promptfoo.agentv4 import gathered
+        from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
 
         numbered = gathered(loader, item, entries)
 
@@ -109,7 +109,14 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
         names.add(name)
         try:
             if isinstance(entry, dict) and not agentv:
-                specs.append(build_assertion(entry, base_dir=loader.base, where=where, name=name))
+                # defaultTest's assertions are in every test: one spec each, shared (a spec
+                # is its entry and name; `where` only places the load's messages)
+                key = json.dumps([entry, name], sort_keys=True)
+                spec = loader.built.get(key)
+                if spec is None:
+                    spec = build_assertion(entry, base_dir=loader.base, where=where, name=name)
+                    loader.built[key] = spec
+                specs.append(spec)
             else:
                 specs.append(
                     build_agentv_assertion(
@@ -135,10 +142,9 @@ def build(
     from accord.tasks.suites.promptfoo.config import _merged, plain
 
     default = loader.default
+    pairs = _pairs(loader, providers, prompts)
     columns = [
-        {"raw": p.raw, "label": p.label, "id": prompt_id(p), "provider": name}
-        for name in providers
-        for p in prompts
+        {"raw": p.raw, "label": p.label, "id": prompt_id(p), "provider": name} for name, p in pairs
     ]
     cases: list[Case] = []
     test_index = 0
@@ -155,64 +161,107 @@ def build(
         except sources.SourceProblem as exc:
             loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
             continue
+        first = len(cases)  # the test's first case: its embedding models are checked on it
         for variables in combos:
             column = 0
-            for provider in providers:
-                for prompt in prompts:
-                    raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
-                    try:
-                        text = render_prompt(raw, variables, env)
-                    except templating.NunjucksDifference as exc:
-                        line = f" (its line {exc.line})" if exc.line else ""
-                        loader.issue(item.loc, f"prompt '{prompt.label[:60]}' with this test's "
-                                     f"vars: {exc.message}{line}", file=item.file,
-                                     line=item.line)  # fmt: skip
+            for provider, prompt in pairs:
+                raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
+                try:
+                    text = render_prompt(raw, variables, env)
+                except templating.NunjucksDifference as exc:
+                    line = f" (its line {exc.line})" if exc.line else ""
+                    loader.issue(item.loc, f"prompt '{prompt.label[:60]}' with this test's "
+                                 f"vars: {exc.message}{line}", file=item.file,
+                                 line=item.line)  # fmt: skip
+                    column += 1
+                    continue
+                if loader.dialect == "agentv4":
+                    from accord.tasks.suites.promptfoo.agentv4 import message_prompt
+
+                    text = message_prompt(raw, variables) or text
+                messages = chat_messages(text) if provider in models else None
+                if loader.dialect == "agentv4" and provider in models:
+                    from accord.tasks.suites.promptfoo.agentv4 import model_messages
+
+                    messages = model_messages(messages, text)
+                plan, case_evaluators = None, evaluators
+                if loader.dialect == "agentv4" and ("turns" in test or "mode" in test):
+                    from accord.tasks.suites.promptfoo.agentv_conversation import conversation
+
+                    made = conversation(loader, item, test, variables, evaluators)
+                    if made is None:
                         column += 1
                         continue
-                    if loader.dialect == "agentv4":
-                        from accord.tasks.suites.promptfoo.agentv4 import message_prompt
-
-                        text = message_prompt(raw, variables) or text
-                    messages = chat_messages(text) if provider in models else None
-                    if loader.dialect == "agentv4" and provider in models:
-                        from accord.tasks.suites.promptfoo.agentv4 import model_messages
-
-                        messages = model_messages(messages, text)
-                    plan, case_evaluators = None, evaluators
-                    if loader.dialect == "agentv4" and ("turns" in test or "mode" in test):
-                        from accord.tasks.suites.promptfoo.agentv_conversation import (
-                            conversation,
-                        )
-
-                        made = conversation(loader, item, test, variables, evaluators)
-                        if made is None:
-                            column += 1
-                            continue
-                        plan, grade = made
-                        case_evaluators = (grade,)
-                        # the test's own messages: the conversation's start
-                        messages = chat_messages(text) or [{"role": "user", "content": text}]
-                    case = PromptfooCase(
-                        vars=variables, options=options, prompt_text=text,
-                        id=_case_id(test_index, column, len(columns), test.get("id")),
-                        input=messages if messages is not None else text,
-                        target=provider,
-                        evaluators=case_evaluators,
-                        obj=plan,
-                        line=item.line or loader.marks.find(item.loc)[0],
-                        metadata={
-                            "vars": variables, "options": options,
-                            "threshold": test.get("threshold"),
-                            "description": test.get("description"),
-                            "prompt": {"raw": text, "label": prompt.label},
-                            "promptIdx": column, "testIdx": test_index,
-                            "testCase": {**test, "vars": variables},
-                        },
-                    )  # fmt: skip
-                    cases.append(dataclasses.replace(case, digest=case_digest(case)))
-                    column += 1
+                    plan, grade = made
+                    case_evaluators = (grade,)
+                    # the test's own messages: the conversation's start
+                    messages = chat_messages(text) or [{"role": "user", "content": text}]
+                case = PromptfooCase(
+                    vars=variables, options=options, prompt_text=text,
+                    id=_case_id(test_index, column, len(columns), test.get("id")),
+                    input=messages if messages is not None else text,
+                    target=provider,
+                    evaluators=case_evaluators,
+                    obj=plan,
+                    line=item.line or loader.marks.find(item.loc)[0],
+                    metadata={
+                        "vars": variables, "options": options,
+                        "threshold": test.get("threshold"),
+                        "description": test.get("description"),
+                        "prompt": {"raw": text, "label": prompt.label},
+                        "promptIdx": column, "testIdx": test_index,
+                        "testCase": {**test, "vars": variables},
+                    },
+                )  # fmt: skip
+                if len(cases) == first:
+                    _check_embeddings(loader, item, case)
+                cases.append(dataclasses.replace(case, digest=case_digest(case)))
+                column += 1
             test_index += 1
     return cases, columns
+
+
+def _pairs(
+    loader: _Loader, providers: list[str], prompts: list[sources.Prompt]
+) -> list[tuple[str, sources.Prompt]]:
+    """The (provider, prompt) columns, provider first, as promptfoo's evaluator orders them;
+    a provider with `prompts` runs those whose label is one of them or starts with one and a
+    colon (promptfoo's `isAllowedPrompt`). A name that picks no prompt is refused."""
+    pairs = []
+    for provider in providers:
+        allowed, loc = loader.provider_prompts.get(provider, (None, ()))
+        picked = [
+            p for p in prompts
+            if allowed is None or p.label in allowed
+            or any(p.label.startswith(f"{a}:") for a in allowed)
+        ]  # fmt: skip
+        for name in allowed or []:
+            if not any(p.label == name or p.label.startswith(f"{name}:") for p in prompts):
+                labels = ", ".join(repr(p.label) for p in prompts)
+                loader.issue(loc, f"'{name}' is the label of no "
+                             f"prompt of the config (their labels: {labels})")  # fmt: skip
+        pairs += [(provider, p) for p in picked]
+    return pairs
+
+
+def _check_embeddings(loader: _Loader, item: _Test, case: PromptfooCase) -> None:
+    """A `similar` or `answer-relevance` with no embedding model to ask is refused at load
+    (promptfoo would ask OpenAI's; accord asks the one config.yml or the config names)."""
+    default = loader.embedding_model
+    pending = list(case.evaluators)
+    while pending:
+        spec = pending.pop(0)
+        pending.extend(getattr(spec, "asserts", None) or [])
+        embeds = getattr(spec, "embeds", False)
+        if embeds and spec.embedding_model(case, default) is None:  # type: ignore[attr-defined]
+            loader.issue(
+                (*item.loc, "assert"),
+                f"{spec.type} needs an embedding model (promptfoo's default is OpenAI's): set "
+                "defaults.embedding_model in config.yml, or give the assertion or the test's "
+                "options a provider with 'embedding' ({embedding: openai:embedding:MODEL})",
+                file=item.file, line=item.line,
+            )  # fmt: skip
+            return
 
 
 def _case_id(test: int, column: int, columns: int, named: Any = None) -> str:

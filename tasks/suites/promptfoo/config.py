@@ -74,6 +74,10 @@ class _Loader:
     dialect: str = "promptfoo"  # or "agentv4": an AgentV 4 eval file
     trailing: list[Any] = field(default_factory=list)  # AgentV: asserts after a test's own
     process_env: dict[str, str] = field(default_factory=dict)  # AgentV: its environment's env
+    built: dict[str, Any] = field(default_factory=dict)  # assertion specs by entry and name
+    embedding_model: str | None = None  # config.yml's defaults.embedding_model
+    # a provider's `prompts` (the labels it runs) and their place
+    provider_prompts: dict[str, tuple[list[str], Loc]] = field(default_factory=dict)
 
     @property
     def base(self) -> Path:
@@ -114,11 +118,12 @@ def load(
     """Validate a promptfoo config (or, `dialect="agentv4"`, an AgentV 4 eval file) and build
     its suite; every problem at once (exit 2). `text`: the file's text when the caller has
     read it already."""
-    data, marks = parse_yaml(read_text(path) if text is None else text, path)
+    data, marks = parse_yaml(read_text(path) if text is None else text, path, core=True)
     if not isinstance(data, dict):
         raise ValidationError([Issue(path, 1, 1, "", "a promptfoo config is a mapping")])
     project = load_project(path)
     loader = _Loader(path, project.root, marks, dialect=dialect)
+    loader.embedding_model = project.config.defaults.embedding_model
     env = data.get("env") if isinstance(data.get("env"), dict) else {}
     loader.env = {str(k): v for k, v in (env or {}).items()}
     workdir = None
@@ -127,7 +132,10 @@ def load(
 
         data, workdir = agentv4.prepare(loader, data)
     else:
-        loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "the config")
+        from accord.tasks.suites.promptfoo import refs
+
+        data, holders = refs.resolve(data, lambda loc, message: loader.issue(loc, message))
+        loader.keys(data, (), SUPPORTED | (holders - NOT_SUPPORTED), NOT_SUPPORTED, "the config")
     env = loader.env
     prompts = _prompts(loader, data.get("prompts"))
     targets, models, columns_of = _providers(loader, data, workdir)
@@ -308,6 +316,13 @@ def _providers(
         problem = target.problem(loader.root)
         if problem is not None:
             loader.issue((key, *loc), problem)
+        allowed = entry.get("prompts")
+        if allowed is not None:
+            if isinstance(allowed, list) and allowed and all(isinstance(a, str) for a in allowed):
+                loader.provider_prompts[name] = (allowed, (key, *loc, "prompts"))
+            else:
+                loader.issue((key, *loc, "prompts"), "a provider's 'prompts' is a list of the "
+                             "labels of the prompts it runs")  # fmt: skip
         targets[name] = target
         loader.provider_entries[name] = entry
         if model is not None:

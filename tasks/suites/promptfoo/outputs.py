@@ -20,9 +20,10 @@ import html
 import io
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import yaml
@@ -34,6 +35,9 @@ from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.verdicts import SuiteRun
 from accord.tasks.suites.promptfoo import derived
 from accord.tasks.suites.promptfoo.config import PromptfooSuite
+
+if TYPE_CHECKING:
+    from accord.engine.paths import Output
 
 FORMATS = ("json", "jsonl", "yaml", "yml", "txt", "csv", "html")
 PASS, ASSERT, ERROR = 0, 1, 2  # promptfoo's ResultFailureReason
@@ -341,7 +345,7 @@ def write(run: SuiteRun, path: Path) -> None:
         raise AccordError(f"{path}: cannot write: {exc.strerror}") from None
 
 
-def takes_output(suites: list[Any], output: Path | None) -> bool:
+def takes_output(suites: Sequence[Any], output: Path | None) -> bool:
     """Whether `--output` is promptfoo's `-o` (every suite a promptfoo config); its form is
     checked here, before anything runs."""
     if output is None or not suites or not all(isinstance(s, PromptfooSuite) for s in suites):
@@ -355,27 +359,26 @@ def takes_output(suites: list[Any], output: Path | None) -> bool:
     return True
 
 
-def write_all(runs: list[SuiteRun], output: Path | None) -> bool:
-    """Write promptfoo's files: `--output` when it is promptfoo's `-o`, else each config's
-    `outputPath` (promptfoo's `-o` replaces the config's, and both are relative to the
-    current folder). True when `--output` was written here."""
-    if takes_output([r.suite for r in runs], output):
-        assert output is not None
+def write_all(runs: Sequence[SuiteRun], output: Path | None) -> None:
+    """Write promptfoo's files: `output` when it is promptfoo's `-o` (given only then), else
+    each config's `outputPath` (promptfoo's `-o` replaces the config's, and both are
+    relative to the current folder)."""
+    if output is not None:
         write(runs[0], output)
-        return True
+        return
     for run in runs:
         if isinstance(run.suite, PromptfooSuite):
             for path in run.suite.output_paths:
                 write(run, path)
-    return False
 
 
-def planned_outputs(suites: list[Any], output: Path | None) -> list[Any]:
-    """The configs' `outputPath` files a run will write, as checks before it runs
-    (`engine.paths.check_outputs`); their forms are checked here too."""
+def planned_outputs(suites: Sequence[Any], output: Path | None) -> list[Output]:
+    """The files a run will write, as checks before it runs (`engine.paths.check_outputs`):
+    none of its own when `output` (promptfoo's `-o`, checked as --output) replaces the
+    configs' `outputPath`; their forms are checked here too."""
     from accord.engine.paths import Output
 
-    if takes_output(suites, output):
+    if output is not None:
         return []
     planned = []
     for suite in suites:

@@ -231,7 +231,8 @@ def provider_entries(value: Any) -> list[tuple[dict[str, Any], tuple[Any, ...]]]
     return out
 
 
-PROVIDER_KEYS = ("id", "label", "config", "delay", "transform")
+# `prompts` (the labels of the prompts the provider runs) is read by the loader (config.py)
+PROVIDER_KEYS = ("id", "label", "config", "prompts", "delay", "transform")
 
 
 def build_target(
@@ -249,7 +250,7 @@ def build_target(
     if unknown:
         raise ProviderProblem(
             f"provider key '{unknown[0]}' is not supported by accord (supported: id, label, "
-            "config); remove it",
+            "config, prompts); remove it",
             unknown[0],
         )
     pid = entry["id"]

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from accord.engine.paths import PathError, inside
-from accord.engine.yamlmarks import read_text
+from accord.engine.yamlmarks import load_core, read_text
 
 PROMPT_DELIMITER = "---"
 # promptfoo's prompt file kinds (prompts/constants.ts VALID_FILE_EXTENSIONS); .txt splits
@@ -141,15 +141,23 @@ def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]
         return [Prompt(raw, label or f"{shown}: {raw}", named=True)]
     if suffix in (".yaml", ".yml"):
         try:
-            raw = json.dumps(yaml.safe_load(text), separators=(",", ":"), ensure_ascii=False)
+            raw = json.dumps(load_core(text), separators=(",", ":"), ensure_ascii=False)
         except yaml.YAMLError:
             raw = text
         return [Prompt(raw, label or f"{shown}: {raw[:80]}", named=True)]
     if suffix in (".md", ".j2"):
         return [Prompt(text, label or f"{shown}: {text[:50]}...", named=True)]
+    if suffix == ".csv":
+        return _csv_prompts(text, label)
+    if suffix == ".jsonl":
+        lines = [line for line in re.split(r"\r?\n", text) if line]
+        if len(lines) == 1:
+            return [Prompt(lines[0], label or shown, named=True)]
+        return [Prompt(line, f"{label or shown}: {line}", named=True) for line in lines]
     if suffix != ".txt":
         raise SourceProblem(
-            f"prompt file '{shown}': accord reads .txt, .md, .j2, .json and .yaml prompt files, "
+            f"prompt file '{shown}': accord reads .txt, .md, .j2, .json, .jsonl, .csv and .yaml "
+            "prompt files, "
             f"not '{suffix or 'no suffix'}' (promptfoo skips a file of no kind it knows; "
             "JavaScript and Python prompt functions are not supported)"
         )
@@ -164,6 +172,27 @@ def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]
         if raw:
             shown_label = f"{label}: {shown}: {raw}" if label else f"{shown}: {raw}"
             prompts.append(Prompt(raw, shown_label, named=True))
+    return prompts
+
+
+def _csv_prompts(text: str, label: str | None) -> list[Prompt]:
+    """A CSV prompt file as promptfoo's `processCsvPrompts` reads it: a `prompt` column (and
+    an optional `label` one), or, without a comma, one prompt a line under an optional
+    `prompt` header."""
+    if "," not in text:
+        lines = [line for line in re.split(r"\r?\n", text) if line.strip()]
+        start = 1 if lines and lines[0].strip().lower() == "prompt" else 0
+        return [
+            Prompt(line, label or f"Prompt {i} - {line}", named=True)
+            for i, line in enumerate(lines[start:], 1)
+        ]
+    rows = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")), skipinitialspace=True)
+    prompts: list[Prompt] = []
+    for row in rows:
+        cells = {(k or "").strip(): (v or "").strip() for k, v in row.items() if isinstance(v, str)}
+        if cells.get("prompt"):
+            shown = cells.get("label") or label or f"Prompt {len(prompts) + 1} - {cells['prompt']}"
+            prompts.append(Prompt(cells["prompt"], shown, named=True))
     return prompts
 
 
@@ -208,6 +237,17 @@ def _metadata_cell(metadata: dict[str, Any], name: str, value: str) -> None:
         metadata[name] = value
 
 
+def _threshold_cell(value: str) -> dict[str, float]:
+    """A `__threshold` cell as the test's `threshold`; an empty one is none (promptfoo's
+    parseFloat('') is NaN, which it passes over as it does an absent threshold)."""
+    if not value.strip():
+        return {}
+    try:
+        return {"threshold": float(value)}
+    except ValueError:
+        raise SourceProblem(f"__threshold '{value}' is not a number") from None
+
+
 def test_from_csv_row(row: dict[str, str]) -> dict[str, Any]:
     """A CSV row as a test (promptfoo's `testCaseFromCsvRow`)."""
     variables: dict[str, Any] = {}
@@ -228,10 +268,7 @@ def test_from_csv_row(row: dict[str, str]) -> dict[str, Any]:
         elif key == "__metric":
             metric = value
         elif key == "__threshold":
-            try:
-                test["threshold"] = float(value)
-            except ValueError:
-                raise SourceProblem(f"__threshold '{value}' is not a number") from None
+            test.update(_threshold_cell(value))
         elif key.startswith("__metadata:"):
             _metadata_cell(metadata, key[len("__metadata:") :], value)
         elif key == "__providerOutput":
@@ -277,7 +314,7 @@ def tests_from_file(path: Path, shown: str) -> list[tuple[dict[str, Any], int | 
             raise SourceProblem(f"invalid JSON: {exc}", path) from None
     elif suffix in (".yaml", ".yml"):
         try:
-            data = yaml.safe_load(text)
+            data = load_core(text)
         except yaml.YAMLError as exc:
             raise SourceProblem(f"invalid YAML: {exc}", path) from None
     else:
@@ -301,7 +338,7 @@ def var_value(value: str, base: Path, root: Path) -> list[str]:
             )
         text = read_text(path)
         if suffix in (".yaml", ".yml"):
-            text = json.dumps(yaml.safe_load(text), separators=(",", ":"), ensure_ascii=False)
+            text = json.dumps(load_core(text), separators=(",", ":"), ensure_ascii=False)
         values.append(text.strip())
     return values
 

@@ -5,10 +5,10 @@ autoescape off, an undefined name rendered as empty text, a `load` filter (JSON 
 value) and the `env` global. Where nunjucks and Jinja agree (`{{ x }}`, filters both have,
 `{% if %}`, `{% for x in list %}`, `{% raw %}`), accord renders the template in its own
 sandbox (`engine.render.AccordSandbox`, the same refusals of Python internals and resource
-bombs) with the same lenient undefined. What reads differently is named at load, never
-rendered differently: a syntax Jinja does not take, a filter only nunjucks has, a
-JavaScript member (`items.length`), and `{% for k, v in mapping %}` (nunjucks walks a
-mapping's pairs; Jinja needs `.items()`).
+bombs) with the same lenient undefined; `.length` reads as JavaScript reads it. What reads
+differently is named at load, never rendered differently: a syntax Jinja does not take, a
+filter only nunjucks has, a JavaScript method (`name.toUpperCase()`), and
+`{% for k, v in mapping %}` (nunjucks walks a mapping's pairs; Jinja needs `.items()`).
 `env` holds the config's own `env:` values only: the process environment stays out of
 templates, where a test file could print a secret into a prompt.
 """
@@ -16,6 +16,7 @@ templates, where a test file could print a secret into a prompt.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -25,10 +26,11 @@ from jinja2 import nodes
 
 from accord.engine import render as accord_render
 
-# JavaScript members nunjucks templates use on strings and arrays (`items.length`); Jinja
-# finds no such attribute and would print nothing, so they are named at load
+# JavaScript members nunjucks templates use on strings and arrays (`items.toUpperCase()`);
+# Jinja finds no such attribute and would print nothing, so they are named at load.
+# `.length` reads as JavaScript reads it instead (_Nunjucks.getattr)
 JAVASCRIPT_MEMBERS = frozenset({
-    "length", "toUpperCase", "toLowerCase", "trim", "includes", "indexOf", "slice",
+    "toUpperCase", "toLowerCase", "trim", "includes", "indexOf", "slice",
     "substring", "startsWith", "endsWith", "toString", "toFixed", "map", "filter",
 })  # fmt: skip
 
@@ -53,10 +55,22 @@ def _load(text: Any) -> Any:
     return json.loads(str(text))
 
 
+class _Nunjucks(accord_render.AccordSandbox):
+    """`x.length` as nunjucks evaluates it, JavaScript's: a string's UTF-16 length, a list's
+    size, a mapping's `length` key (undefined when it has none)."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if attribute == "length" and isinstance(obj, str):
+            return len(obj.encode("utf-16-le")) // 2
+        if attribute == "length" and isinstance(obj, list | tuple):
+            return len(obj)
+        return super().getattr(obj, attribute)
+
+
 @cache
 def environment() -> accord_render.AccordSandbox:
     """accord's sandbox with nunjucks's leniency: an undefined name renders as ''."""
-    env = accord_render.AccordSandbox(
+    env = _Nunjucks(
         undefined=jinja2.ChainableUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -90,7 +104,7 @@ def _parsed(source: str) -> tuple[jinja2.Template, tuple[tuple[str, int], ...]]:
             )
     for member in ast.find_all(nodes.Getattr):
         if member.attr in JAVASCRIPT_MEMBERS:
-            fix = "'x | length'" if member.attr == "length" else "a Jinja filter"
+            fix = "a Jinja filter ('x | upper', 'x | trim', 'y in x', ...)"
             raise NunjucksDifference(
                 f"'.{member.attr}' is JavaScript, which nunjucks reaches and Jinja does not "
                 f"(it would render as nothing): write {fix}",
@@ -110,10 +124,37 @@ def check(source: str) -> None:
         _parsed(source)
 
 
+# `{{ name }}` alone: most prompts are text with such names in it
+_NOT_NAMES = frozenset({"true", "false", "none", "True", "False", "None"})
+_PLAIN_NAME = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def _substituted(source: str, context: Mapping[str, Any]) -> str | None:
+    """A template of text and `{{ name }}`s whose names hold text (or nothing): the text
+    with them put in, as Jinja renders it, without building a render context per case (a
+    thousand cases' prompts). None for any other template."""
+    parts = _PLAIN_NAME.split(source)
+    out = []
+    for index, part in enumerate(parts):
+        if index % 2 == 0:
+            if "{" in part or "}" in part:
+                return None
+            out.append(part)
+            continue
+        value = context.get(part, "")
+        if not isinstance(value, str) or part in _NOT_NAMES or part in environment().globals:
+            return None  # a literal (`true`), a global (`range`) or a value Jinja prints
+        out.append(value)
+    return "".join(out)
+
+
 def render(source: str, context: Mapping[str, Any]) -> str:
     """`source` rendered with `context` as nunjucks renders it, or `NunjucksDifference`."""
     if "{" not in source:
         return source
+    plain = _substituted(source, context)
+    if plain is not None:
+        return plain
     template, pairs = _parsed(source)
     for name, line in pairs:
         if isinstance(context.get(name), Mapping):

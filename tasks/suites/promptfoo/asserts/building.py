@@ -9,6 +9,7 @@ the entry's place in its file.
 
 from __future__ import annotations
 
+import importlib
 import math
 from pathlib import Path
 from typing import Any
@@ -16,14 +17,31 @@ from typing import Any
 import pydantic
 
 from accord.engine.errors import AccordError, ConfigError
-from accord.tasks.suites.promptfoo.asserts import context as _context  # noqa: F401 (registers)
-from accord.tasks.suites.promptfoo.asserts import graded as _graded  # noqa: F401
-from accord.tasks.suites.promptfoo.asserts import measures as _measures  # noqa: F401
-from accord.tasks.suites.promptfoo.asserts import scripts as _scripts  # noqa: F401
-from accord.tasks.suites.promptfoo.asserts import structure as _structure  # noqa: F401
-from accord.tasks.suites.promptfoo.asserts import text as _text  # noqa: F401
 from accord.tasks.suites.promptfoo.asserts.base import PROMPTFOO, PromptfooAssertion
 from accord.tasks.suites.promptfoo.asserts.sets import AssertSet
+
+# the module that registers each assertion type, imported when a config first uses one of
+# its types: a config of text checks does not pay for the model-graded, script and metric
+# modules (each assertion is a pydantic model, whose class costs a millisecond to build)
+MODULES = {
+    "text": ("contains", "contains-all", "contains-any", "equals", "icontains",
+             "icontains-all", "icontains-any", "regex", "starts-with"),
+    "structure": ("contains-json", "is-json", "is-valid-openai-tools-call"),
+    "graded": ("answer-relevance", "factuality", "llm-rubric", "model-graded-closedqa",
+               "model-graded-factuality", "similar"),
+    "context": ("context-faithfulness", "context-recall", "context-relevance"),
+    "measures": ("bleu", "cost", "latency", "levenshtein", "rouge-n"),
+    "scripts": ("javascript", "python"),
+}  # fmt: skip
+_MODULE_OF = {kind: module for module, kinds in MODULES.items() for kind in kinds}
+
+
+def _register(kind: str | None = None) -> None:
+    """Import the module of assertion type `kind` (None: every module)."""
+    modules = list(MODULES) if kind not in _MODULE_OF else [_MODULE_OF[kind]]
+    for module in modules:
+        importlib.import_module(f"accord.tasks.suites.promptfoo.asserts.{module}")
+
 
 COMMON_KEYS = frozenset(
     {"type", "value", "threshold", "weight", "metric", "provider", "rubricPrompt", "config"}
@@ -38,6 +56,7 @@ NOT_SUPPORTED_KEYS = {
 
 def supported_types() -> list[str]:
     """The assertion types accord computes (each also with `not-`)."""
+    _register()
     return sorted(PROMPTFOO.names())
 
 
@@ -55,6 +74,7 @@ def build_assertion(
         raise ConfigError(f"{where}: an assertion needs a 'type' (for example 'contains')")
     inverse = kind.startswith("not-")
     base = kind[4:] if inverse else kind
+    _register(base)  # a type of no module: all of them, for the list of known ones
     if base not in PROMPTFOO:
         raise ConfigError(f"{where}: {_unknown(kind, base)}")
     cls = PROMPTFOO.get(base)

@@ -148,14 +148,19 @@ class Graded(PromptfooAssertion):
             )
         return model
 
-    def embedder(self, ev: EvalContext, case: Case) -> str:
+    def embedding_model(self, case: Case, default: str | None) -> str | None:
+        """The embedding model: the assertion's or the test's embedding provider, else
+        `default` (config.yml's `defaults.embedding_model`)."""
         provider = self.grading(case).get("provider")
         model = model_of(provider, "embedding") if isinstance(provider, dict) else None
         if model is None and isinstance(provider, str) and ":embedding" in provider:
             model = model_of(provider, "embedding")
+        return model or default
+
+    def embedder(self, ev: EvalContext, case: Case) -> str:
         project = ev.suite.project
         default = project.config.defaults.embedding_model if project is not None else None
-        model = model or default
+        model = self.embedding_model(case, default)
         if model is None:
             raise EvaluatorFailure(
                 f"{self.base_type} needs an embedding model: set defaults.embedding_model in "
@@ -425,6 +430,8 @@ class Similar(Graded):
     `threshold` (default 0.75), under `not-` at most that; score the similarity (1 - it
     under `not-`). A list of values passes when one of them does."""
 
+    embeds: ClassVar[bool] = True  # its embedding model is checked at load (config.py)
+
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         value = self.rendered(case)
         if not isinstance(value, str | list):
@@ -473,6 +480,8 @@ class AnswerRelevance(Graded):
     """Three questions the judge writes for the output, each compared with the query (the
     `query` var, else the prompt) by embedding; score the mean cosine, pass at `threshold`
     (default 0)."""
+
+    embeds: ClassVar[bool] = True
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         value = output_value(output)
