@@ -1,7 +1,7 @@
 """AgentV 4 conversations (`mode: conversation`, `turns`) beyond what AgentV's live example
-shows in the differential test: `on_turn_failure: stop`, `window_size`, and what accord
-refuses. Expectations read from AgentV's orchestrator.ts (runConversationMode,
-buildWindowedHistory, aggregateConversationScores)."""
+shows in the differential test: `on_turn_failure: stop`, a turn the model fails,
+`window_size`, and what accord refuses. Expectations read from AgentV's orchestrator.ts
+(runConversationMode, buildWindowedHistory, aggregateConversationScores)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def _reply(body: dict[str, Any]) -> Reply:
         checks = [{"id": i, "satisfied": "Hi there" not in answer, "reasoning": "r"} for i in ids]
         return Reply(text=json.dumps({"checks": checks, "overall_reasoning": "r"}))
     last = messages[-1]["content"]
+    if "(unavailable)" in last:
+        return Reply.error(400, "model unavailable")
     return Reply(text=next((a for p, a in ANSWERS.items() if p in last), "?"))
 
 
@@ -73,6 +75,46 @@ def test_a_failed_turn_with_stop_scores_the_turns_after_it_zero(
     assert parts[1]["reason"] == "Skipped due to previous turn failure"
     # max of the turns: turn 2 would have scored 1 had it been graded
     assert (case["score"], case["status"]) == (0.0, "failed")
+    # nor is it asked: the model got turn 1 only, the judge graded turn 1 only
+    asked = [r["messages"][-1]["content"] for r in fake_llm.requests]
+    assert asked[0] == "Greet me" and len(asked) == 2, asked
+    assert not any("Again" in json.dumps(r["messages"]) for r in fake_llm.requests)
+
+
+@pytest.mark.parametrize("stop", [False, True])
+def test_a_turn_the_model_fails_scores_zero_and_the_test_is_scored(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, stop: bool
+) -> None:
+    case = _case(_run(tmp_path, fake_llm, monkeypatch, (
+        "    mode: conversation\n" + ("    on_turn_failure: stop\n" if stop else "") +
+        "    turns:\n      - input: Again\n        assert: [Greets the user]\n"
+        "      - input: Greet me (unavailable)\n        assert: [Greets the user]\n"
+        "      - input: Third\n"
+    )))  # fmt: skip
+    parts = case["evaluations"][0]["metadata"]["components"]
+    # runConversationMode: the failed call scores its turn 0, "Provider error: ..."
+    assert parts[1]["score"] == 0.0
+    assert parts[1]["reason"].startswith("Provider error: ")
+    assert "model unavailable" in parts[1]["reason"]
+    # a scored test, not an errored one; its answer is the last one given
+    assert case["status"] == "failed" and case["error"] is None
+    sent = [
+        r["messages"] for r in fake_llm.requests if "satisfied" not in r["messages"][0]["content"]
+    ]
+    if stop:
+        assert [p["score"] for p in parts] == [1.0, 0.0, 0.0]
+        assert case["score"] == pytest.approx(1 / 3, abs=1e-4)
+        assert len(sent) == 2 and case["output"] == "Hello again"
+    else:
+        assert [p["score"] for p in parts] == [1.0, 0.0, 1.0]
+        assert case["score"] == pytest.approx(2 / 3, abs=1e-4)
+        # the turn after goes on from the unanswered message, as AgentV's history holds it
+        assert [m["content"] for m in sent[2][-3:]] == [
+            "Hello again",
+            "Greet me (unavailable)",
+            "Third",
+        ]
+        assert case["output"] == "Third answer"
 
 
 def test_without_stop_every_turn_counts_and_the_mean_decides(

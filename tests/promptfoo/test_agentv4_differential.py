@@ -69,6 +69,8 @@ defaults:
 """
 # a rubric fails when the answer holds this, or when it asks about the tone's politeness
 WRONG = "Hi there"
+# the model answers a message holding this with an HTTP 400 (no client retries a 400)
+UNAVAILABLE = "(unavailable)"
 RUBRIC_LINE = re.compile(r"^- \[((?:rubric|criterion)-\d+)\][^:]*: (.*)$", re.MULTILINE)
 
 
@@ -98,6 +100,8 @@ def answer(body: dict[str, Any]) -> Reply:
         found = judge(messages[0]["content"], messages[1]["content"])
         if found is not None:
             return found
+    if UNAVAILABLE in json.dumps(messages[-1]):
+        return Reply.error(400, "model unavailable")
     # a conversation's turn is answered by its last message
     for text in (json.dumps(messages[-1]), json.dumps(messages)):
         found = next((a for p, a in ANSWERS.items() if p in text), None)
@@ -235,3 +239,38 @@ def test_an_agentv_example_scores_in_accord_as_in_agentv(
         assert all(len(r["assertions"]) == 1 for r in expected.values()), expected
     else:
         assert {r["passed"] for r in expected.values()} == {True, False}
+
+
+def test_failed_turns_play_and_score_in_accord_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """A turn failing its grade under `on_turn_failure: stop`, a turn the model answers
+    with an HTTP error (conversation going on, and stopping): AgentV's scores, and the
+    same requests; the turns after a stop are asked of neither."""
+    example = "conversation-failures.suite.yaml"
+    expected = run_agentv(project(tmp_path / "agentv", example))
+    agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
+    fake.requests.clear()
+    got = run_accord(project(tmp_path / "accord", example))
+    assert got == expected
+    assert judge_requests(fake.requests) == agentv_asked
+    assert model_requests(fake.requests) == agentv_sent
+    # stop: the turn after the failed one (and after the model's error) never reaches the
+    # model; the third turn of the first test neither
+    last_asked = [json.loads(m)[-1]["content"] for m in agentv_sent]
+    assert "What is 15% of 200?" in last_asked  # the requests are there to look at
+    assert "What are the three primary colors?" not in last_asked
+    assert "What is the capital of France?" not in last_asked
+    # after the error the conversation goes on: the next turn follows the unanswered one
+    after = next(json.loads(m) for m in agentv_sent if "original numbers" in m)
+    assert [m["role"] for m in after[-3:]] == ["assistant", "user", "user"]
+    assert expected == {
+        # turn 1 fails (a wrong greeting), 2 and 3 skipped, the transcript fails too
+        "stop-after-a-failed-turn": {"score": 0.0, "passed": False,
+                                     "assertions": [0.0, 0.0, 0.0, 0.0]},
+        # the model's error scores its turn 0; the test is scored (max), not errored
+        "model-error-then-go-on": {"score": 1.0, "passed": True,
+                                   "assertions": [1.0, 0.0, 1.0]},
+        "model-error-with-stop": {"score": 0.5, "passed": False,
+                                  "assertions": [1.0, 0.0, 0.0, 1.0]},
+    }  # fmt: skip

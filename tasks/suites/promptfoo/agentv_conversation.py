@@ -4,21 +4,26 @@ runs them (runConversationMode):
 - The history starts with the test's own messages (its prompt). Each turn appends its
   `input` as a user message, sends the history (with `window_size`: the system messages
   and the last `window_size` user/assistant pairs) to the target, and appends the answer.
-- Each turn is graded on its answer: its rubrics written as text gathered into one
-  checklist (ids `criterion-N`, not required, weight 1: buildTurnAssertions), its other
-  assertions as written; the judge's question is the history up to that answer
-  (`role: content`, blank-line separated). A turn with no assertion scores 1. The turn's
-  score is AgentV's test score of its assertions.
-- `on_turn_failure: stop`: the turns after one scoring below the threshold score 0.
+- Each turn is graded on its answer as soon as it is given (before the next turn is
+  asked, as AgentV does): its rubrics written as text gathered into one checklist (ids
+  `criterion-N`, not required, weight 1: buildTurnAssertions), its other assertions as
+  written; the judge's question is the history up to that answer (`role: content`,
+  blank-line separated). A turn with no assertion scores 1. The turn's score is AgentV's
+  test score of its assertions.
+- A target that fails on a turn (an error reply, a failed call) scores that turn 0 with
+  the reason `Provider error: ...`; its user message stays in the history, with no answer
+  after it, and the conversation goes on: the test is scored, not errored.
+- `on_turn_failure: stop`: after a turn scoring below the threshold, or one the target
+  failed, the later turns are not asked; each scores 0 ("Skipped due to previous turn
+  failure") and adds nothing to the history.
 - The test's own `assert` (and the inherited one) grade the whole transcript
   (`role: content` of every message) as one more score.
 - The test's score is the `aggregation` (`mean`, the default; `min`; `max`) of the turn
   scores and the transcript's; it passes at the threshold (0.8, or the file's).
 
-accord plays every turn before grading (its target answers, then its evaluators grade),
-so with `stop` the turns after a failed one are still asked of the target, then scored 0
-as AgentV scores them; AgentV does not ask them. A target that fails on a turn errors the
-test (AgentV scores that turn 0 and goes on).
+So the turns are played and graded by the target (ConversationTarget, which asks the
+judge through the case's ConversationGrade), and the ConversationGrade then grades the
+transcript and aggregates.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from accord.engine.errors import AccordError
+from accord.engine.errors import AccordError, ModelError
 from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
 from accord.tasks.evaluators.cases import Case, Output
 from accord.tasks.suites.core.targets import Target, TargetFailure
@@ -79,8 +84,16 @@ class ConversationTarget(Target):
         return f"a conversation with {self.inner.describe()}"
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        from accord.tasks.evaluators.judging import EvalContext
+
         inner = self.inner
         assert isinstance(inner, Target)
+        grade = next(e for e in case.evaluators if isinstance(e, ConversationGrade))
+        # the turns are judged here, between the turns, as AgentV judges them: with `stop`
+        # a failed turn ends the asking
+        suite = getattr(tctx.task.spec, "suite_ref", None)  # the eval_target node's suite
+        assert suite is not None
+        ev = EvalContext(tctx, suite, repeat, judge=case.judge_model)
         given = case.input
         history: list[dict[str, Any]] = (
             [dict(m) for m in given]
@@ -89,20 +102,42 @@ class ConversationTarget(Target):
         )
         plan = case.obj
         assert isinstance(plan, Plan)
-        played: list[dict[str, Any]] = []
+        turns: list[Finding] = []
+        stopped = False
         for number, text in enumerate(plan.turns, 1):
+            name = f"turn-{number}"
+            if stopped:
+                turns.append(Finding(name, score=0.0, passed=False, reason=SKIPPED))
+                continue
             history.append({"role": "user", "content": text})
             sent = windowed(history, plan.window)
             if self.system and not any(m["role"] == "system" for m in sent):
                 sent = [{"role": "system", "content": self.system}, *sent]
-            found = await inner.produce(tctx, dataclasses.replace(case, input=sent), repeat)
-            if found.error:
-                raise TargetFailure(f"turn {number}: {found.error}")
+            try:
+                found = await inner.produce(tctx, dataclasses.replace(case, input=sent), repeat)
+                failure = found.error
+            except (TargetFailure, ModelError) as exc:
+                # AgentV catches the provider's failure (after its own retries) as the
+                # turn's; accord's models door has retried the call by then
+                failure = str(exc)
+            if failure:
+                turns.append(Finding(name, score=0.0, passed=False,
+                                     reason=f"Provider error: {failure}"))  # fmt: skip
+                stopped = grade.stop
+                continue
             history.append({"role": "assistant", "content": found.text})
-            played.append({"turn": number, "input": text, "output": found.text,
-                           "upto": len(history)})  # fmt: skip
-        last = played[-1]["output"] if played else ""
-        return Output(text=last, value={"turns": played, "history": history}, messages=history)
+            finding = await grade.grade_turn(ev, case, number, history, found.text)
+            turns.append(finding)
+            if finding.error is not None:
+                break  # the grade errors: no use asking further
+            stopped = grade.stop and (finding.score or 0.0) < grade.pass_at
+        # extractLastAssistantContent: the last answer given
+        last = next((m["content"] for m in reversed(history) if m["role"] == "assistant"), "")
+        value = {"turns": turns, "history": history, "judge_calls": ev.calls}
+        return Output(text=str(last), value=value, messages=history)
+
+
+SKIPPED = "Skipped due to previous turn failure"
 
 
 class ConversationGrade(EvaluatorSpec):
@@ -134,28 +169,32 @@ class ConversationGrade(EvaluatorSpec):
                 findings.append(Finding(spec.id, error=str(exc)))
         return combine_agentv(findings, specs, threshold=self.pass_at)
 
+    async def grade_turn(
+        self, ev: EvalContext, case: Case, number: int, history: list[Any], answer: str
+    ) -> Finding:
+        """A turn's finding, its answer the last of `history`."""
+        name = f"turn-{number}"
+        specs = self.turn_specs[number - 1]
+        if not specs:
+            return Finding(name, score=1.0, passed=True, reason="no assertions")
+        context = transcript(windowed(history, self.window))
+        found = await self._graded(ev, case, specs, context, answer)
+        if found.error is not None:
+            return Finding(name, error=found.error)
+        score = found.score or 0.0
+        return Finding(name, score=score, passed=score >= self.pass_at, reason=found.reason,
+                       children=found.children)  # fmt: skip
+
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         value = output.value if isinstance(output.value, dict) else {}
-        played, history = value.get("turns") or [], value.get("history") or []
-        children: list[Finding] = []
-        stopped = False
-        for number, (specs, turn) in enumerate(zip(self.turn_specs, played, strict=True), 1):
-            name = f"turn-{number}"
-            if stopped:
-                children.append(Finding(name, score=0.0, passed=False,
-                                        reason="Skipped due to previous turn failure"))  # fmt: skip
-                continue
-            if not specs:
-                children.append(Finding(name, score=1.0, passed=True, reason="no assertions"))
-                continue
-            context = transcript(windowed(history[: turn["upto"]], self.window))
-            found = await self._graded(ev, case, specs, context, turn["output"])
-            if found.error is not None:
-                return Finding(self.id, error=f"{name}: {found.error}", children=children)
-            score = found.score or 0.0
-            children.append(Finding(name, score=score, passed=score >= self.pass_at,
-                                    reason=found.reason, children=found.children))  # fmt: skip
-            stopped = self.stop and score < self.pass_at
+        history = value.get("history") or []
+        # the turns, played and graded by the ConversationTarget
+        children: list[Finding] = list(value.get("turns") or [])
+        turn_calls = int(value.get("judge_calls") or 0)
+        for child in children:
+            if child.error is not None:
+                return Finding(self.id, error=f"{child.name}: {child.error}",
+                               children=children, judge_calls=turn_calls)  # fmt: skip
         if self.transcript_specs:
             whole = transcript(history)
             found = await self._graded(ev, case, self.transcript_specs, whole, whole)
@@ -179,7 +218,8 @@ class ConversationGrade(EvaluatorSpec):
         parts = [{"name": c.name, "score": c.score, "passed": c.passed, "reason": c.reason}
                  for c in children]  # fmt: skip
         return Finding(self.id, score=final, passed=passed, reason=reason, children=children,
-                       judge_calls=ev.calls, metadata={"components": parts})  # fmt: skip
+                       judge_calls=turn_calls + ev.calls,
+                       metadata={"components": parts})  # fmt: skip
 
 
 TEST_KEYS = ("mode", "turns", "aggregation", "on_turn_failure", "window_size")
