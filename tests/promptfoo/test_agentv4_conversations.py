@@ -161,8 +161,12 @@ def test_window_size_sends_the_system_messages_and_the_last_pairs(
     [
         ("    turns:\n      - input: Hi\n", ["s.eval.yaml:11", "mode: conversation"]),
         (
-            "    mode: conversation\n    turns:\n      - input: Hi\n        expected_output: x\n",
-            ["s.eval.yaml:13", "'expected_output' of a turn is not supported"],
+            "    mode: conversation\n    turns:\n      - input: Hi\n        expected_output: [x]\n",
+            ["s.eval.yaml:13", "expected_output is text or one message", "not a list"],
+        ),
+        (
+            "    mode: conversation\n    turns:\n      - input: Hi\n        context: x\n",
+            ["s.eval.yaml:13", "'context' of a turn is not supported"],
         ),
         (
             "    mode: conversation\n    aggregation: median\n    turns:\n      - input: Hi\n",

@@ -274,3 +274,26 @@ def test_failed_turns_play_and_score_in_accord_as_in_agentv(
         "model-error-with-stop": {"score": 0.5, "passed": False,
                                   "assertions": [1.0, 0.0, 0.0, 1.0]},
     }  # fmt: skip
+
+
+def test_a_turns_expected_output_reaches_its_graders_in_accord_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """A turn's `expected_output` is what its graders read as the expected output (a script
+    grader checks what it is given, field-accuracy compares with it), in AgentV's form; a
+    turn without one has none; a turn with one and no assertion scores 1."""
+    example = "conversation-expected.suite.yaml"
+    expected = run_agentv(project(tmp_path / "agentv", example))
+    agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
+    fake.requests.clear()
+    got = run_accord(project(tmp_path / "accord", example))
+    assert got == expected
+    assert agentv_asked and judge_requests(fake.requests) == agentv_asked
+    assert model_requests(fake.requests) == agentv_sent
+    # every script grader was given what it wants: AgentV's `[{content: text}]`, nothing
+    # (not the test's var), the message as written; field-accuracy finds the expected
+    # object in an assistant message only
+    assert expected == {
+        "turn-expected-output": {"score": 0.8, "passed": True,
+                                 "assertions": [1.0, 1.0, 1.0, 1.0, 0.0]},
+    }  # fmt: skip

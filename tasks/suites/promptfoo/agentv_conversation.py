@@ -10,6 +10,11 @@ runs them (runConversationMode):
   written; the judge's question is the history up to that answer (`role: content`,
   blank-line separated). A turn with no assertion scores 1. The turn's score is AgentV's
   test score of its assertions.
+- A turn's `expected_output` (text, or one message or object; its strings filled from the
+  vars) is what its graders read as the expected output: AgentV's `[{content: text}]` or
+  `[object]`; a turn without one has none (not the test's `expected_output` var), nor has
+  the transcript. The judge's reference answer stays the test's (empty: agentv_judge.py).
+  A turn with an `expected_output` and no assertion is not graded and scores 1.
 - A target that fails on a turn (an error reply, a failed call) scores that turn 0 with
   the reason `Provider error: ...`; its user message stays in the history, with no answer
   after it, and the conversation goes on: the test is scored, not errored.
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -146,6 +152,8 @@ class ConversationGrade(EvaluatorSpec):
     type: str = "agentv-conversation"
     deterministic: ClassVar[bool] = False
     turn_specs: tuple[tuple[Any, ...], ...] = ()
+    # each turn's expected messages, as AgentV's graders read them (empty: none)
+    turn_expected: tuple[tuple[Any, ...], ...] = ()
     transcript_specs: tuple[Any, ...] = ()
     aggregation: str = "mean"
     stop: bool = False
@@ -156,11 +164,19 @@ class ConversationGrade(EvaluatorSpec):
         return True
 
     async def _graded(
-        self, ev: EvalContext, case: Case, specs: tuple[Any, ...], question: str, answer: str
+        self,
+        ev: EvalContext,
+        case: Case,
+        specs: tuple[Any, ...],
+        question: str,
+        answer: str,
+        expected: tuple[Any, ...] = (),
     ) -> Finding:
         from accord.tasks.suites.promptfoo.asserts.agentv import combine_agentv
+        from accord.tasks.suites.promptfoo.asserts.agentv_script import EXPECTED
 
-        asked = dataclasses.replace(case, prompt_text=question)  # type: ignore[call-arg]
+        meta = {**case.metadata, EXPECTED: list(expected)}
+        asked = dataclasses.replace(case, prompt_text=question, metadata=meta)  # type: ignore[call-arg]
         findings = []
         for spec in specs:
             try:
@@ -175,10 +191,13 @@ class ConversationGrade(EvaluatorSpec):
         """A turn's finding, its answer the last of `history`."""
         name = f"turn-{number}"
         specs = self.turn_specs[number - 1]
+        expected = self.turn_expected[number - 1] if self.turn_expected else ()
         if not specs:
-            return Finding(name, score=1.0, passed=True, reason="no assertions")
+            # evaluateCandidate with an expected_output and no assertion grades nothing
+            reason = "No assertions declared; grading skipped" if expected else "no assertions"
+            return Finding(name, score=1.0, passed=True, reason=reason)
         context = transcript(windowed(history, self.window))
-        found = await self._graded(ev, case, specs, context, answer)
+        found = await self._graded(ev, case, specs, context, answer, expected)
         if found.error is not None:
             return Finding(name, error=found.error)
         score = found.score or 0.0
@@ -223,7 +242,7 @@ class ConversationGrade(EvaluatorSpec):
 
 
 TEST_KEYS = ("mode", "turns", "aggregation", "on_turn_failure", "window_size")
-TURN_KEYS = ("input", "assert")
+TURN_KEYS = ("input", "expected_output", "assert")
 
 
 def conversation(
@@ -267,15 +286,18 @@ def conversation(
         return None
     texts: list[str] = []
     specs: list[tuple[Any, ...]] = []
+    expected: list[tuple[Any, ...]] = []
     for number, turn in enumerate(turns):
         found = _turn(loader, issue, number, turn, variables)
         if found is None:
             return None
         texts.append(found[0])
         specs.append(found[1])
+        expected.append(found[2])
     threshold = test.get("threshold")
     grade = ConversationGrade(
-        turn_specs=tuple(specs), transcript_specs=transcript_specs, aggregation=aggregation,
+        turn_specs=tuple(specs), turn_expected=tuple(expected),
+        transcript_specs=transcript_specs, aggregation=aggregation,
         stop=failure == "stop", window=window,
         pass_at=float(threshold) if isinstance(threshold, int | float) else PASS,
     )  # fmt: skip
@@ -293,24 +315,43 @@ def _turn_checklist(rubrics: tuple[str, ...]) -> EvaluatorSpec:
 
 def _turn(
     loader: _Loader, issue: Any, number: int, turn: Any, variables: dict[str, Any]
-) -> tuple[str, tuple[Any, ...]] | None:
-    """A turn's input (rendered over the test's vars) and its assertions."""
+) -> tuple[str, tuple[Any, ...], tuple[Any, ...]] | None:
+    """A turn's input (rendered over the test's vars), its assertions and its expected
+    messages."""
     from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
     from accord.tasks.suites.promptfoo.asserts.base import render_text
 
     at = ("turns", number)
     if not isinstance(turn, dict):
-        issue(at, "a turn is a mapping with 'input' and 'assert'")
+        issue(at, "a turn is a mapping with 'input', 'assert' and 'expected_output'")
         return None
     unknown = [k for k in turn if k not in TURN_KEYS]
     if unknown:
         issue((*at, unknown[0]), f"'{unknown[0]}' of a turn is not supported by accord "
-              "(it reads input and assert): remove it")  # fmt: skip
+              "(it reads input, expected_output and assert): remove it")  # fmt: skip
         return None
     text = turn.get("input")
     if not isinstance(text, str):
         issue((*at, "input"), "a turn's input is the user's message as text")
         return None
+    want = turn.get("expected_output")
+    if isinstance(want, list):
+        # AgentV would nest the list as the one expected message: no grader reads that
+        issue((*at, "expected_output"), "a turn's expected_output is text or one message "
+              "(a mapping), not a list: AgentV reads it as the turn's one expected "
+              "message")  # fmt: skip
+        return None
+    try:
+        want = _interpolated(want, variables)
+    except EvaluatorFailure as exc:
+        issue((*at, "expected_output"), str(exc))
+        return None
+    # runConversationMode: none when it is falsy (as JavaScript reads it), text is
+    # `{content: text}`, anything else stays as it is
+    falsy = want is None or (not want and not isinstance(want, dict))
+    expected: tuple[Any, ...] = (
+        () if falsy else ({"content": want} if isinstance(want, str) else want,)
+    )
     entries = turn.get("assert") or []
     if not isinstance(entries, list):
         issue((*at, "assert"), "a turn's 'assert' is a list")
@@ -329,4 +370,28 @@ def _turn(
         except (ValueError, AccordError) as exc:
             issue((*at, "assert", index), getattr(exc, "message", None) or str(exc))
             return None
-    return render_text(text, variables), tuple(built)
+    return render_text(text, variables), tuple(built), expected
+
+
+_WHOLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\}\}\s*$")
+
+
+def _interpolated(value: Any, variables: dict[str, Any]) -> Any:
+    """interpolateTemplateVars (interpolation.ts): every string filled from the vars; a
+    string that is one `{{ name }}` (or `{{ a.b }}`) naming a value is that value."""
+    from accord.tasks.suites.promptfoo.asserts.base import render_text
+
+    if isinstance(value, str):
+        whole = _WHOLE_VAR.match(value)
+        if whole:
+            found: Any = {**variables, "vars": variables}
+            for part in whole.group(1).split("."):
+                found = found.get(part) if isinstance(found, dict) else None
+            if found is not None:
+                return found
+        return render_text(value, variables)
+    if isinstance(value, list):
+        return [_interpolated(v, variables) for v in value]
+    if isinstance(value, dict):
+        return {k: _interpolated(v, variables) for k, v in value.items()}
+    return value
