@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,16 @@ def _reply(body: dict[str, Any]) -> Reply:
     return Reply(text=next((a for p, a in ANSWERS.items() if p in last), "?"))
 
 
-def _run(root: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, test: str) -> Run:
+def _run(
+    root: Path,
+    fake: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    test: str,
+    responder: Callable[[dict[str, Any]], Reply] = _reply,
+) -> Run:
     monkeypatch.setenv("FAKE_URL", fake.url)
     monkeypatch.setenv("FAKE_KEY", "k")
-    fake.responder = _reply
+    fake.responder = responder
     (root / "config.yml").write_text(
         "models:\n  - name: judge\n    model: openai/fake-model\n"
         f"    api_base: {fake.url}\n    key_var: FAKE_KEY\ndefaults:\n  judge_model: judge\n"
@@ -187,3 +194,25 @@ def test_a_conversation_accord_does_not_run_is_refused_at_its_line(
     for part in parts:
         assert part in run.stderr, run.stderr
     assert not fake_llm.requests
+
+
+def test_a_turn_whose_judge_fails_errors_the_test_and_asks_no_further_turn(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def judge_fails(body: dict[str, Any]) -> Reply:
+        if '"satisfied": boolean' in body["messages"][0]["content"]:
+            return Reply.error(400, "judge unavailable")
+        return _reply(body)
+
+    run = _run(tmp_path, fake_llm, monkeypatch, (
+        "    mode: conversation\n"
+        "    turns:\n      - input: Greet me\n        assert: [Greets the user]\n"
+        "      - input: Again\n"
+    ), judge_fails)  # fmt: skip
+    assert run.exit_code == 3, run.stderr  # every case errored
+    case = json.loads(run.stdout)["suites"][0]["cases"][0]
+    assert case["status"] == "error", case
+    found = case["evaluations"][0]
+    assert found["error"].startswith("turn-1: ") and "judge unavailable" in found["error"]
+    # the grade of turn 1 failed before turn 2 was asked: no use asking it
+    assert not any("Again" in json.dumps(r["messages"]) for r in fake_llm.requests)

@@ -33,6 +33,7 @@ transcript and aggregates.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import re
@@ -132,7 +133,13 @@ class ConversationTarget(Target):
                 stopped = grade.stop
                 continue
             history.append({"role": "assistant", "content": found.text})
-            finding = await grade.grade_turn(ev, case, number, history, found.text)
+            try:
+                finding = await grade.grade_turn(ev, case, number, history, found.text)
+            except (asyncio.CancelledError, TargetFailure):
+                raise
+            except Exception as exc:  # a grader's own failure: the evaluation's error, as
+                # evaluate_one (core/nodes.py) records it, not the target's
+                finding = Finding(name, error=f"{type(exc).__name__}: {exc}")
             turns.append(finding)
             if finding.error is not None:
                 break  # the grade errors: no use asking further
