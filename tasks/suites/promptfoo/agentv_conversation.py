@@ -33,7 +33,6 @@ transcript and aggregates.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import re
@@ -135,8 +134,6 @@ class ConversationTarget(Target):
             history.append({"role": "assistant", "content": found.text})
             try:
                 finding = await grade.grade_turn(ev, case, number, history, found.text)
-            except (asyncio.CancelledError, TargetFailure):
-                raise
             except Exception as exc:  # a grader's own failure: the evaluation's error, as
                 # evaluate_one (core/nodes.py) records it, not the target's
                 finding = Finding(name, error=f"{type(exc).__name__}: {exc}")
