@@ -57,6 +57,8 @@ class FakeOpenAI:
         self.responder: Responder | None = None
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []  # each request's Authorization header
+        self.paths: list[str] = []  # each request's path (with its query)
+        self.api_keys: list[str | None] = []  # each request's api-key header (Azure's)
         self.latency = 0.0
         # `/embeddings`: the vector of each input text, and the requests received
         self.embed: Callable[[str], list[float]] = letter_counts
@@ -109,6 +111,8 @@ class FakeOpenAI:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.authorizations.append(self.headers.get("authorization"))
+                fake.paths.append(self.path)
+                fake.api_keys.append(self.headers.get("api-key"))
                 if self.path.endswith("/embeddings"):
                     self._embeddings(body)
                     return

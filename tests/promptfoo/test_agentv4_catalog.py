@@ -61,6 +61,75 @@ def test_an_agentv_openai_provider_runs_on_its_base_url_with_the_key_of_its_vari
     assert fake_llm.requests[0]["temperature"] == 0
     assert fake_llm.authorizations == ["Bearer sk-from-env"]
     assert "sk-from-env" not in run.stdout + run.stderr
+    # AgentV sets no max_tokens unless the entry gives max_output_tokens (promptfoo's 1024
+    # is promptfoo's OpenAI provider's, not AgentV's)
+    assert "max_tokens" not in fake_llm.requests[0]
+
+
+# AgentV's own catalog (its repository's .agentv/providers.yaml), unchanged
+AZURE = """\
+- id: azure
+  label: llm
+  endpoint: "{{ env.AZURE_OPENAI_ENDPOINT }}"
+  api_key: "{{ env.AZURE_OPENAI_API_KEY }}"
+  model: "{{ env.AZURE_DEPLOYMENT_NAME }}"
+  version: "{{ env.AZURE_OPENAI_API_VERSION }}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("version", "path", "auth"),
+    [
+        # no version: AgentV's default `v1`, the resource's /openai/v1 API, the key as bearer
+        (None, "/openai/v1/chat/completions", "authorization"),
+        ("v1", "/openai/v1/chat/completions", "authorization"),
+        # a dated version: the deployment's path with api-version, the key as api-key
+        (
+            "api-version=2024-10-21",
+            "/openai/deployments/my-deploy/chat/completions?api-version=2024-10-21",
+            "api-key",
+        ),
+    ],
+)
+def test_agentvs_azure_catalog_entry_runs_once_its_variables_are_set(
+    tmp_path: Path,
+    fake_llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    version: str | None,
+    path: str,
+    auth: str,
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", fake_llm.url.removesuffix("/v1"))
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-secret-key")
+    monkeypatch.setenv("AZURE_DEPLOYMENT_NAME", "my-deploy")
+    if version is None:
+        monkeypatch.delenv("AZURE_OPENAI_API_VERSION", raising=False)
+    else:
+        monkeypatch.setenv("AZURE_OPENAI_API_VERSION", version)
+    fake_llm.responder = lambda body: Reply(text="It is Paris.")
+    run = accord("eval", _project(tmp_path, AZURE), "--format", "json", "--cache", "off")
+    assert run.exit_code == 0, run.stderr
+    case = json.loads(run.stdout)["suites"][0]["cases"][0]
+    assert (case["status"], case["output"]) == ("passed", "It is Paris.")
+    assert fake_llm.paths == [path]
+    sent = fake_llm.authorizations if auth == "authorization" else fake_llm.api_keys
+    assert sent == (["Bearer azure-secret-key"] if auth == "authorization" else
+                    ["azure-secret-key"])  # fmt: skip
+    assert "max_tokens" not in fake_llm.requests[0]
+    # the key is read at the call, never stored or shown
+    assert "azure-secret-key" not in run.stdout + run.stderr
+    stored = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".yml"]
+    assert not [p for p in stored if b"azure-secret-key" in p.read_bytes()]
+
+
+def test_an_azure_entry_with_api_format_is_refused_as_agentv_refuses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
+    monkeypatch.setenv("AZURE_DEPLOYMENT_NAME", "d")
+    suite = _project(tmp_path, AZURE + "  api_format: chat\n")
+    _refused(accord("eval", suite), "suite.yaml:2", "providers.yaml:1", "api_format")
 
 
 def test_a_key_written_in_the_catalog_is_refused_as_agentv_refuses_it(

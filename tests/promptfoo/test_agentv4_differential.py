@@ -8,8 +8,10 @@ newest `agentv`, 4.42.4, predates the format), runs each file and writes its res
 are skipped with the reason. Both tools read the same unchanged `.agentv/providers.yaml`,
 whose `llm` and `grader` are AgentV `openai` providers on one fake OpenAI server on loopback
 (tests/fakes.py; AgentV streams, so the fake answers with server-sent events when asked):
-the model answers from tests/data/agentv4/llm_answers.py, the judge passes every rubric but
-those about a wrong greeting.
+the model answers from tests/data/agentv4/llm_answers.py; the judge answers in the form
+AgentV's judge prompt asks for, failing the rubrics of a wrong greeting and those about
+politeness. Both tools must send the judge the same messages (AgentV's own judge prompt)
+and the model the same messages.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -64,23 +67,79 @@ providers: file://providers.yaml
 defaults:
   grader: grader
 """
-# a rubric about a greeting fails when the answer is not one of those asked for
+# a rubric fails when the answer holds this, or when it asks about the tone's politeness
 WRONG = "Hi there"
+# the model answers a message holding this with an HTTP 400 (no client retries a 400)
+UNAVAILABLE = "(unavailable)"
+RUBRIC_LINE = re.compile(r"^- \[((?:rubric|criterion)-\d+)\][^:]*: (.*)$", re.MULTILINE)
+
+
+def judge(system: str, user: str) -> Reply | None:
+    """The judge, answering in the reply form AgentV's prompt asks for: its checklist
+    (`checks` of `{id, satisfied, reasoning}`) for rubrics written as text, its free-form
+    `{score}` for an llm-rubric; None when the request is no judge's."""
+    answer = user.split("[[ ## answer ## ]]")[-1].split("[[ ## rubrics ## ]]")[0]
+    if '"satisfied": boolean' in system:
+        checks = [
+            {"id": rid, "satisfied": WRONG not in answer and "polite" not in text,
+             "reasoning": "judged"}
+            for rid, text in RUBRIC_LINE.findall(user)
+        ]  # fmt: skip
+        return Reply(text=json.dumps({"checks": checks, "overall_reasoning": "judged"}))
+    if "Return only JSON." in system:
+        ok = WRONG not in user
+        return Reply(text=json.dumps({"score": 0.9 if ok else 0.3, "assertions": []}))
+    return None
 
 
 def answer(body: dict[str, Any]) -> Reply:
-    """The judge when a grader's prompt asks (AgentV's names itself a grader, accord's speaks
-    of a rubric), else the model's fixed answer to the test's prompt."""
-    text = json.dumps(body["messages"])
-    if "grader" in text or "rubric" in text.lower():
-        ok = WRONG not in text
-        return Reply(text=json.dumps({"pass": ok, "score": 1 if ok else 0, "reason": "judged"}))
-    return Reply(text=next((a for p, a in ANSWERS.items() if p in text), "no answer"))
+    """The judge when AgentV's judge prompt asks, else the model's fixed answer to the
+    test's prompt."""
+    messages = body["messages"]
+    if len(messages) == 2 and messages[0]["role"] == "system":
+        found = judge(messages[0]["content"], messages[1]["content"])
+        if found is not None:
+            return found
+    if UNAVAILABLE in json.dumps(messages[-1]):
+        return Reply.error(400, "model unavailable")
+    # a conversation's turn is answered by its last message
+    for text in (json.dumps(messages[-1]), json.dumps(messages)):
+        found = next((a for p, a in ANSWERS.items() if p in text), None)
+        if found is not None:
+            return Reply(text=found)
+    return Reply(text="no answer")
+
+
+def model_requests(requests: list[dict[str, Any]]) -> list[str]:
+    """The messages of each request to the model under test, in a fixed order."""
+    return sorted(
+        json.dumps(r["messages"])
+        for r in requests
+        if not (
+            len(r["messages"]) == 2
+            and judge(r["messages"][0]["content"], r["messages"][1]["content"]) is not None
+        )
+    )
+
+
+def judge_requests(requests: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The (system, user) messages of each request to the judge, in a fixed order."""
+    return sorted(
+        (r["messages"][0]["content"], r["messages"][1]["content"])
+        for r in requests
+        if len(r["messages"]) == 2
+        and judge(r["messages"][0]["content"], r["messages"][1]["content"]) is not None
+    )
 
 
 def project(root: Path, example: str) -> Path:
-    (root / "evals").mkdir(parents=True)
-    shutil.copy(DATA / example, root / "evals" / "suite.yaml")
+    """A project holding the example: a suite file as evals/suite.yaml, or an example's
+    folder (its evals/suite.yaml and the files it names) as it is."""
+    if (DATA / example).is_dir():
+        shutil.copytree(DATA / example, root)
+    else:
+        (root / "evals").mkdir(parents=True)
+        shutil.copy(DATA / example, root / "evals" / "suite.yaml")
     (root / ".agentv").mkdir()
     (root / ".agentv" / "providers.yaml").write_text(CATALOG)
     (root / ".agentv" / "config.yaml").write_text(AGENTV_CONFIG)
@@ -124,11 +183,18 @@ def run_agentv(suite: Path) -> dict[str, dict[str, Any]]:
 def run_accord(suite: Path) -> dict[str, dict[str, Any]]:
     run = accord("eval", suite, "--format", "json", "--cache", "off")
     assert run.exit_code in (0, 1), run.stderr + run.stdout
+
+    def scores(case: dict[str, Any]) -> list[float]:
+        # a conversation's turns and transcript are scored apart, as in AgentV's results
+        found = case["evaluations"]
+        parts = (found[0].get("metadata") or {}).get("components") if len(found) == 1 else None
+        return [round(e["score"], 4) for e in (parts or found)]
+
     return {
         case["id"]: {
             "score": round(case["score"], 4),
             "passed": case["status"] == "passed",
-            "assertions": [round(e["score"], 4) for e in case["evaluations"]],
+            "assertions": scores(case),
         }
         for case in json.loads(run.stdout)["suites"][0]["cases"]
     }
@@ -142,14 +208,92 @@ def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
     return fake_llm
 
 
-@pytest.mark.parametrize("example", ["assert.suite.yaml", "deterministic-graders.suite.yaml"])
+@pytest.mark.parametrize(
+    "example",
+    [
+        "assert.suite.yaml",
+        "deterministic-graders.suite.yaml",
+        "default-graders.suite.yaml",
+        "weighted-graders",
+        "judge-prompts",
+        "multi-turn-conversation-live.suite.yaml",
+    ],
+)
 def test_an_agentv_example_scores_in_accord_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI, example: str
 ) -> None:
     expected = run_agentv(project(tmp_path / "agentv", example))
+    agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
+    fake.requests.clear()
     got = run_accord(project(tmp_path / "accord", example))
     assert got == expected
-    # the comparison means something: several tests, passes and failures, judges asked
-    assert len(expected) >= 4
-    assert {r["passed"] for r in expected.values()} == {True, False}
-    assert any("grader" in json.dumps(r["messages"]) for r in fake.requests)
+    # the judge was asked the same text by both: AgentV's own prompt, word for word; and
+    # the model under test got the same messages
+    assert agentv_asked and judge_requests(fake.requests) == agentv_asked
+    assert model_requests(fake.requests) == agentv_sent
+    # the comparison means something: several tests, passes and failures (weighted-graders:
+    # all pass, and of each test only the rubric written as text counts, since AgentV skips
+    # an llm-rubric whose prompt is a file when it has no value)
+    assert len(expected) >= 3
+    if example == "weighted-graders":
+        assert all(len(r["assertions"]) == 1 for r in expected.values()), expected
+    else:
+        assert {r["passed"] for r in expected.values()} == {True, False}
+
+
+def test_failed_turns_play_and_score_in_accord_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """A turn failing its grade under `on_turn_failure: stop`, a turn the model answers
+    with an HTTP error (conversation going on, and stopping): AgentV's scores, and the
+    same requests; the turns after a stop are asked of neither."""
+    example = "conversation-failures.suite.yaml"
+    expected = run_agentv(project(tmp_path / "agentv", example))
+    agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
+    fake.requests.clear()
+    got = run_accord(project(tmp_path / "accord", example))
+    assert got == expected
+    assert judge_requests(fake.requests) == agentv_asked
+    assert model_requests(fake.requests) == agentv_sent
+    # stop: the turn after the failed one (and after the model's error) never reaches the
+    # model; the third turn of the first test neither
+    last_asked = [json.loads(m)[-1]["content"] for m in agentv_sent]
+    assert "What is 15% of 200?" in last_asked  # the requests are there to look at
+    assert "What are the three primary colors?" not in last_asked
+    assert "What is the capital of France?" not in last_asked
+    # after the error the conversation goes on: the next turn follows the unanswered one
+    after = next(json.loads(m) for m in agentv_sent if "original numbers" in m)
+    assert [m["role"] for m in after[-3:]] == ["assistant", "user", "user"]
+    assert expected == {
+        # turn 1 fails (a wrong greeting), 2 and 3 skipped, the transcript fails too
+        "stop-after-a-failed-turn": {"score": 0.0, "passed": False,
+                                     "assertions": [0.0, 0.0, 0.0, 0.0]},
+        # the model's error scores its turn 0; the test is scored (max), not errored
+        "model-error-then-go-on": {"score": 1.0, "passed": True,
+                                   "assertions": [1.0, 0.0, 1.0]},
+        "model-error-with-stop": {"score": 0.5, "passed": False,
+                                  "assertions": [1.0, 0.0, 0.0, 1.0]},
+    }  # fmt: skip
+
+
+def test_a_turns_expected_output_reaches_its_graders_in_accord_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """A turn's `expected_output` is what its graders read as the expected output (a script
+    grader checks what it is given, field-accuracy compares with it), in AgentV's form; a
+    turn without one has none; a turn with one and no assertion scores 1."""
+    example = "conversation-expected.suite.yaml"
+    expected = run_agentv(project(tmp_path / "agentv", example))
+    agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
+    fake.requests.clear()
+    got = run_accord(project(tmp_path / "accord", example))
+    assert got == expected
+    assert agentv_asked and judge_requests(fake.requests) == agentv_asked
+    assert model_requests(fake.requests) == agentv_sent
+    # every script grader was given what it wants: AgentV's `[{content: text}]`, nothing
+    # (not the test's var), the message as written; field-accuracy finds the expected
+    # object in an assistant message only
+    assert expected == {
+        "turn-expected-output": {"score": 0.8, "passed": True,
+                                 "assertions": [1.0, 1.0, 1.0, 1.0, 0.0]},
+    }  # fmt: skip

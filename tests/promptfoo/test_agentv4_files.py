@@ -207,10 +207,10 @@ def test_an_unknown_test_key_and_an_agentv_label_without_a_catalog_are_refused(
 ) -> None:
     path = _write(tmp_path, fake_llm, (
         "name: t\nproviders: [llm]\nprompts: ['{{ input }}']\n"
-        "tests:\n  - id: a\n    vars: {input: x}\n    turns: []\n"
+        "tests:\n  - id: a\n    vars: {input: x}\n    depends_on: [b]\n"
     ))  # fmt: skip
     _refused(accord("eval", path), "s.eval.yaml:2", "provider 'llm' is an AgentV provider label",
-             "s.eval.yaml:7", "'turns'")  # fmt: skip
+             "s.eval.yaml:7", "'depends_on'")  # fmt: skip
 
 
 def test_a_catalog_provider_accord_does_not_run_is_named_with_its_line(

@@ -29,6 +29,7 @@ AgentV writes: one of AGENTV_KEYS at its top, a test's `id`, or an assertion giv
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from pathlib import Path
@@ -45,7 +46,7 @@ from accord.tasks.suites.promptfoo.frontend import CONFIG_NAMES
 
 if TYPE_CHECKING:
     from accord.tasks.suites.core.cases import Suite
-    from accord.tasks.suites.promptfoo.config import _Loader
+    from accord.tasks.suites.promptfoo.config import _Loader, _Test
 
 SUPPORTED = {
     "name", "description", "tags", "version", "author", "category", "license", "governance",
@@ -59,11 +60,12 @@ NOT_SUPPORTED = {
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
 # case's metadata with the rest of the test
 TEST_KEYS = {"id", "description", "vars", "assert", "options", "threshold", "metadata",
-             "conversation_id"}  # fmt: skip
+             "conversation_id", "execution",
+             # a conversation (agentv_conversation.py)
+             "mode", "turns", "aggregation", "on_turn_failure", "window_size"}  # fmt: skip
 NOT_SUPPORTED_TEST = {
-    "provider", "providers", "prompts", "input_files", "assert_scoring_function", "execution",
+    "provider", "providers", "prompts", "input_files", "assert_scoring_function",
     "run", "environment", "suite", "depends_on", "on_dependency_failure",
-    "mode", "turns", "aggregation", "on_turn_failure", "window_size",
 }  # fmt: skip
 # top-level keys of AgentV 4 files that no promptfoo config has
 AGENTV_KEYS = ("name", "environment", "governance", "default_test", "assert", "threshold",
@@ -73,6 +75,8 @@ HOOKS = ("beforeAll", "beforeEach", "afterEach", "afterAll")
 
 def claims(source: Source) -> bool:
     if source.path.name in CONFIG_NAMES:
+        return False
+    if ".agentv" in source.path.parts:  # AgentV's project configuration, no eval file
         return False
     if not (
         source.has_top_level_key("tests", "scenarios")
@@ -113,6 +117,10 @@ def load(source: Source, request: Request) -> list[Suite]:
         suite = dataclasses.replace(suite, repeat=repeat, trials="pass_any")
     if request.max_concurrency is None and isinstance(concurrency, int):
         suite = dataclasses.replace(suite, max_concurrency=concurrency)
+    suite = _conversations(suite)
+    notes = _skip_notes(source, data)
+    if notes:
+        suite = dataclasses.replace(suite, notes=(*suite.notes, *notes))
     return [suite]
 
 
@@ -325,3 +333,143 @@ def _within(loader: _Loader, path: Path, what: str) -> Path:
     except ValueError:
         raise PathError(f"{what} '{path}' is outside the project root {loader.root}") from None
     return inside(loader.root, relative, what)
+
+
+def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int, Any]]:
+    """A test's assertions (its own, then the inherited ones) as AgentV grades them
+    (grader-parser.ts parseGraders, parseGraderList): in each of the two lists, the rubrics
+    written as text gathered into one entry (a tuple of the texts) at the first one's place;
+    an llm-rubric AgentV skips (no value, no inline prompt) left out; the inherited list
+    left out when the test's `execution` says `skip_defaults: true`. Each with its index in
+    `entries`."""
+    own = item.test.get("assert")
+    count = len(own) if isinstance(own, list) else 0
+    execution = item.test.get("execution")
+    skip = False
+    where: dict[str, Any] = {"file": item.file, "line": item.line} if item.file else {}
+    if execution is not None:
+        at = (*item.loc, "execution")
+        if not isinstance(execution, dict):
+            loader.issue(at, "a test's execution is a mapping (skip_defaults)", **where)
+        else:
+            for key in execution:
+                if key != "skip_defaults":
+                    loader.issue((*at, key), f"'{key}' of a test's execution is not supported "
+                                 "by accord (it reads skip_defaults only): remove it",
+                                 key=True, **where)  # fmt: skip
+            skip = execution.get("skip_defaults") is True
+    out: list[tuple[int, Any]] = []
+    for start, end in ((0, count), (count, 0 if skip else len(entries))):
+        texts = tuple(e.strip() for e in entries[start:end] if isinstance(e, str) and e.strip())
+        placed = False
+        for index in range(start, end):
+            entry = entries[index]
+            if isinstance(entry, str):
+                if texts and not placed:
+                    out.append((index, texts))
+                    placed = True
+            elif not skipped_rubric(entry):
+                out.append((index, entry))
+    return out
+
+
+def skipped_rubric(entry: Any) -> bool:
+    """An llm-rubric AgentV skips ("expected value or prompt"): no value, and no prompt
+    text of its own (a `file://` prompt is read only beside a value)."""
+    if not isinstance(entry, dict) or entry.get("type") != "llm-rubric":
+        return False
+    value, prompt = entry.get("value"), entry.get("prompt")
+    if value not in (None, "", []):
+        return False
+    if isinstance(prompt, str):
+        return not prompt or prompt.startswith("file://")
+    if isinstance(prompt, dict):
+        return "command" in prompt
+    return not isinstance(prompt, list)
+
+
+def _skip_notes(source: Source, data: Any) -> list[str]:
+    """What AgentV skips with a warning, said the same way: text rubrics that are empty,
+    llm-rubrics with nothing to grade by."""
+    if not isinstance(data, dict):
+        return []
+    marks = parse_yaml(source.text, source.path)[1]
+    lists: list[tuple[Loc, Any]] = [(("assert",), data.get("assert"))]
+    default = data.get("default_test")
+    if isinstance(default, dict):
+        lists.append((("default_test", "assert"), default.get("assert")))
+    tests = data.get("tests")
+    for index, test in enumerate(tests if isinstance(tests, list) else []):
+        if isinstance(test, dict):
+            lists.append((("tests", index, "assert"), test.get("assert")))
+    notes = []
+    for loc, entries in lists:
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            line = marks.find((*loc, index))[0]
+            where = f"{source.path}:{line}" if line else str(source.path)
+            if isinstance(entry, str) and not entry.strip():
+                notes.append(f"{where}: an empty rubric is skipped, as AgentV skips it")
+            elif skipped_rubric(entry):
+                notes.append(f"{where}: this llm-rubric has no 'value' and no prompt text of "
+                             "its own, so AgentV skips it (a 'prompt: file://' is read only "
+                             "beside a 'value'), and so does accord: give it a 'value' for it "
+                             "to count")  # fmt: skip
+    return notes
+
+
+_WHOLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_]\w*)\s*\}\}\s*$")
+
+
+def message_prompt(raw: str, variables: dict[str, Any]) -> str | None:
+    """A prompt that is one var holding chat messages (`prompts: ["{{ input }}"]` with
+    `vars.input` a list of `{role, content}`): those messages, as JSON the chat API takes,
+    as AgentV sends them (its prompt expansion makes them the test's input messages)."""
+    found = _WHOLE_VAR.match(raw)
+    value = variables.get(found.group(1)) if found else None
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in value)
+    ):
+        return json.dumps(value, ensure_ascii=False)
+    return None
+
+
+# providers/llm-providers.ts: what AgentV's model providers send as the system message
+# when the test gives none
+DEFAULT_SYSTEM = (
+    "You are a careful assistant. Follow all provided instructions and do not fabricate results."
+)
+
+
+def model_messages(messages: list[dict[str, Any]] | None, text: str) -> list[dict[str, Any]]:
+    """The messages AgentV's model providers send (llm-providers.ts buildChatPrompt): the
+    test's own when one is a system message; else AgentV's system message first, and a
+    lone question trimmed."""
+    given = messages or [{"role": "user", "content": text}]
+    if any(m.get("role") == "system" for m in given):
+        return given
+    if len(given) == 1 and isinstance(given[0].get("content"), str):
+        given = [{**given[0], "content": given[0]["content"].strip()}]
+    return [{"role": "system", "content": DEFAULT_SYSTEM}, *given]
+
+
+def _conversations(suite: Suite) -> Suite:
+    """A conversation's case answered by its provider's target played turn by turn
+    (agentv_conversation.py): one such target per provider, named after it."""
+    from accord.tasks.suites.core.targets import ModelTarget
+    from accord.tasks.suites.promptfoo.agentv_conversation import ConversationTarget, Plan
+
+    targets = dict(suite.targets)
+    cases = []
+    for case in suite.cases:
+        if isinstance(case.obj, Plan) and case.target in suite.targets:
+            name = f"{case.target} (conversation)"
+            inner = suite.targets[case.target]
+            if name not in targets:
+                # AgentV's model providers send their system message when the test has none
+                system = DEFAULT_SYSTEM if isinstance(inner, ModelTarget) else None
+                targets[name] = ConversationTarget(inner=inner, system=system)
+            case = dataclasses.replace(case, target=name)
+        cases.append(case)
+    return dataclasses.replace(suite, targets=targets, cases=cases)

@@ -3,9 +3,11 @@ names as its providers (`llm`, `mock_agent`, ...), each resolved to a provider a
 
 An entry is one of promptfoo's ids accord runs (echo, exec:, python:FILE, a model id such as
 openai:chat:MODEL), or one of AgentV's own model providers, which its targets.ts resolves
-(resolveOpenAIConfig, resolveAnthropicConfig, resolveOpenRouterConfig, resolveGeminiConfig):
+(resolveOpenAIConfig, resolveAzureConfig, resolveAnthropicConfig, resolveOpenRouterConfig,
+resolveGeminiConfig):
 `openai` (`model`, `base_url` or `endpoint`, `api_key`, `temperature`, `max_output_tokens`,
-`api_format: chat`), `anthropic`, `openrouter`, `gemini`. Those become models of accord's
+`api_format: chat`), `azure` (`endpoint` or `resource`, `deployment` or `model`,
+`version`), `anthropic`, `openrouter`, `gemini`. Those become models of accord's
 models door. As in AgentV, an `api_key` is `{{ env.NAME }}`: accord reads NAME at each call
 and never stores the key. AgentV's agent providers (`copilot-cli`, `claude-cli`, `codex-cli`,
 `pi-cli`, `cli`, `mock`, ...) drive a coding agent or a program of AgentV's protocol:
@@ -29,16 +31,21 @@ CATALOG = Path(".agentv") / "providers.yaml"
 RUNNABLE = re.compile(r"^(?:echo$|exec:|python:|file://|[A-Za-z][\w.-]*:)")
 # AgentV's model providers -> the promptfoo id accord runs for MODEL
 MODEL_KINDS = {
-    "openai": "openai:chat:{}",
+    # litellm's own id: none of promptfoo's OpenAI defaults (its max_tokens 1024, its
+    # OPENAI_* base variables), which AgentV does not have
+    "openai": "litellm:openai/{}",
     "anthropic": "anthropic:messages:{}",
     "openrouter": "openrouter:{}",
     "gemini": "litellm:gemini/{}",
+    "azure": "litellm:openai/{}",  # on the resource's /openai/v1 (see _azure)
 }
+AZURE_DEFAULT_VERSION = "v1"  # targets.ts DEFAULT_AZURE_API_VERSION
 # keys of a model provider's entry accord reads; the rest of AgentV's (retries, workers,
 # grader_target, ...) tune its own runner and are refused rather than dropped
 MODEL_ENTRY_KEYS = ("id", "provider", "label", "name", "model", "deployment", "variant",
                     "base_url", "endpoint", "api_key", "temperature", "max_output_tokens",
-                    "api_format")  # fmt: skip
+                    "api_format", "resource", "version", "api_version")  # fmt: skip
+_AZURE_ONLY = ("resource", "version", "api_version")
 _ENV_REF = re.compile(r"^\s*\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
 
 
@@ -106,7 +113,7 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
                          f"{line}), which accord does not run (it drives a coding agent or a "
                          "program of AgentV's own): define '{label}' there as a provider accord "
                          "runs (echo, exec:, python:FILE, a model id such as "
-                         "openai:chat:MODEL, or AgentV's openai, anthropic, openrouter, "
+                         "openai:chat:MODEL, or AgentV's openai, azure, anthropic, openrouter, "
                          "gemini)")  # fmt: skip
             return None
         if (
@@ -123,7 +130,8 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
 
 def _model_entry(kind: str, entry: dict[str, Any], label: str) -> dict[str, Any]:
     """An AgentV model provider as the promptfoo provider entry accord runs."""
-    unknown = [k for k in entry if k not in MODEL_ENTRY_KEYS]
+    unknown = [k for k in entry if k not in MODEL_ENTRY_KEYS or
+               (kind != "azure" and k in _AZURE_ONLY)]  # fmt: skip
     if unknown:
         raise CatalogProblem(
             f"key '{unknown[0]}' of an AgentV '{kind}' provider is not supported by accord "
@@ -136,7 +144,10 @@ def _model_entry(kind: str, entry: dict[str, Any], label: str) -> dict[str, Any]
             raise CatalogProblem(f"an AgentV '{kind}' provider needs 'model'")
         model = "gemini-2.5-flash"  # resolveGeminiConfig's default
     config: dict[str, Any] = {"apiKeyEnvar": _key_variable(entry.get("api_key"), kind)}
-    if kind == "openai":
+    pid = MODEL_KINDS[kind].format(model)
+    if kind == "azure":
+        pid = _azure(entry, model, config)
+    elif kind == "openai":
         base = entry.get("endpoint", entry.get("base_url"))
         if base is not None:
             config["apiBaseUrl"] = _openai_base(_text(base, "base_url"))
@@ -155,7 +166,44 @@ def _model_entry(kind: str, entry: dict[str, Any], label: str) -> dict[str, Any]
                 config[name] = float(value) if key == "temperature" else int(value)
             except (TypeError, ValueError):
                 raise CatalogProblem(f"'{key}' is a number, not {entry[key]!r}") from None
-    return {"id": MODEL_KINDS[kind].format(model), "label": label, "config": config}
+    return {"id": pid, "label": label, "config": config}
+
+
+def _azure(entry: dict[str, Any], deployment: str, config: dict[str, Any]) -> str:
+    """resolveAzureConfig (targets.ts): `endpoint` (or `resource`: a URL, or the resource's
+    name), the deployment (`deployment` or `model`), `version` (or `api_version`; an unset
+    variable is AgentV's default `v1`). AgentV calls the deployment through the resource's
+    `/openai/v1` API (buildAzureBaseUrl); accord calls the same deployment there, with the
+    chat API, when the version is `v1`, and through litellm's Azure provider with the
+    version given otherwise."""
+    if "api_format" in entry:
+        raise CatalogProblem("an AgentV 'azure' provider takes no api_format (AgentV refuses "
+                             "it too): remove it")  # fmt: skip
+    source = entry.get("endpoint", entry.get("resource"))
+    if source is None:
+        raise CatalogProblem("an AgentV 'azure' provider needs 'endpoint' (or 'resource')")
+    endpoint = _text(source, "endpoint").strip().rstrip("/")
+    if not re.match(r"(?i)^https?://", endpoint):
+        endpoint = f"https://{endpoint}.openai.azure.com"
+    raw = entry.get("version", entry.get("api_version"))
+    version = _optional_text(raw, "version") if raw is not None else None
+    version = re.sub(r"(?i)^api[-_]?version\s*=\s*", "", (version or "").strip()).strip()
+    version = version or AZURE_DEFAULT_VERSION
+    root = re.sub(r"/openai(/v1)?$", "", endpoint)
+    if version == AZURE_DEFAULT_VERSION:
+        config["apiBaseUrl"] = f"{root}/openai/v1"
+        return MODEL_KINDS["azure"].format(deployment)
+    config["apiBaseUrl"] = root
+    config["apiVersion"] = version
+    return f"litellm:azure/{deployment}"
+
+
+def _optional_text(value: Any, key: str) -> str | None:
+    """A catalog value whose `{{ env.NAME }}` may be unset (AgentV's optionalEnv)."""
+    found = _ENV_REF.match(value) if isinstance(value, str) else None
+    if found is not None and not os.environ.get(found.group(1)):
+        return None
+    return _text(value, key)
 
 
 def _text(value: Any, key: str) -> str:

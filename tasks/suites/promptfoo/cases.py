@@ -83,20 +83,24 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
     from accord.tasks.suites.promptfoo.asserts import build_assertion
 
     agentv = loader.dialect == "agentv4"
+    numbered: list[tuple[int, Any]] = list(enumerate(entries))
     if agentv:
+        from accord.tasks.suites.promptfoo.agentv4 import gathered
         from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
+
+        numbered = gathered(loader, item, entries)
 
     specs: list[EvaluatorSpec] = []
     names: set[str] = set()
-    for index, entry in enumerate(entries):
+    for index, entry in numbered:
         where_file = item.file or loader.path
         line = item.line if item.file else loader.marks.find((*item.loc, "assert", index))[0]
         where = f"{where_file}:{line}" if line else str(where_file)
-        if not isinstance(entry, dict) and not (agentv and isinstance(entry, str)):
+        if not isinstance(entry, dict) and not (agentv and isinstance(entry, str | tuple)):
             loader.issue((*item.loc, "assert", index), "an assertion is a mapping with 'type'",
                          file=item.file, line=item.line)  # fmt: skip
             continue
-        kind = entry.get("metric") or entry.get("type") if isinstance(entry, dict) else "rubric"
+        kind = entry.get("metric") or entry.get("type") if isinstance(entry, dict) else "rubrics"
         name = str(kind or "assert")
         number = 1
         while name in names:  # the assertions of one case need distinct names
@@ -171,13 +175,34 @@ def build(
                                  line=item.line)  # fmt: skip
                     column += 1
                     continue
+                if loader.dialect == "agentv4":
+                    from accord.tasks.suites.promptfoo.agentv4 import message_prompt
+
+                    text = message_prompt(raw, variables) or text
                 messages = chat_messages(text) if provider in models else None
+                if loader.dialect == "agentv4" and provider in models:
+                    from accord.tasks.suites.promptfoo.agentv4 import model_messages
+
+                    messages = model_messages(messages, text)
+                plan, case_evaluators = None, evaluators
+                if loader.dialect == "agentv4" and ("turns" in test or "mode" in test):
+                    from accord.tasks.suites.promptfoo.agentv_conversation import conversation
+
+                    made = conversation(loader, item, test, variables, evaluators)
+                    if made is None:
+                        column += 1
+                        continue
+                    plan, grade = made
+                    case_evaluators = (grade,)
+                    # the test's own messages: the conversation's start
+                    messages = chat_messages(text) or [{"role": "user", "content": text}]
                 case = PromptfooCase(
                     vars=variables, options=options, prompt_text=text,
                     id=_case_id(test_index, column, len(columns), test.get("id")),
                     input=messages if messages is not None else text,
                     target=provider,
-                    evaluators=evaluators,
+                    evaluators=case_evaluators,
+                    obj=plan,
                     line=item.line or loader.marks.find(item.loc)[0],
                     metadata={
                         "vars": variables, "options": options,

@@ -70,6 +70,7 @@ CONFIG_KEYS = {
     "apiHost": "api_base",
     "apiKey": "api_key",
     "apiKeyEnvar": "key_var",
+    "apiVersion": "api_version",  # Azure's
     "temperature": "temperature",
     "max_tokens": "max_tokens",
     "seed": "seed",

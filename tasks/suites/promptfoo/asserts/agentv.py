@@ -3,9 +3,9 @@
 `orchestrator.ts` for the test's score; its trajectory and skill checks are in
 `agentv_checks`).
 
-- An entry may be a plain string: a rubric the judge checks (promptfoo's llm-rubric with
-  the string as its value; AgentV clamps its score into [0, 1]); an llm-rubric may name
-  AgentV's grader prompt file (`prompt:`).
+- An entry may be a plain string: a rubric the judge checks; the strings of one list are
+  gathered into one checklist, and `llm-rubric` is asked with AgentV's own judge prompt
+  (agentv_judge.py); an llm-rubric may give AgentV's grader prompt (`prompt:`).
 - Any entry may say `required: true` (or a number, its `min_score`), `negate`, `id`/`name`.
 - `script` (a command-backed grader), `execution-metrics`, and the checks of
   `agentv_checks`; every other type is promptfoo's.
@@ -16,111 +16,18 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from accord.engine.errors import ConfigError
 from accord.tasks.evaluators.base import EvaluatorSpec, Finding
-from accord.tasks.evaluators.base import clip as clamp
 from accord.tasks.suites.promptfoo.asserts.agentv_checks import AGENTV4
-from accord.tasks.suites.promptfoo.asserts.base import (
-    PromptfooAssertion,
-    case_prompt,
-    case_vars,
-    output_string,
-)
+from accord.tasks.suites.promptfoo.asserts.agentv_judge import PASS, AgentVChecklist
+from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion
 from accord.tasks.suites.promptfoo.asserts.building import build_assertion
-from accord.tasks.suites.promptfoo.asserts.graded import LlmRubric, read_pass, read_score
 
-if TYPE_CHECKING:
-    from accord.tasks.evaluators.cases import Case, Output
-    from accord.tasks.evaluators.judging import EvalContext
-
-PASS = 0.8  # AgentV's DEFAULT_THRESHOLD
-
-
-GRADER_SYSTEM = (
-    "You grade an answer against the instructions that follow. Reply with one JSON object "
-    'and nothing else: {"score": <a number from 0.0 to 1.0>, "assertions": [{"text": '
-    '"<what you checked>", "passed": <true or false>}]}.'
-)
-
-
-class AgentVRubric(LlmRubric):
-    """A plain-string entry (the string is the rubric), or an llm-rubric with AgentV's
-    `prompt:` (a grader template file: `{{ output }}`, `{{ input }}`, `{{ criteria }}`,
-    `{{ expected_output }}` filled in); AgentV keeps scores in [0, 1]."""
-
-    prompt_template: str | None = None
-
-    def read_verdict(self, verdict: dict[str, Any]) -> tuple[bool, float]:
-        """AgentV's reading (graders/llm-grader.ts normalizePromptfooGradingResult): with
-        no pass or score, its `checks` decide (all pass; the mean of their scores, each
-        else its pass as 1/0); scores are kept in [0, 1]."""
-        checks = [c for c in verdict.get("checks") or [] if isinstance(c, dict)]
-        raw_pass = verdict.get("pass")
-        if raw_pass is not None:
-            passed = raw_pass if isinstance(raw_pass, bool) else read_pass(raw_pass)
-        else:
-            passed = all(_check_pass(c) for c in checks) if checks else True
-        if verdict.get("score") is not None or not checks:
-            return passed, clamp(read_score(verdict.get("score"), passed))
-        parts = [
-            clamp(read_score(c["score"], _check_pass(c)))
-            if c.get("score") is not None
-            else float(_check_pass(c))
-            for c in checks
-        ]
-        return passed, sum(parts) / len(parts)
-
-    async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
-        if self.prompt_template is None:
-            found = await super().evaluate(ev, case, output)
-        else:
-            found = await self._templated(ev, case, output)
-        if found.score is not None:
-            found.score = min(1.0, max(0.0, found.score))
-        return found
-
-    async def _templated(self, ev: EvalContext, case: Case, output: Output) -> Finding:
-        from accord.tasks.suites.promptfoo.asserts.graded import fill
-
-        variables = case_vars(case)
-        values = {
-            **variables,
-            "output": output_string(output),
-            "input": case_prompt(case),
-            "criteria": self.rendered(case) or "",
-            "expected_output": variables.get("expected_output", ""),
-        }
-        messages = [
-            {"role": "system", "content": GRADER_SYSTEM},
-            {"role": "user", "content": fill(self.prompt_template or "", values)},
-        ]
-        verdict, _ = await self.ask(ev, case, messages, _scored_object, "score")
-        score = float(verdict["score"])
-        return self.result(score >= PASS, score, json.dumps(verdict.get("assertions", [])))
-
-
-def _check_pass(check: dict[str, Any]) -> bool:
-    value = check.get("pass", check.get("passed", check.get("satisfied")))
-    if value is not None:
-        return value if isinstance(value, bool) else read_pass(value)
-    if check.get("score") is not None:
-        return clamp(read_score(check["score"], False)) >= PASS
-    return False
-
-
-def _scored_object(reply: str) -> dict[str, Any] | None:
-    from accord.tasks.suites.promptfoo.asserts.graded import _first_object
-
-    found = _first_object(reply)
-    score = found.get("score") if found else None
-    if isinstance(score, bool) or not isinstance(score, int | float):
-        return None
-    return found
+__all__ = ["PASS", "build_agentv_assertion", "combine_agentv"]
 
 
 def _script_grader(
@@ -152,13 +59,11 @@ def _prompt_rubric(
     where: str,
     name: str | None,
 ) -> PromptfooAssertion:
-    """`llm-rubric` with AgentV's own grader prompt file (agentv_prompt.py)."""
+    """`llm-rubric`: with a value, or AgentV's own grader prompt (agentv_prompt.py)."""
     from accord.tasks.suites.promptfoo.asserts.agentv_prompt import build_prompt_rubric
 
     if agentv_fields.get("negate"):
-        raise ConfigError(
-            f"{where}: 'negate' on an llm-rubric with 'prompt' is not supported by accord"
-        )
+        raise ConfigError(f"{where}: 'negate' on an llm-rubric is not supported by accord")
     return build_prompt_rubric(
         rest, base_dir=base_dir, root=root, where=where,
         name=name or rest.get("metric") or "llm-rubric",
@@ -177,12 +82,15 @@ def build_agentv_assertion(
     own types, or a promptfoo type (with AgentV's `required`, `min_score`, `negate`, `id` or
     `name`, `description`). `root` is the folder files must lie in (the project's root;
     default `base_dir`): AgentV's files name prompts beside the eval's folder."""
-    if isinstance(entry, str):
-        if not entry.strip():
+    if isinstance(entry, str | tuple):
+        # rubrics written as text, gathered as AgentV gathers them (agentv4.gathered)
+        texts = (entry.strip(),) if isinstance(entry, str) else entry
+        if not all(texts):
             raise ConfigError(f"{where}: an assertion written as text needs the rubric's text")
-        return AgentVRubric(
-            type="rubric", base_type="llm-rubric", value=entry, name=name or "rubric"
-        )
+        return AgentVChecklist(
+            type="rubrics", base_type="llm-rubric", rubrics=texts, weight=float(len(texts)),
+            name=name or "rubrics",
+        )  # fmt: skip
     if not isinstance(entry, dict):
         raise ConfigError(f"{where}: an assertion is text (a rubric) or a mapping with a 'type'")
     agentv_fields = {k: entry[k] for k in AGENTV_KEYS if k in entry}
@@ -196,7 +104,7 @@ def build_agentv_assertion(
     if base == "script":
         spec = _script_grader(entry, base_dir, root or base_dir, where, name or rest.get("metric"))
         spec = spec.model_copy(update={"inverse": inverse}) if inverse else spec
-    elif base == "llm-rubric" and "prompt" in rest:
+    elif base == "llm-rubric":
         spec = _prompt_rubric(rest, agentv_fields, base_dir, root or base_dir, where, name)
     elif base in ("field-accuracy", "execution-metrics"):
         spec = _seed_grader(rest, base, inverse, where, name)

@@ -139,6 +139,21 @@ def _messages(value: Any, role: str) -> list[dict[str, Any]]:
     return [{"role": role, "content": value}]
 
 
+# a case's metadata key holding its expected messages when they are not its
+# `expected_output` var: a conversation's turn (agentv_conversation.py)
+EXPECTED = "agentv_expected"
+
+
+def expected_messages(case: Case) -> list[dict[str, Any]]:
+    """AgentV's `expected_output` of what is graded: the test's `expected_output` var as
+    messages, or a conversation turn's own (runConversationMode: none, or the turn's
+    `expected_output` as the one entry)."""
+    meta = case.metadata if isinstance(case.metadata, dict) else {}
+    if EXPECTED in meta:
+        return [dict(m) for m in meta[EXPECTED]]
+    return _messages(case_vars(case).get("expected_output"), "assistant")
+
+
 def payload(case: Case, output: Output, config: dict[str, Any] | None) -> dict[str, Any]:
     """What a script grader reads on stdin (script-grader.ts, in snake_case)."""
     variables = case_vars(case)
@@ -150,7 +165,7 @@ def payload(case: Case, output: Output, config: dict[str, Any] | None) -> dict[s
     usage = output.usage
     return {
         "criteria": str(variables.get("criteria") or ""),
-        "expected_output": _messages(variables.get("expected_output"), "assistant"),
+        "expected_output": expected_messages(case),
         "output": output.text,
         "messages": output.messages or [{"role": "assistant", "content": output.text}],
         "input_files": [],

@@ -20,7 +20,7 @@ from accord.tasks.evaluators.base import EvaluatorFailure, Finding
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.checks import FieldAccuracy
 from accord.tasks.suites.agentv.metrics import ExecutionMetrics
-from accord.tasks.suites.promptfoo.asserts.agentv_script import PASS, _messages
+from accord.tasks.suites.promptfoo.asserts.agentv_script import PASS, _messages, expected_messages
 from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion, case_vars
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class AgentVSeed(PromptfooAssertion):
             {"type": self.type.replace("-", "_"), **(self.config or {}), "name": self.id}
         )
         variables = case_vars(case)
-        expected = _messages(variables.get("expected_output"), "assistant")
+        expected = expected_messages(case)
         question = variables.get("input")
         seed_case = AgentVCase(
             id=case.id, input=tuple(_messages(question, "user")),
