@@ -2,8 +2,8 @@
 and per test the same score, the same verdict and the same assertion scores in order.
 
 The expected numbers come from AgentV: its command line, built from its source at commit
-58f316ca2 (benchmarks/agentv_build.py puts it in ~/.cache/accord-bench/agentv-src; npm's
-newest `agentv`, 4.42.4, predates the format), runs each file and writes its results
+58f316ca2, found at ~/.cache/accord-bench/agentv-src/dist/cli.js or $ACCORD_AGENTV (npm's
+newest `agentv`, 4.42.4, predates the format; no recipe that builds it is kept here), runs each file and writes its results
 (`index.jsonl`, each test's `grading.json`). Where node or that build is missing the tests
 are skipped with the reason. Both tools read the same unchanged `.agentv/providers.yaml`,
 whose `llm` and `grader` are AgentV `openai` providers on one fake OpenAI server on loopback
@@ -45,7 +45,7 @@ from llm_answers import ANSWERS  # noqa: E402
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not AGENTV.exists(),
     reason=f"needs node and AgentV built from source at {AGENTV} "
-    "(python benchmarks/agentv_build.py builds it; or set ACCORD_AGENTV)",
+    "(or set ACCORD_AGENTV to its dist/cli.js)",
 )
 
 CATALOG = """\
