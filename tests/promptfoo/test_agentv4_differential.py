@@ -4,8 +4,8 @@ and per test the same score, the same verdict and the same assertion scores in o
 The expected numbers come from AgentV: its command line, built from its source at commit
 58f316ca2, found at ~/.cache/accord-bench/agentv-src/dist/cli.js or $ACCORD_AGENTV (npm's
 newest `agentv`, 4.42.4, predates the format; no recipe that builds it is kept here), runs
-each file and writes its results (`index.jsonl`, each test's `grading.json`). Where node or that build is missing the tests
-are skipped with the reason. Both tools read the same unchanged `.agentv/providers.yaml`,
+each file and writes its results (`index.jsonl`, each test's `grading.json`). Where node or
+that build is missing the tests are skipped with the reason. Both tools read the same unchanged `.agentv/providers.yaml`,
 whose `llm` and `grader` are AgentV `openai` providers on one fake OpenAI server on loopback
 (tests/fakes.py; AgentV streams, so the fake answers with server-sent events when asked):
 the model answers from tests/data/agentv4/llm_answers.py; the judge answers in the form
