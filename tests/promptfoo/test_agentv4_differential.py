@@ -5,13 +5,14 @@ The expected numbers come from AgentV: its command line, built from its source a
 58f316ca2, found at ~/.cache/accord-bench/agentv-src/dist/cli.js or $ACCORD_AGENTV (npm's
 newest `agentv`, 4.42.4, predates the format; no recipe that builds it is kept here), runs
 each file and writes its results (`index.jsonl`, each test's `grading.json`). Where node or
-that build is missing the tests are skipped with the reason. Both tools read the same unchanged `.agentv/providers.yaml`,
-whose `llm` and `grader` are AgentV `openai` providers on one fake OpenAI server on loopback
-(tests/fakes.py; AgentV streams, so the fake answers with server-sent events when asked):
-the model answers from tests/data/agentv4/llm_answers.py; the judge answers in the form
-AgentV's judge prompt asks for, failing the rubrics of a wrong greeting and those about
-politeness. Both tools must send the judge the same messages (AgentV's own judge prompt)
-and the model the same messages.
+that build is missing the tests are skipped with the reason. Both tools read the same
+unchanged `.agentv/providers.yaml`, whose `llm` and `grader` are AgentV `openai` providers
+on one fake OpenAI server on loopback (tests/fakes.py; AgentV streams, so the fake answers
+with server-sent events when asked): the model answers from
+tests/data/agentv4/llm_answers.py; the judge answers in the form AgentV's judge prompt asks
+for, failing the rubrics of a wrong greeting and those about politeness. Both tools must
+send the judge the same messages (AgentV's own judge prompt) and the model the same
+messages.
 """
 
 from __future__ import annotations
