@@ -280,8 +280,8 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
             yield loc, str(exc)
     # a filter's value may be a template (`"{{ controls.days }} days ago"`): what it means is
     # known once rendered, so the query is compiled at run time only
-    templated = [*spec.variables.values(), *(f.model_dump() for f in spec.filters)]
-    if wrong or any("{" in str(v) for v in templated):
+    filters = [f.model_dump() for f in spec.filters]
+    if wrong or any("{" in str(v) for v in spec.variables.values()) or _templated(filters):
         return
     compiler.variables = dict(spec.variables)
     try:
@@ -297,3 +297,14 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
                 f"not declare (databases: {', '.join(sorted(project.databases)) or 'none'})"
             ),
         )
+
+
+def _templated(value: Any) -> bool:
+    """Whether a text inside `value` holds a Jinja expression or statement."""
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value
+    if isinstance(value, dict):
+        return any(_templated(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_templated(v) for v in value)
+    return False
