@@ -51,7 +51,9 @@ class Case:
 
     `obj` is the user's own test case object (Python API); `contexts` are reference
     contexts (RAG metrics); `baseline` is a manual battle's baseline; `judge_model` the
-    judge of this case when it is not the suite's (an eval file's target's judge).
+    judge of this case when it is not the suite's (an eval file's target's judge);
+    `pass_score` this case's own bar on its weighted score, in place of the suite's (a
+    promptfoo test's `threshold`: each test of a config may have its own, or none).
     """
 
     id: str
@@ -70,6 +72,7 @@ class Case:
     obj: Any = None
     digest: str = ""
     judge_model: str | None = None
+    pass_score: float | None = None
 
     @property
     def prompt(self) -> str:

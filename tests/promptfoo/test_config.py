@@ -497,6 +497,17 @@ providers:
     refused(accord("validate", bad), "promptfooconfig.yaml:3", "'frist' is the label of no prompt")
 
 
+def test_a_threshold_that_is_no_number_is_refused_at_its_test(tmp_path: Path) -> None:
+    config = project(tmp_path, {"promptfooconfig.yaml": """prompts: ['{{q}}']
+providers: [echo]
+tests:
+  - {vars: {q: a}, threshold: 0.5}
+  - vars: {q: b}
+    threshold: high
+"""})  # fmt: skip
+    refused(accord("validate", config), "promptfooconfig.yaml:6", "a threshold is a number")
+
+
 def test_an_empty_threshold_cell_is_no_threshold(tmp_path: Path) -> None:
     # promptfoo reads __threshold with parseFloat: '' is NaN, which it treats as no threshold
     config = project(tmp_path, {

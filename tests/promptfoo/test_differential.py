@@ -168,3 +168,86 @@ def test_the_offline_example_writes_the_table_promptfoo_writes(
     run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
     assert verdicts(folder / "accord.json") == verdicts(folder / "promptfoo.json")
     assert column_metrics(folder / "accord.json") == column_metrics(folder / "promptfoo.json")
+
+
+def test_each_tests_own_threshold_decides_its_pass_as_in_promptfoo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # promptfoo's AssertionsResult: a test with a threshold passes on its weighted score
+    # reaching it, one without (or with 0) on every assertion passing
+    (tmp_path / "config.yml").write_text("")
+    half = "[{type: contains, value: apple}, {type: contains, value: pear}]"
+    (tmp_path / "promptfooconfig.yaml").write_text(f"""
+description: bars
+prompts: ['Say {{{{w}}}}', 'Do not say {{{{w}}}}']
+providers: [echo]
+tests:
+  - {{description: low, threshold: 0.3, vars: {{w: apple}}, assert: {half}}}
+  - {{description: high, threshold: 0.7, vars: {{w: apple}}, assert: {half}}}
+  - {{description: none, vars: {{w: apple}}, assert: {half}}}
+  - {{description: none passing, vars: {{w: apple pear}}, assert: {half}}}
+  - {{description: zero, threshold: 0, vars: {{w: apple}}, assert: {half}}}
+  - description: weighted
+    threshold: 0.7
+    vars: {{w: apple}}
+    assert:
+      - {{type: contains, value: apple, weight: 3}}
+      - {{type: contains, value: pear}}
+  - {{description: high without assertions, threshold: 0.9, vars: {{w: x}}}}
+""")
+    run_promptfoo(tmp_path, "promptfoo.json", "promptfoo.csv")
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "--format", "json")
+    assert run.exit_code == 1, run.stderr  # accord's gate: a test failed
+    theirs, mine = verdicts(tmp_path / "promptfoo.json"), verdicts(tmp_path / "accord.json")
+    assert len(theirs) == 14  # 7 tests x 2 prompts
+    assert mine == theirs
+    passes = [theirs[(t, 0)][:2] for t in range(7)]
+    assert passes == [(True, 0.5), (False, 0.5), (False, 0.5), (True, 1.0), (False, 0.5),
+                      (True, 0.75), (True, 1.0)]  # fmt: skip
+    assert column_metrics(tmp_path / "accord.json") == column_metrics(tmp_path / "promptfoo.json")
+    # accord's own report: the same failures (a test without assertions is `recorded`)
+    (counts,) = [s["counts"] for s in json.loads(run.stdout)["suites"]]
+    failed = sum(p["testFailCount"] for p in column_metrics(tmp_path / "promptfoo.json"))
+    assert counts == {"passed": 6, "failed": failed, "error": 0, "recorded": 2}
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.csv", "-q")
+    assert run.exit_code == 1, run.stderr
+    assert (tmp_path / "accord.csv").read_text() == (tmp_path / "promptfoo.csv").read_text()
+
+
+@pytest.mark.parametrize(
+    ("providers", "columns"),
+    [
+        # promptfoo keys a provider's prompts by its id as well as its label: the plain
+        # `echo` (looked up by its id) runs picky's prompts alone
+        ("[echo, {id: echo, label: picky, prompts: [second]}]",
+         [("echo", "second"), ("picky", "second")]),
+        # a later entry with the id and no prompts keys the id to every prompt again; the
+        # `{ID: options}` form keys its id alone, so its labelled provider runs them all
+        ("[echo, {id: echo, label: picky, prompts: [second]}, {id: echo, label: all}]",
+         [("echo", "first"), ("echo", "second"), ("picky", "second"), ("all", "first"),
+          ("all", "second")]),
+        ("[echo, {echo: {label: mapped, prompts: [first]}}]",
+         [("echo", "first"), ("mapped", "first"), ("mapped", "second")]),
+    ],
+)  # fmt: skip
+def test_a_providers_prompts_are_keyed_by_its_id_and_label_as_in_promptfoo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, providers: str, columns: list[Any]
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(f"""
+prompts:
+  - {{id: 'first {{{{t}}}}', label: first}}
+  - {{id: 'second {{{{t}}}}', label: second}}
+providers: {providers}
+tests: [{{vars: {{t: x}}, assert: [{{type: contains, value: first}}]}}]
+""")
+    run_promptfoo(tmp_path, "promptfoo.json")
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    theirs = json.loads((tmp_path / "promptfoo.json").read_text())["results"]["prompts"]
+    mine = json.loads((tmp_path / "accord.json").read_text())["results"]["prompts"]
+    assert [(p["provider"], p["label"]) for p in theirs] == columns
+    assert [(p["provider"], p["label"]) for p in mine] == columns
+    assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")

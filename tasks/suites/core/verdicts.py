@@ -1,8 +1,9 @@
 """A case's verdict from its findings, and a suite's figures with their intervals.
 
 Case score: the weighted mean of the findings that have a score and a weight above 0.
-Verdict: `failed` when a required evaluator failed or errored, or (without the suite's
-`pass_score`) any gating evaluator failed; with `pass_score`, the score decides. An
+Verdict: `failed` when a required evaluator failed or errored, or (without a pass bar: the
+case's `pass_score`, else the suite's) any gating evaluator failed; with one, the score
+decides. An
 evaluator error with nothing failing makes the case an `error`, never a pass. `recorded`:
 no evaluator gates the case.
 
@@ -44,9 +45,9 @@ def decide(
         status = "failed"
         if suite.required_zeroes:
             score = 0.0
-    elif suite.pass_score is not None and score is not None:
-        status = "passed" if score >= suite.pass_score and not errors else "failed"
-        if errors and score >= suite.pass_score:
+    elif (bar := pass_bar(suite, case)) is not None and score is not None:
+        status = "passed" if score >= bar and not errors else "failed"
+        if errors and score >= bar:
             status = "error"
     elif failed:
         status = "failed"
@@ -77,6 +78,12 @@ def decide(
         usage=output.usage,
         cost=output.cost,
     )
+
+
+def pass_bar(suite: Suite, case: Case) -> float | None:
+    """The score a case passes at: its own bar, else the suite's (None: no bar, every gating
+    evaluator decides)."""
+    return case.pass_score if case.pass_score is not None else suite.pass_score
 
 
 def band(suite: Suite, status: str, score: float | None) -> str | None:

@@ -161,6 +161,7 @@ def build(
         except sources.SourceProblem as exc:
             loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
             continue
+        bar = _bar(loader, item, test.get("threshold"))
         first = len(cases)  # the test's first case: its embedding models are checked on it
         for variables in combos:
             column = 0
@@ -203,6 +204,7 @@ def build(
                     target=provider,
                     evaluators=case_evaluators,
                     obj=plan,
+                    pass_score=bar,
                     line=item.line or loader.marks.find(item.loc)[0],
                     metadata={
                         "vars": variables, "options": options,
@@ -221,25 +223,39 @@ def build(
     return cases, columns
 
 
+def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:
+    """A test's `threshold` (defaultTest's when it has none) as its cases' pass bar:
+    promptfoo's `AssertionsResult` passes a test with one on its assertions' weighted score
+    reaching it, and one without on all of them passing; 0 counts as none (JavaScript's
+    `if (threshold)`)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        loader.issue((*item.loc, "threshold"), "a threshold is a number",
+                     file=item.file, line=item.line)  # fmt: skip
+        return None
+    return float(value) if value else None
+
+
 def _pairs(
     loader: _Loader, providers: list[str], prompts: list[sources.Prompt]
 ) -> list[tuple[str, sources.Prompt]]:
     """The (provider, prompt) columns, provider first, as promptfoo's evaluator orders them;
-    a provider with `prompts` runs those whose label is one of them or starts with one and a
-    colon (promptfoo's `isAllowedPrompt`). A name that picks no prompt is refused."""
-    pairs = []
-    for provider in providers:
-        allowed, loc = loader.provider_prompts.get(provider, (None, ()))
-        picked = [
-            p for p in prompts
-            if allowed is None or p.label in allowed
-            or any(p.label.startswith(f"{a}:") for a in allowed)
-        ]  # fmt: skip
-        for name in allowed or []:
+    a provider with `prompts` (its own, or those promptfoo keys by its label or id) runs
+    those whose label is one of them or starts with one and a colon (promptfoo's
+    `isAllowedPrompt`). A name in a `prompts:` that picks no prompt is refused."""
+    for allowed, loc in loader.prompt_lists:
+        for name in allowed:
             if not any(p.label == name or p.label.startswith(f"{name}:") for p in prompts):
                 labels = ", ".join(repr(p.label) for p in prompts)
                 loader.issue(loc, f"'{name}' is the label of no "
                              f"prompt of the config (their labels: {labels})")  # fmt: skip
+    pairs = []
+    for provider in providers:
+        chosen = loader.provider_prompts.get(provider)
+        picked = [
+            p for p in prompts
+            if chosen is None or p.label in chosen[0]
+            or any(p.label.startswith(f"{a}:") for a in chosen[0])
+        ]  # fmt: skip
         pairs += [(provider, p) for p in picked]
     return pairs
 

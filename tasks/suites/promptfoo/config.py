@@ -76,8 +76,9 @@ class _Loader:
     process_env: dict[str, str] = field(default_factory=dict)  # AgentV: its environment's env
     built: dict[str, Any] = field(default_factory=dict)  # assertion specs by entry and name
     embedding_model: str | None = None  # config.yml's defaults.embedding_model
-    # a provider's `prompts` (the labels it runs) and their place
+    # the `prompts` (labels) each provider runs, and their place, as promptfoo picks them
     provider_prompts: dict[str, tuple[list[str], Loc]] = field(default_factory=dict)
+    prompt_lists: list[tuple[list[str], Loc]] = field(default_factory=list)  # every `prompts:`
 
     @property
     def base(self) -> Path:
@@ -157,11 +158,13 @@ def load(
             update={"models": [*project.config.models, *models.values()]}
         ),
     )
-    pass_score = _threshold(loader, cases)
-    if dialect == "agentv4" and pass_score is None:
+    pass_score = None  # a promptfoo config's cases carry their tests' own bars
+    if dialect == "agentv4":
         from accord.tasks.suites.promptfoo.asserts.agentv import PASS
 
-        pass_score = PASS  # AgentV passes a test at 0.8 of its assertions' weighted score
+        # AgentV passes a test at 0.8 of its assertions' weighted score, or the file's bar
+        pass_score = _one_threshold(loader, cases)
+        pass_score = PASS if pass_score is None else pass_score
     if loader.issues:
         raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
     outputs = data.get("outputPath")
@@ -184,20 +187,16 @@ def load(
     )
 
 
-def _threshold(loader: _Loader, cases: list[Case]) -> float | None:
-    """A test's `threshold` makes its pass the score reaching it (promptfoo's
-    `AssertionsResult`; 0 counts as none). accord's core holds one such bar per suite, so the
-    tests must agree on it (set it once, on defaultTest)."""
-    found = {c.metadata.get("threshold") or None for c in cases}
+def _one_threshold(loader: _Loader, cases: list[Case]) -> float | None:
+    """An AgentV file's one bar: accord runs an AgentV file with one, so its tests must agree
+    on it (set it once, on the file or its default_test)."""
+    found = {c.pass_score for c in cases}
     if len(found) > 1:
         loader.issue(("tests",), "tests with different 'threshold' values are not supported by "
-                     "accord (one bar per config): set one threshold on defaultTest")  # fmt: skip
+                     "accord in an AgentV file (one bar per file): set one threshold on "
+                     "default_test")  # fmt: skip
         return None
-    value = found.pop() if found else None
-    if value is not None and not isinstance(value, int | float):
-        loader.issue(("defaultTest", "threshold"), "a threshold is a number")
-        return None
-    return None if value is None else float(value)
+    return found.pop() if found else None
 
 
 def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:
@@ -292,6 +291,7 @@ def _providers(
     except ProviderProblem as exc:
         loader.issue((key,), exc.message)
         return targets, models, names
+    keyed: dict[str, tuple[list[str], Loc] | None] = {}
     for entry, loc in entries:
         pid = entry.get("id")
         label = entry.get("label")
@@ -316,19 +316,45 @@ def _providers(
         problem = target.problem(loader.root)
         if problem is not None:
             loader.issue((key, *loc), problem)
-        allowed = entry.get("prompts")
-        if allowed is not None:
-            if isinstance(allowed, list) and allowed and all(isinstance(a, str) for a in allowed):
-                loader.provider_prompts[name] = (allowed, (key, *loc, "prompts"))
-            else:
-                loader.issue((key, *loc, "prompts"), "a provider's 'prompts' is a list of the "
-                             "labels of the prompts it runs")  # fmt: skip
+        item = value[loc[0]] if isinstance(value, list) else value
+        _prompt_keys(loader, entry, item, (key, *loc, "prompts"), keyed)
         targets[name] = target
         loader.provider_entries[name] = entry
         if model is not None:
             models[name] = model
         names.append(name)
+    for name in names:
+        # promptfoo's evaluator looks the prompts up by the provider's label, else its id
+        entry = loader.provider_entries[name]
+        chosen = keyed.get(str(entry.get("label") or entry.get("id")))
+        if chosen is not None:
+            loader.provider_prompts[name] = chosen
     return targets, models, names
+
+
+def _prompt_keys(
+    loader: _Loader,
+    entry: dict[str, Any],
+    item: Any,
+    loc: Loc,
+    keyed: dict[str, tuple[list[str], Loc] | None],
+) -> None:
+    """An entry's part of promptfoo's `readProviderPromptMap`, entry by entry (a later one
+    replaces an earlier's key): an entry with `id` keys its prompts (None: all) by its id
+    and its label, one of the `{ID: options}` form by its id alone; a plain id adds none."""
+    own = None
+    allowed = entry.get("prompts")
+    if allowed is not None:
+        if isinstance(allowed, list) and allowed and all(isinstance(a, str) for a in allowed):
+            own = (allowed, loc)
+            loader.prompt_lists.append(own)
+        else:
+            loader.issue(loc, "a provider's 'prompts' is a list of the labels of the prompts "
+                         "it runs")  # fmt: skip
+    if isinstance(item, dict):
+        keyed[str(entry.get("id"))] = own
+        if entry.get("label") and "id" in item:
+            keyed[str(entry["label"])] = own
 
 
 def _default_test(loader: _Loader, value: Any) -> dict[str, Any]:

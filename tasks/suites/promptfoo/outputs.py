@@ -32,7 +32,7 @@ from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import Finding
 from accord.tasks.evaluators.cases import Case
 from accord.tasks.suites.core.cases import CaseResult
-from accord.tasks.suites.core.verdicts import SuiteRun
+from accord.tasks.suites.core.verdicts import SuiteRun, pass_bar
 from accord.tasks.suites.promptfoo import derived
 from accord.tasks.suites.promptfoo.config import PromptfooSuite
 
@@ -94,7 +94,7 @@ def result_record(case: Case, result: CaseResult, suite: PromptfooSuite) -> dict
     """One result, as promptfoo's `EvaluateResult`."""
     meta = case.metadata
     column = suite.columns[meta["promptIdx"]]
-    grading = _grading(case, result, suite.pass_score)
+    grading = _grading(case, result, pass_bar(suite, case))
     reason = ERROR if result.status == "error" else ASSERT if result.status == "failed" else PASS
     error = result.error if result.status == "error" else None
     if result.status == "failed" and grading is not None:
