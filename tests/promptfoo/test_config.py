@@ -557,3 +557,22 @@ def test_eval_with_no_file_in_a_folder_without_a_config_says_what_it_looked_for(
     assert run.exit_code == 2
     assert "promptfooconfig.yaml, promptfooconfig.yml, promptfooconfig.json" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_test_without_assertions_passes_at_one_as_in_promptfoo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """promptfoo's AssertionsResult (assertions/assertionsResult.js) with no assertion is
+    `{pass: true, score: 1, reason: 'No assertions'}`: accord's own figures count that test
+    passed at 1, as promptfoo's stats do, not as a case without a verdict."""
+    config = {
+        "prompts": ["Hi {{name}}"], "providers": ["echo"],
+        "tests": [{"vars": {"name": "A"}},
+                  {"vars": {"name": "B"}, "assert": [{"type": "contains", "value": "Z"}]}],
+    }  # fmt: skip
+    project(tmp_path, {"promptfooconfig.yaml": yaml.safe_dump(config)})
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "--format", "json")
+    assert run.exit_code == 1, run.stderr
+    cases = run.doc()["suites"][0]["cases"]
+    assert [(c["status"], c["score"]) for c in cases] == [("passed", 1.0), ("failed", 0.0)]

@@ -122,6 +122,9 @@ class Suite:
     frontend: str = ""  # the front-end that loaded it (suites/frontends.py); "": built in Python
     # a failed required evaluator makes the case's score 0 (AgentV 4's orchestrator.ts)
     required_zeroes: bool = False
+    # a case with no evaluator at all passes with score 1 instead of being only recorded
+    # (promptfoo: a test without assertions succeeds, score 1)
+    empty_passes: bool = False
 
     def target_for(self, case: Case) -> Target:
         name = case.target or self.default_target

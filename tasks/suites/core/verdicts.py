@@ -5,7 +5,7 @@ Verdict: `failed` when a required evaluator failed or errored, or (without a pas
 case's `pass_score`, else the suite's) any gating evaluator failed; with one, the score
 decides. An
 evaluator error with nothing failing makes the case an `error`, never a pass. `recorded`:
-no evaluator gates the case.
+no evaluator gates the case (a suite with `empty_passes` passes a case with none at 1).
 
 Suite figures: the pass rate over cases with a verdict (errors count as not passed) with its
 95% Wilson interval; the mean score with a 95% interval; per-evaluator pass rates and means;
@@ -55,6 +55,8 @@ def decide(
         status = "error"
     elif gating:
         status = "passed"
+    elif suite.empty_passes and not findings:
+        status, score = "passed", 1.0
     else:
         status = "recorded"
     error = None

@@ -184,6 +184,7 @@ def load(
         output_paths=[Path(p) for p in output_paths if isinstance(p, str) and p],
         providers=named,
         required_zeroes=dialect == "agentv4",
+        empty_passes=dialect != "agentv4",
     )
 
 
