@@ -1,5 +1,6 @@
-"""AgentV's own examples through AgentV itself and through `accord eval`: the same test ids,
-and per test the same score, the same verdict and the same assertion scores in order.
+"""AgentV 4 suites written for these tests (tests/data/agentv4) through AgentV itself and
+through `accord eval`: the same test ids, and per test the same score, the same verdict and
+the same assertion scores in order.
 
 The expected numbers come from AgentV: its command line, built from its source at commit
 58f316ca2, found at ~/.cache/accord-bench/agentv-src/dist/cli.js or $ACCORD_AGENTV (npm's
@@ -133,14 +134,14 @@ def judge_requests(requests: list[dict[str, Any]]) -> list[tuple[str, str]]:
     )
 
 
-def project(root: Path, example: str) -> Path:
-    """A project holding the example: a suite file as evals/suite.yaml, or an example's
-    folder (its evals/suite.yaml and the files it names) as it is."""
-    if (DATA / example).is_dir():
-        shutil.copytree(DATA / example, root)
+def project(root: Path, name: str) -> Path:
+    """A project holding the suite: a suite file as evals/suite.yaml, or a suite's folder
+    (its evals/suite.yaml and the files it names) as it is."""
+    if (DATA / name).is_dir():
+        shutil.copytree(DATA / name, root)
     else:
         (root / "evals").mkdir(parents=True)
-        shutil.copy(DATA / example, root / "evals" / "suite.yaml")
+        shutil.copy(DATA / name, root / "evals" / "suite.yaml")
     (root / ".agentv").mkdir()
     (root / ".agentv" / "providers.yaml").write_text(CATALOG)
     (root / ".agentv" / "config.yaml").write_text(AGENTV_CONFIG)
@@ -210,33 +211,31 @@ def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
 
 
 @pytest.mark.parametrize(
-    "example",
+    "name",
     [
-        "assert.suite.yaml",
-        "deterministic-graders.suite.yaml",
-        "default-graders.suite.yaml",
-        "weighted-graders",
+        "required-checks.suite.yaml",
+        "text-checks.suite.yaml",
+        "suite-wide-rubrics.suite.yaml",
+        "weighted-rubrics",
         "judge-prompts",
-        "multi-turn-conversation-live.suite.yaml",
+        "tutoring-conversations.suite.yaml",
     ],
 )
-def test_an_agentv_example_scores_in_accord_as_in_agentv(
-    tmp_path: Path, fake: FakeOpenAI, example: str
-) -> None:
-    expected = run_agentv(project(tmp_path / "agentv", example))
+def test_a_suite_scores_in_accord_as_in_agentv(tmp_path: Path, fake: FakeOpenAI, name: str) -> None:
+    expected = run_agentv(project(tmp_path / "agentv", name))
     agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
     fake.requests.clear()
-    got = run_accord(project(tmp_path / "accord", example))
+    got = run_accord(project(tmp_path / "accord", name))
     assert got == expected
     # the judge was asked the same text by both: AgentV's own prompt, word for word; and
     # the model under test got the same messages
     assert agentv_asked and judge_requests(fake.requests) == agentv_asked
     assert model_requests(fake.requests) == agentv_sent
-    # the comparison means something: several tests, passes and failures (weighted-graders:
+    # the comparison means something: several tests, passes and failures (weighted-rubrics:
     # all pass, and of each test only the rubric written as text counts, since AgentV skips
     # an llm-rubric whose prompt is a file when it has no value)
     assert len(expected) >= 3
-    if example == "weighted-graders":
+    if name == "weighted-rubrics":
         assert all(len(r["assertions"]) == 1 for r in expected.values()), expected
     else:
         assert {r["passed"] for r in expected.values()} == {True, False}
@@ -248,11 +247,11 @@ def test_failed_turns_play_and_score_in_accord_as_in_agentv(
     """A turn failing its grade under `on_turn_failure: stop`, a turn the model answers
     with an HTTP error (conversation going on, and stopping): AgentV's scores, and the
     same requests; the turns after a stop are asked of neither."""
-    example = "conversation-failures.suite.yaml"
-    expected = run_agentv(project(tmp_path / "agentv", example))
+    name = "conversation-failures.suite.yaml"
+    expected = run_agentv(project(tmp_path / "agentv", name))
     agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
     fake.requests.clear()
-    got = run_accord(project(tmp_path / "accord", example))
+    got = run_accord(project(tmp_path / "accord", name))
     assert got == expected
     assert judge_requests(fake.requests) == agentv_asked
     assert model_requests(fake.requests) == agentv_sent
@@ -283,11 +282,11 @@ def test_a_turns_expected_output_reaches_its_graders_in_accord_as_in_agentv(
     """A turn's `expected_output` is what its graders read as the expected output (a script
     grader checks what it is given, field-accuracy compares with it), in AgentV's form; a
     turn without one has none; a turn with one and no assertion scores 1."""
-    example = "conversation-expected.suite.yaml"
-    expected = run_agentv(project(tmp_path / "agentv", example))
+    name = "conversation-expected.suite.yaml"
+    expected = run_agentv(project(tmp_path / "agentv", name))
     agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
     fake.requests.clear()
-    got = run_accord(project(tmp_path / "accord", example))
+    got = run_accord(project(tmp_path / "accord", name))
     assert got == expected
     assert agentv_asked and judge_requests(fake.requests) == agentv_asked
     assert model_requests(fake.requests) == agentv_sent
