@@ -265,11 +265,11 @@ def test_failed_turns_play_and_score_in_accord_as_in_agentv(
     # stop: the turn after the failed one (and after the model's error) never reaches the
     # model; the third turn of the first test neither
     last_asked = [json.loads(m)[-1]["content"] for m in agentv_sent]
-    assert "What is 15% of 200?" in last_asked  # the requests are there to look at
+    assert "What is 12% of 50?" in last_asked  # the requests are there to look at
     assert "What are the three primary colors?" not in last_asked
     assert "What is the capital of France?" not in last_asked
     # after the error the conversation goes on: the next turn follows the unanswered one
-    after = next(json.loads(m) for m in agentv_sent if "original numbers" in m)
+    after = next(json.loads(m) for m in agentv_sent if "Which numbers did I start" in m)
     assert [m["role"] for m in after[-3:]] == ["assistant", "user", "user"]
     assert expected == {
         # turn 1 fails (a wrong greeting), 2 and 3 skipped, the transcript fails too

@@ -47,11 +47,11 @@ ANSWERS = {
     "board game for four": "Try Carcassonne.",
     "cooperative games": "Hi there, try Pandemic.",
     # conversation-failures and conversation-expected
-    "15% of 200": "15% of 200 is 0.15 x 200 = 30.",
-    "Now double that": "Double 30 is 60.",
-    "original numbers": "You asked about 15% and 200.",
-    "What is 2 + 2": "4",
-    "Multiply that by 3": "4 x 3 = 12.",
+    "12% of 50": "0.12 x 50 = 6.",
+    "Now triple that": "3 x 6 = 18.",
+    "Which numbers did I start": "You started with 12% and 50.",
+    "What is 6 + 3": "9",
+    "Halve that": "9 / 2 = 4.5.",
     "status set to": '{"status": "ok", "code": 200}',
 }
 
