@@ -1,7 +1,8 @@
-"""AgentV 4 conversations (`mode: conversation`, `turns`) beyond what AgentV's live example
-shows in the differential test: `on_turn_failure: stop`, a turn the model fails,
-`window_size`, and what accord refuses. Expectations read from AgentV's orchestrator.ts
-(runConversationMode, buildWindowedHistory, aggregateConversationScores)."""
+"""AgentV 4 conversations (`mode: conversation`, `turns`) beyond what the live conversations
+of the differential test show (tests/data/agentv4/tutoring-conversations.suite.yaml):
+`on_turn_failure: stop`, a turn the model fails, `window_size`, and what accord refuses.
+Expectations read from AgentV's orchestrator.ts (runConversationMode, buildWindowedHistory,
+aggregateConversationScores)."""
 
 from __future__ import annotations
 

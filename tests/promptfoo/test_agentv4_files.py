@@ -1,9 +1,11 @@
-"""AgentV 4 eval files through `accord eval`: AgentV's own examples (tests/data/agentv4, kept
-unchanged) load under the `agentv4` front-end and score as AgentV scores them, given the
-same answers: each assertion by AgentV's graders (packages/core/src/evaluation/graders), the
+"""AgentV 4 eval files through `accord eval`: suites written for these tests
+(tests/data/agentv4) load under the `agentv4` front-end and score as AgentV scores them, given
+the same answers: each assertion by AgentV's graders (packages/core/src/evaluation/graders), the
 test by orchestrator.ts (the weighted mean of its assertions' scores, 0 when a required one
 failed; a pass at 0.8). Their providers are labels of AgentV's provider catalog
-(`.agentv/providers.yaml`), which the tests write with Python providers accord runs."""
+(`.agentv/providers.yaml`), which the tests write with Python providers accord runs. The
+text-checks and required-checks suites also run through AgentV itself in
+test_agentv4_differential.py, whose judge fails some rubrics this one passes."""
 
 from __future__ import annotations
 
@@ -39,28 +41,31 @@ def _cases(run: Run) -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in run.suite()["cases"]}
 
 
-# trajectory-assertions-simple: the mock agent's tool calls (mock-agent.ts) under each test's
-# assertions, by graders/trajectory.ts; every rubric passes. (score, passed) per test
+# agent-trajectories: mock_agent.py's tool calls under each test's assertions, by
+# graders/trajectory.ts (evaluateToolUsed: calls of the name >= `min`; evaluateToolSequence:
+# in_order finds the steps as a subsequence, exact the same list; evaluateToolArgsMatch with
+# matchesExpectedArgsPartial: each given argument present and equal), 1 or 0 each; every
+# rubric passes. (score, passed) per test
 TRAJECTORY = {
-    "any-order-pass": (1.0, True),
-    "in-order-pass": (1.0, True),
-    "exact-auth-flow": (1.0, True),
-    "metrics-check": (1.0, True),
-    "partial-match": (0.75, False),  # generateReport never called: 3 of 4
-    "exact-args-match": (1.0, True),
-    "skip-args-validation": (1.0, True),
-    "superset-mode": (1.0, True),
-    "subset-mode": (1.0, True),  # no write tool called
-    "mixed-args-match": (1.0, True),
-    "field-list-match": (2 / 3, False),  # fetchData called with 'endpoint', not 'source'
+    "repeated-lookups": (1.0, True),
+    "triage-in-order": (1.0, True),
+    "freeze-exactly": (1.0, True),
+    "host-inspection": (1.0, True),
+    "citation-never-exported": (0.75, False),  # exportCitation never called: 3 of 4
+    "forecast-arguments": (1.0, True),
+    "one-argument-checked": (1.0, True),
+    "extra-calls-allowed": (1.0, True),
+    "nothing-written": (1.0, True),  # no tool called at all
+    "triage-with-gaps": (1.0, True),  # in_order skips the steps between
+    "wrong-argument-name": (2 / 3, False),  # readInbox called with 'mailbox', not 'folder'
 }
 
 
-def test_agentvs_trajectory_example_runs_and_scores_as_agentv(
+def test_a_trajectory_suite_runs_its_agent_and_scores_as_agentv(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
     suite = _project(
-        tmp_path, fake_llm, "trajectory-assertions-simple.suite.yaml",
+        tmp_path, fake_llm, "agent-trajectories.suite.yaml",
         "- id: python:../mock_agent.py\n  label: mock_agent\n",
     )  # fmt: skip
     run = accord("eval", suite, "--format", "json", "--cache", "off")
@@ -73,57 +78,55 @@ def test_agentvs_trajectory_example_runs_and_scores_as_agentv(
     assert run.exit_code == 1  # two tests fail, as under AgentV
 
 
-# deterministic-graders, with llm_answers.py's answers: graders/ for each assertion,
-# orchestrator.ts for the test (a required is-json that fails makes the test 0)
-DETERMINISTIC = {
-    "contains-basic": (1.0, True),
-    "regex-email": (1.0, True),
-    "equals-exact": (0.5, False),  # "The answer is 4" is not "4"; the rubric passes
-    "starts-with-prefix": (1.0, True),
-    "is-json-valid": (1.0, True),
-    "multi-assertion": (1.0, True),
-    "required-gate": (0.0, False),  # not JSON: the required is-json fails, the test is 0
+# text-checks, with llm_answers.py's answers: graders/ for each assertion, orchestrator.ts for
+# the test (a required is-json that fails makes the test 0)
+TEXT_CHECKS = {
+    "contains-word": (1.0, True),
+    "regex-phone": (1.0, True),
+    "equals-number": (0.5, False),  # "A hexagon has 6 sides" is not "6"; the rubric passes
+    "anchored-regex": (1.0, True),
+    "json-answer": (1.0, True),
+    "json-required-with-key": (1.0, True),
+    "json-required-fails": (0.0, False),  # not JSON: the required is-json fails, the test is 0
 }
 
 
-def test_agentvs_deterministic_graders_example_scores_as_agentv(
-    tmp_path: Path, fake_llm: FakeOpenAI
-) -> None:
+def test_a_suite_of_text_checks_scores_as_agentv(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     suite = _project(
-        tmp_path, fake_llm, "deterministic-graders.suite.yaml",
+        tmp_path, fake_llm, "text-checks.suite.yaml",
         "providers:\n  - id: python:../llm_answers.py\n    label: llm\n",
     )  # fmt: skip
     run = accord("eval", suite, "--format", "json", "--cache", "off")
     cases = _cases(run)
-    assert set(cases) == set(DETERMINISTIC), cases
-    for test_id, (score, passed) in DETERMINISTIC.items():
+    assert set(cases) == set(TEXT_CHECKS), cases
+    for test_id, (score, passed) in TEXT_CHECKS.items():
         case = cases[test_id]
         assert case["score"] == pytest.approx(score, abs=1e-4), (test_id, case)
         assert (case["status"] == "passed") is passed, (test_id, case["status"])
 
 
-# assert (assert-demo), with llm_answers.py's answers
-ASSERT_DEMO = {
-    "contains-check": (1.0, True),
-    "json-response": (1.0, True),
-    "regex-check": (0.0, False),  # "Hi there" misses the required greeting regex: 0
-    "equals-check": (1.0, True),
+# required-checks, with llm_answers.py's answers
+REQUIRED_CHECKS = {
+    "word-and-pattern": (1.0, True),
+    "json-fields": (1.0, True),
+    "required-regex-fails": (0.0, False),  # no weekday: the required regex fails, the test is 0
+    "equals-required": (1.0, True),
 }
 
 
-def test_agentvs_assert_example_scores_as_agentv(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+def test_a_suite_of_required_checks_scores_as_agentv(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     suite = _project(
-        tmp_path, fake_llm, "assert.suite.yaml",
+        tmp_path, fake_llm, "required-checks.suite.yaml",
         "providers:\n  - id: python:../llm_answers.py\n    label: llm\n",
     )  # fmt: skip
     run = accord("eval", suite, "--format", "json", "--cache", "off")
     cases = _cases(run)
-    assert set(cases) == set(ASSERT_DEMO)
-    for test_id, (score, passed) in ASSERT_DEMO.items():
+    assert set(cases) == set(REQUIRED_CHECKS)
+    for test_id, (score, passed) in REQUIRED_CHECKS.items():
         case = cases[test_id]
         assert case["score"] == pytest.approx(score, abs=1e-4), (test_id, case)
         assert (case["status"] == "passed") is passed, (test_id, case["status"])
-    regex = cases["regex-check"]["evaluations"]
+    regex = cases["required-regex-fails"]["evaluations"]
     assert [e["score"] for e in regex] == [0.0, 1.0], regex  # the rubric alone would pass
 
 
@@ -137,10 +140,10 @@ def _refused(run: Run, *parts: str) -> None:
 def test_an_agent_rules_extension_is_refused_with_what_to_do(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    # tool-calls-template needs a coding agent: its extension installs skills for one
+    # skill-rubrics needs a coding agent: its extension installs skills for one
     (tmp_path / "workspace").mkdir()
     suite = _project(
-        tmp_path, fake_llm, "tool-calls-template.suite.yaml",
+        tmp_path, fake_llm, "skill-rubrics.suite.yaml",
         "- id: echo\n  label: default\n",
     )  # fmt: skip
     _refused(accord("eval", suite), "suite.yaml:4", "agentv:agent-rules", "coding agent")

@@ -5,7 +5,6 @@ orchestrator.ts (the weighted mean of its graders' scores; a pass at 0.8)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from tests.evals.conftest import Run, accord
 from tests.fakes import FakeOpenAI, Reply
 
 DATA = Path(__file__).parents[1] / "data" / "agentv4"
-GRADER_HEADING = "# Code Correctness Grader"
+GRADER_HEADING = "# Median Function Rubric"
 
 
 def _cases(run: Run) -> dict[str, dict[str, Any]]:
@@ -30,16 +29,14 @@ def _user_text(body: dict[str, Any]) -> str:
     return "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] == "user")
 
 
-def test_agentvs_basic_example_runs_its_script_and_its_grader_prompt(
-    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+def test_a_suite_with_file_parts_runs_its_script_and_skips_its_valueless_grader_prompt(
+    tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    # the example runs its keyword script with `uv run`: uv sits beside this Python
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     (tmp_path / "config.yml").write_text(
         fake_model_config(fake_llm) + "defaults:\n  judge_model: fake\n"
     )
-    shutil.copytree(DATA / "basic", tmp_path / "evals")
-    shutil.copy(DATA / "basic.suite.yaml", tmp_path / "evals" / "suite.yaml")
+    shutil.copytree(DATA / "review-and-codegen", tmp_path / "evals")
+    shutil.copy(DATA / "review-and-codegen.suite.yaml", tmp_path / "evals" / "suite.yaml")
     shutil.copy(DATA / "basic_answers.py", tmp_path / "basic_answers.py")
     (tmp_path / ".agentv").mkdir()
     (tmp_path / ".agentv" / "providers.yaml").write_text(
@@ -47,7 +44,7 @@ def test_agentvs_basic_example_runs_its_script_and_its_grader_prompt(
     )
 
     def judge(body: dict[str, Any]) -> Reply:
-        if GRADER_HEADING in _user_text(body):  # the example's own grader prompt
+        if GRADER_HEADING in _user_text(body):  # the suite's own grader prompt
             return Reply(text='```json\n{"score": 0.75, "assertions": []}\n```')
         return Reply(text='{"pass": true, "score": 1, "reason": "ok"}')
 
@@ -56,23 +53,22 @@ def test_agentvs_basic_example_runs_its_script_and_its_grader_prompt(
     cases = _cases(run)
     assert len(cases) == 7
     for test_id, case in cases.items():
-        if test_id != "code-gen-python-comprehensive":
+        if test_id != "median-codegen":
             assert (case["score"], case["status"]) == (1.0, "passed"), case
-    case = cases["code-gen-python-comprehensive"]
+    case = cases["median-codegen"]
     scores = {e["name"]: e["score"] for e in case["evaluations"]}
-    # check_python_keywords.py prints {"score": 0.67, ...}: raises and docstring, no
-    # isinstance; script-grader.ts takes `score` as it is. llm-grader.ts's freeform reply
-    # {"score": 0.75} is the grader prompt's score; orchestrator.ts: the mean of three
-    # the llm-rubric `code_correctness` names a prompt file and has no value: AgentV skips
-    # it (grader-parser.ts: "expected value or prompt"; a prompt file is read only beside
-    # a value), and accord says so
-    assert scores == {"rubrics": 1.0, "keyword_check": 0.67}, case
-    assert case["score"] == pytest.approx((1.0 + 0.67) / 2, abs=1e-4)
-    assert case["status"] == "passed"  # 0.835 >= 0.8
-    keyword = next(e for e in case["evaluations"] if e["name"] == "keyword_check")
-    assert keyword["passed"] is False  # 0.67 < 0.8: the grader's own verdict is a fail
+    # score_python_answer.py prints {"score": 0.75, ...}: annotated, documented and raising,
+    # no doctest; script-grader.ts takes `score` as it is; orchestrator.ts: the mean of the
+    # two graders that run. The llm-rubric `codegen_quality` names a prompt file and has no
+    # value: AgentV skips it (grader-parser.ts: "expected value or prompt"; a prompt file is
+    # read only beside a value), and accord says so
+    assert scores == {"rubrics": 1.0, "python_checks": 0.75}, case
+    assert case["score"] == pytest.approx((1.0 + 0.75) / 2, abs=1e-4)
+    assert case["status"] == "passed"  # 0.875 >= 0.8
+    checks = next(e for e in case["evaluations"] if e["name"] == "python_checks")
+    assert checks["passed"] is False  # 0.75 < 0.8: the grader's own verdict is a fail
     assert not [b for b in fake_llm.requests if GRADER_HEADING in _user_text(b)]
-    assert "suite.yaml:64: this llm-rubric has no 'value'" in run.stderr, run.stderr
+    assert "suite.yaml:43: this llm-rubric has no 'value'" in run.stderr, run.stderr
 
 
 def _write(root: Path, fake: FakeOpenAI, asserts: str, answer: str = "hello there") -> Path:

@@ -18,53 +18,51 @@ from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
 from tests.fakes import FakeOpenAI, Reply
 from tests.promptfoo_asserts.harness import score, write_project
 
-EXAMPLE = Path(__file__).parents[1] / "data" / "agentv4" / "trajectory-assertions-simple.suite.yaml"
+EXAMPLE = Path(__file__).parents[1] / "data" / "agentv4" / "agent-trajectories.suite.yaml"
 
-# what AgentV's mock agent (examples/features/trajectory-assertions-simple/mock-agent.ts)
-# answers to each test's prompt: its scenario's tool calls, in order
+# what tests/data/agentv4/mock_agent.py answers to each test's prompt: its scenario's tool
+# calls, in order
 CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    "research": [("knowledgeSearch", {"query": "REST API characteristics"}),
-                 ("knowledgeSearch", {"query": "GraphQL characteristics"}),
-                 ("documentRetrieve", {"docId": "api-comparison"})],
-    "load": [("load_data", {"source": "customers"}), ("transform", {"operation": "normalize"}),
-             ("save_data", {"destination": "output"})],
-    "process": [("fetchData", {"endpoint": "/api/customers"}),
-                ("validateSchema", {"schema": "customer-v2"}),
-                ("transformData", {"format": "normalized"}),
-                ("saveResults", {"destination": "processed_customers"})],
-    "auth": [("checkCredentials", {"user": "user@example.com"}),
-             ("generateToken", {"userId": "user@example.com", "ttl": 3600}),
-             ("auditLog", {"event": "login", "user": "user@example.com"})],
-    "metrics": [("getCpuMetrics", {"server": "prod-1"}),
-                ("getMemoryMetrics", {"server": "prod-1"})],
-    "weather": [("search", {"query": "weather Paris"}), ("get_weather", {"location": "Paris"})],
+    "library": [("catalogLookup", {"title": "Moby-Dick", "edition": 1}),
+                ("catalogLookup", {"title": "Moby-Dick", "edition": 2}),
+                ("openRecord", {"recordId": "md-1851"})],
+    "inbox": [("readInbox", {"mailbox": "support"}), ("classifyMessage", {"label": "billing"}),
+              ("draftReply", {"tone": "brief"}), ("sendReply", {"to": "customer@example.org"})],
+    "freeze": [("lockAccount", {"account": "acct-77"}), ("notifyOwner", {"account": "acct-77"}),
+               ("recordIncident", {"kind": "suspicious-sign-in"})],
+    "host": [("listDisks", {"host": "build-2"}), ("listProcesses", {"host": "build-2"})],
+    "forecast": [("geocode", {"place": "Oslo"}), ("get_forecast", {"city": "Oslo", "days": 1})],
+    "csv": [("read_csv", {"path": "orders.csv"}), ("dedupe", {"keep": "first"}),
+            ("write_parquet", {"path": "orders.parquet"})],
     "none": [],
 }  # fmt: skip
 SCENARIO = {
-    "any-order-pass": "research", "in-order-pass": "process", "exact-auth-flow": "auth",
-    "metrics-check": "metrics", "partial-match": "research", "exact-args-match": "weather",
-    "skip-args-validation": "load", "superset-mode": "research", "subset-mode": "none",
-    "mixed-args-match": "process", "field-list-match": "process",
+    "repeated-lookups": "library", "triage-in-order": "inbox", "freeze-exactly": "freeze",
+    "host-inspection": "host", "citation-never-exported": "library",
+    "forecast-arguments": "forecast", "one-argument-checked": "csv",
+    "extra-calls-allowed": "library", "nothing-written": "none", "triage-with-gaps": "inbox",
+    "wrong-argument-name": "inbox",
 }  # fmt: skip
 # AgentV's score of each test with a judge that passes every rubric: the deterministic
-# assertions by trajectory.ts, then the mean
+# assertions by trajectory.ts (evaluateToolUsed, evaluateToolSequence, evaluateToolArgsMatch:
+# 1 or 0 each), then the mean
 EXPECTED = {
-    "any-order-pass": ([1, 1, 1], 1.0, True),
-    "in-order-pass": ([1, 1], 1.0, True),
-    "exact-auth-flow": ([1, 1], 1.0, True),
-    "metrics-check": ([1, 1, 1], 1.0, True),
-    "partial-match": ([1, 1, 0, 1], 0.75, False),  # generateReport never called
-    "exact-args-match": ([1, 1, 1, 1], 1.0, True),
-    "skip-args-validation": ([1, 1, 1], 1.0, True),
-    "superset-mode": ([1, 1, 1], 1.0, True),
-    "subset-mode": ([1, 1], 1.0, True),
-    "mixed-args-match": ([1, 1], 1.0, True),
-    "field-list-match": ([1, 0, 1], 2 / 3, False),  # fetchData has no 'source' argument
+    "repeated-lookups": ([1, 1, 1], 1.0, True),
+    "triage-in-order": ([1, 1], 1.0, True),
+    "freeze-exactly": ([1, 1], 1.0, True),
+    "host-inspection": ([1, 1, 1], 1.0, True),
+    "citation-never-exported": ([1, 1, 0, 1], 0.75, False),  # exportCitation never called
+    "forecast-arguments": ([1, 1, 1, 1], 1.0, True),
+    "one-argument-checked": ([1, 1, 1], 1.0, True),
+    "extra-calls-allowed": ([1, 1, 1], 1.0, True),
+    "nothing-written": ([1, 1], 1.0, True),
+    "triage-with-gaps": ([1, 1], 1.0, True),  # in_order: a subsequence of the calls
+    "wrong-argument-name": ([1, 0, 1], 2 / 3, False),  # readInbox has no 'folder' argument
 }
 
 
 @pytest.mark.parametrize("test_id", list(SCENARIO))
-def test_agentvs_trajectory_example_scores_as_agentv(
+def test_a_trajectory_suites_assertions_score_as_agentv(
     tmp_path: Path, fake_llm: FakeOpenAI, test_id: str
 ) -> None:
     write_project(tmp_path, fake_llm)

@@ -1,29 +1,30 @@
-"""A Python provider standing in for the model of AgentV's `basic` example: a fixed answer
-for each of its tests (chosen by a phrase of the test's prompt). The Python answer raises
-exceptions and has a docstring but never calls isinstance, so the example's keyword script
-gives it 0.34 + 0.33."""
+"""A Python provider standing in for the model of review-and-codegen.suite.yaml: a fixed answer
+for each of its tests (chosen by a phrase of the test's prompt). The median answer is
+annotated, documented and raises, but shows no doctest, so score_python_answer.py gives it 3
+of its 4 checks: 0.75."""
 
 from __future__ import annotations
 
 from typing import Any
 
-SECOND_LARGEST = '''```python
-def second_largest(numbers: list[int]) -> int:
-    """The second largest distinct number of `numbers`."""
-    distinct = sorted(set(numbers))
-    if len(distinct) < 2:
-        raise ValueError("need two distinct numbers")
-    return distinct[-2]
+MEDIAN = '''```python
+def median(values: list[float]) -> float:
+    """The middle value of `values`."""
+    if not values:
+        raise ValueError("empty list")
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 ```'''
 
 ANSWERS = {
-    "calculateTotal": ("The loop `i < 0` never runs (SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT)."),
-    "second largest": SECOND_LARGEST,
-    "fitness app": "1. Micro-workouts between meetings ...",
-    "off-by-one": "Use range(len(items)).",
-    "2+2": "The answer is 4.",
-    "fraud risk": '{"riskLevel": "Low", "confidence": 0.9, "reasoning": "normal"}',
-    "Hello!": "Hello! How can I help you today?",
+    "Review this script": "`$DIR` is unquoted on line 1 and 2; quote it. [reviewed-sh]",
+    "Returns their median": MEDIAN,
+    "release names": "1. Drizzle 2. Tailwind 3. Nimbus",
+    "I expect 8": "The loop starts at 1; use range(len(xs)).",
+    "5+7": "5 + 7 is 12.",
+    "S-881": '{"status": "in_transit", "eta_days": 2}',
+    "Goodbye!": "Goodbye, have a good day!",
 }
 
 

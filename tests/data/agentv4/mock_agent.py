@@ -1,32 +1,29 @@
-"""A Python provider that answers as AgentV's example mock agent
-(examples/features/trajectory-assertions-simple/mock-agent.ts) does: the prompt's keywords
-choose a scenario, whose tool calls (name and arguments, in order) it reports."""
+"""A Python provider playing an agent for agent-trajectories.suite.yaml: the prompt's
+keywords choose a scenario, whose tool calls (name and arguments, in order) it reports."""
 
 from __future__ import annotations
 
 from typing import Any
 
 SCENARIOS: list[tuple[tuple[str, ...], str, list[tuple[str, dict[str, Any]]]]] = [
-    (("research", "search"), "REST is resource-based; GraphQL queries a single endpoint.",
-     [("knowledgeSearch", {"query": "REST API characteristics"}),
-      ("knowledgeSearch", {"query": "GraphQL characteristics"}),
-      ("documentRetrieve", {"docId": "api-comparison"})]),
-    (("load+customer", "load+normalize"), "Customer data loaded, normalized, and saved.",
-     [("load_data", {"source": "customers"}), ("transform", {"operation": "normalize"}),
-      ("save_data", {"destination": "output"})]),
-    (("process", "data", "pipeline"), "Processed the customer data.",
-     [("fetchData", {"endpoint": "/api/customers"}),
-      ("validateSchema", {"schema": "customer-v2"}),
-      ("transformData", {"format": "normalized"}),
-      ("saveResults", {"destination": "processed_customers"})]),
-    (("auth", "login", "credential"), "Authentication successful.",
-     [("checkCredentials", {"user": "user@example.com"}),
-      ("generateToken", {"userId": "user@example.com", "ttl": 3600}),
-      ("auditLog", {"event": "login", "user": "user@example.com"})]),
-    (("metric", "cpu", "memory"), "CPU at 45%, memory at 62%.",
-     [("getCpuMetrics", {"server": "prod-1"}), ("getMemoryMetrics", {"server": "prod-1"})]),
-    (("weather",), "The weather in Paris is sunny.",
-     [("search", {"query": "weather Paris"}), ("get_weather", {"location": "Paris"})]),
+    (("library",), "Two records found and compared.",
+     [("catalogLookup", {"title": "Moby-Dick", "edition": 1}),
+      ("catalogLookup", {"title": "Moby-Dick", "edition": 2}),
+      ("openRecord", {"recordId": "md-1851"})]),
+    (("inbox",), "Three messages sorted, one answered.",
+     # `mailbox`, not `folder`: wrong-argument-name's check misses it on purpose
+     [("readInbox", {"mailbox": "support"}), ("classifyMessage", {"label": "billing"}),
+      ("draftReply", {"tone": "brief"}), ("sendReply", {"to": "customer@example.org"})]),
+    (("freeze", "suspicious"), "The account is locked.",
+     [("lockAccount", {"account": "acct-77"}), ("notifyOwner", {"account": "acct-77"}),
+      ("recordIncident", {"kind": "suspicious-sign-in"})]),
+    (("disk", "process"), "Disks 71% full; 212 processes.",
+     [("listDisks", {"host": "build-2"}), ("listProcesses", {"host": "build-2"})]),
+    (("rain", "forecast"), "Light rain in Oslo tomorrow.",
+     [("geocode", {"place": "Oslo"}), ("get_forecast", {"city": "Oslo", "days": 1})]),
+    (("csv+parquet",), "orders.parquet written.",
+     [("read_csv", {"path": "orders.csv"}), ("dedupe", {"keep": "first"}),
+      ("write_parquet", {"path": "orders.parquet"})]),
 ]  # fmt: skip
 
 
@@ -42,4 +39,4 @@ def call_api(prompt: str, options: dict[str, Any], context: dict[str, Any]) -> d
                 "output": text,
                 "tool_calls": [{"name": n, "arguments": a} for n, a in calls],
             }
-    return {"output": "I processed your request.", "tool_calls": []}
+    return {"output": "The build server answers.", "tool_calls": []}
