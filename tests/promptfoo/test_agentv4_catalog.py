@@ -66,14 +66,15 @@ def test_an_agentv_openai_provider_runs_on_its_base_url_with_the_key_of_its_vari
     assert "max_tokens" not in fake_llm.requests[0]
 
 
-# AgentV's own catalog (its repository's .agentv/providers.yaml), unchanged
+# an `azure` entry of AgentV's catalog (.agentv/providers.yaml), every value from the
+# environment as AgentV's resolveAzureConfig reads them
 AZURE = """\
-- id: azure
-  label: llm
-  endpoint: "{{ env.AZURE_OPENAI_ENDPOINT }}"
-  api_key: "{{ env.AZURE_OPENAI_API_KEY }}"
-  model: "{{ env.AZURE_DEPLOYMENT_NAME }}"
-  version: "{{ env.AZURE_OPENAI_API_VERSION }}"
+- label: llm
+  id: azure
+  model: "{{ env.TEAM_AZURE_DEPLOYMENT }}"
+  endpoint: "{{ env.TEAM_AZURE_URL }}"
+  version: "{{ env.TEAM_AZURE_VERSION }}"
+  api_key: "{{ env.TEAM_AZURE_KEY }}"
 """
 
 
@@ -99,13 +100,13 @@ def test_agentvs_azure_catalog_entry_runs_once_its_variables_are_set(
     path: str,
     auth: str,
 ) -> None:
-    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", fake_llm.url.removesuffix("/v1"))
-    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-secret-key")
-    monkeypatch.setenv("AZURE_DEPLOYMENT_NAME", "my-deploy")
+    monkeypatch.setenv("TEAM_AZURE_URL", fake_llm.url.removesuffix("/v1"))
+    monkeypatch.setenv("TEAM_AZURE_KEY", "azure-secret-key")
+    monkeypatch.setenv("TEAM_AZURE_DEPLOYMENT", "my-deploy")
     if version is None:
-        monkeypatch.delenv("AZURE_OPENAI_API_VERSION", raising=False)
+        monkeypatch.delenv("TEAM_AZURE_VERSION", raising=False)
     else:
-        monkeypatch.setenv("AZURE_OPENAI_API_VERSION", version)
+        monkeypatch.setenv("TEAM_AZURE_VERSION", version)
     fake_llm.responder = lambda body: Reply(text="It is Paris.")
     run = accord("eval", _project(tmp_path, AZURE), "--format", "json", "--cache", "off")
     assert run.exit_code == 0, run.stderr
@@ -125,9 +126,9 @@ def test_agentvs_azure_catalog_entry_runs_once_its_variables_are_set(
 def test_an_azure_entry_with_api_format_is_refused_as_agentv_refuses_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com")
-    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
-    monkeypatch.setenv("AZURE_DEPLOYMENT_NAME", "d")
+    monkeypatch.setenv("TEAM_AZURE_URL", "https://res.openai.azure.com")
+    monkeypatch.setenv("TEAM_AZURE_KEY", "k")
+    monkeypatch.setenv("TEAM_AZURE_DEPLOYMENT", "d")
     suite = _project(tmp_path, AZURE + "  api_format: chat\n")
     _refused(accord("eval", suite), "suite.yaml:2", "providers.yaml:1", "api_format")
 
