@@ -4,10 +4,14 @@ named beside it."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import fake_model_config
 from tests.evals.conftest import Run, accord
+from tests.fakes import FakeOpenAI, Reply
 
 
 def _write(root: Path, text: str, name: str = "s.eval.yaml") -> Path:
@@ -60,3 +64,70 @@ def test_default_test_threshold_is_the_bar_of_tests_without_their_own(tmp_path: 
     # run-eval.ts: suiteDefaultThreshold = suite.defaultTest?.threshold ?? suite.threshold,
     # the default of resolveEffectiveRunPolicy behind the test's own
     assert {k: c["status"] for k, c in cases.items()} == {"own": "failed", "inherited": "passed"}
+
+
+def test_a_default_test_file_gives_its_vars_threshold_and_asserts(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "base.yaml").write_text(
+        "threshold: 0.5\nvars: {suffix: alpha}\nassert:\n  - {type: contains, value: zeta}\n"
+    )
+    (tmp_path / "evals").mkdir()
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }} {{ suffix }}']\n"
+        "default_test: file://shared/base.yaml\ntests:\n"
+        "  - id: one\n    vars: {input: x}\n" + ASSERTS
+    ), "evals/s.eval.yaml")  # fmt: skip
+    cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
+    # yaml-parser.ts loadDefaultTestFile, found from the eval file's folder upwards
+    # (file-resolver.ts buildSearchRoots: evals/, then the root); its vars fill the prompt
+    # (readDefaultTestVars), its assert runs after the test's own (combineInheritedAssertions),
+    # its threshold is the bar (extractDefaultTestThreshold): alpha found, zeta not: 0.5 passes
+    assert cases["one"]["output"] == "x alpha"
+    assert (cases["one"]["score"], cases["one"]["status"]) == (0.5, "passed")
+
+
+def test_a_default_test_file_that_is_missing_or_has_a_description_is_refused(
+    tmp_path: Path,
+) -> None:
+    head = "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
+    tail = "tests:\n  - id: one\n    vars: {input: x}\n" + ASSERTS
+    path = _write(tmp_path, head + "default_test: file://nope.yaml\n" + tail)
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "s.eval.yaml:4" in run.stderr and "default_test file not found: nope.yaml" in run.stderr
+    # loadDefaultTestFile: "default_test file must not define description"
+    (tmp_path / "d.yaml").write_text("threshold: 0.5\ndescription: no\n")
+    path.write_text(head + "default_test: file://d.yaml\n" + tail)
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "d.yaml:2" in run.stderr and "must not define description" in run.stderr
+
+
+def test_a_default_test_rubric_prompt_loads_and_the_judge_gets_agentvs_default_prompt(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    (tmp_path / "base.yaml").write_text("options:\n  rubric_prompt: 'MY OWN PROMPT {{ output }}'\n")
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
+        "default_test: file://base.yaml\ntests:\n"
+        "  - id: one\n    vars: {input: hello}\n    assert:\n      - Greets the reader\n"
+    ))  # fmt: skip
+    (tmp_path / "config.yml").write_text(
+        fake_model_config(fake_llm) + "defaults:\n  judge_model: fake\n"
+    )
+
+    def judge(body: dict[str, Any]) -> Reply:
+        # AgentV's checklist reply: every rubric the judge is shown is satisfied
+        asked = "\n".join(str(m.get("content")) for m in body["messages"])
+        ids = re.findall(r"^- \[([\w-]+)\]", asked, re.MULTILINE)
+        checks = [{"id": i, "satisfied": True, "reasoning": "r"} for i in ids]
+        return Reply(text=json.dumps({"checks": checks, "overall_reasoning": "r"}))
+
+    fake_llm.responder = judge
+    case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["one"]
+    assert case["status"] == "passed", json.dumps(case)
+    # config-loader.ts extractDefaultTestRubricPrompt keeps it on suite.defaultTest
+    # (yaml-parser.ts buildEvalSuiteResult) and no grader of 58f316ca2 reads it: the judge
+    # is asked with the default grader prompt
+    asked = "\n".join(str(m.get("content")) for m in fake_llm.requests[-1]["messages"])
+    assert "MY OWN PROMPT" not in asked and "Greets the reader" in asked

@@ -374,7 +374,10 @@ def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -
         loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
     options = test.get("options")
     if isinstance(options, dict):
-        loader.keys(options, (*loc, "options"), OPTION_KEYS,
+        # AgentV reads default_test.options.rubric_prompt (config-loader.ts
+        # extractDefaultTestRubricPrompt) into suite.defaultTest, where no grader reads it
+        allowed = OPTION_KEYS | ({"rubric_prompt"} if loader.dialect == "agentv4" else set())
+        loader.keys(options, (*loc, "options"), allowed,
                     {"transform", "transformVars", "storeOutputAs", "runSerially"},
                     "a test's options", **where)  # fmt: skip
     for name in ("vars", "options", "metadata"):

@@ -1,0 +1,89 @@
+"""Parts of an AgentV 4 eval file kept in files of their own, read as AgentV reads them.
+
+- `default_test: file://PATH`: yaml-parser.ts loadDefaultTestFile. The path is looked for
+  from the eval file's folder up to the project root (AgentV's buildSearchRoots walks up to
+  its repository root); the file is a mapping, without `description`, and with `assert`
+  (never `assertions`). Its problems are reported at the file's own lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from accord.engine.errors import LoadError, ValidationError
+from accord.engine.paths import PathError
+
+if TYPE_CHECKING:
+    from accord.tasks.suites.promptfoo.config import _Loader
+
+
+def search_roots(loader: _Loader) -> list[Path]:
+    """The eval file's folder and each one above it up to the project root
+    (file-resolver.ts buildSearchRoots, bounded by the project as every path accord reads)."""
+    roots, here = [], loader.path.parent.resolve()
+    root = loader.root.resolve()
+    while True:
+        roots.append(here)
+        if here == root or here.parent == here or not here.is_relative_to(root):
+            break
+        here = here.parent
+    return roots
+
+
+def resolve(loader: _Loader, reference: str, what: str) -> Path | None:
+    """The file a `file://` reference names (the first search root that holds it), or None
+    with the problem reported at `what`'s place."""
+    from accord.tasks.suites.promptfoo.agentv4 import _within
+
+    relative = reference.strip().removeprefix("file://").lstrip("/\\")
+    for base in search_roots(loader):
+        candidate = base / relative
+        if candidate.is_file():
+            try:
+                return _within(loader, candidate, what)
+            except PathError as exc:
+                loader.issue((what,), exc.message)
+                return None
+    looked = ", ".join(str(r) for r in search_roots(loader))
+    loader.issue((what,), f"{what} file not found: {relative} (looked in {looked})")
+    return None
+
+
+def default_test(loader: _Loader, reference: str) -> dict[str, Any] | None:
+    """The mapping a `default_test: file://PATH` names; None when it cannot be read (the
+    problem reported)."""
+    from accord.engine.yamlmarks import parse_yaml, read_text
+
+    text = reference.strip()
+    if text.startswith("ref://"):
+        loader.issue(("default_test",), "default_test 'ref://NAME' names an entry of "
+                     "AgentV's config.yaml refs, which accord does not read: write "
+                     "'file://PATH'")  # fmt: skip
+        return None
+    if not text.startswith("file://"):
+        loader.issue(("default_test",), f"default_test '{reference}' is neither a mapping nor "
+                     "'file://PATH' (AgentV's loadDefaultTestFile)")  # fmt: skip
+        return None
+    path = resolve(loader, text, "default_test")
+    if path is None:
+        return None
+    try:
+        data, marks = parse_yaml(read_text(path), path, core=True)
+    except ValidationError as exc:
+        loader.issues.extend(exc.issues)
+        return None
+    except LoadError as exc:
+        loader.issue(("default_test",), str(exc))
+        return None
+    if not isinstance(data, dict):
+        loader.issue(("default_test",), f"default_test file must contain a YAML mapping: {path}")
+        return None
+    for key, message in (
+        ("description", "a default_test file must not define description"),
+        ("assertions", "a default_test file uses 'assert', not 'assertions'"),
+    ):
+        if key in data:
+            loader.issue((key,), message, file=path, line=marks.find((key,), key=True)[0])
+            return None
+    return data
