@@ -131,3 +131,35 @@ def test_a_default_test_rubric_prompt_loads_and_the_judge_gets_agentvs_default_p
     # is asked with the default grader prompt
     asked = "\n".join(str(m.get("content")) for m in fake_llm.requests[-1]["messages"])
     assert "MY OWN PROMPT" not in asked and "Greets the reader" in asked
+
+
+def test_prompts_written_as_file_or_prompt_are_the_files_text_and_the_text(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "ask.txt").write_text("Answer for {{ who }}:\r\n{{ q }}\r\n")
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts:\n"
+        "  - {id: from-file, label: File, file: ./prompts/ask.txt}\n"
+        "  - {id: terse, prompt: 'In one line, {{ who }}: {{ q }}'}\n"
+        "default_test:\n  vars: {who: users}\ntests:\n"
+        "  - id: one\n    vars: {q: why?}\n    assert:\n      - {type: contains, value: why?}\n"
+    ))  # fmt: skip
+    cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
+    # yaml-parser.ts parsePromptDefinition: `file` is the file's text (readPromptFile makes
+    # CRLF LF), `prompt` the text; expandPromptMatrix renders each over the test's vars
+    # with default_test's (readDefaultTestVars)
+    outputs = sorted(c["output"] for c in cases.values())
+    assert outputs == ["Answer for users:\nwhy?\n", "In one line, users: why?"]
+    assert all(c["status"] == "passed" for c in cases.values())
+
+
+def test_a_prompt_file_that_is_missing_is_refused_at_its_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts:\n  - {label: A, file: nope.txt}\n"
+        "tests:\n  - id: one\n    vars: {q: x}\n" + ASSERTS
+    ))  # fmt: skip
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "s.eval.yaml:4" in run.stderr and "prompt file not found: nope.txt" in run.stderr
+    assert "no prompt" not in run.stderr  # the one problem, not a consequence of it

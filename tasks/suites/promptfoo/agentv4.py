@@ -173,6 +173,10 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         data = {**data, "default_test": agentv_files.default_test(loader, data["default_test"])}
     data = _interpolated(loader, data, dict(os.environ))
     out = {k: v for k, v in data.items() if k in ("description", "prompts", "tests", "metadata")}
+    if "prompts" in out:
+        from accord.tasks.suites.promptfoo import agentv_files
+
+        out["prompts"] = agentv_files.prompts(loader, out["prompts"])
     # AgentV takes a test file's path as it is (promptfoo wants `file://`)
     tests = out.get("tests")
     if isinstance(tests, str):

@@ -4,6 +4,10 @@
   from the eval file's folder up to the project root (AgentV's buildSearchRoots walks up to
   its repository root); the file is a mapping, without `description`, and with `assert`
   (never `assertions`). Its problems are reported at the file's own lines.
+- a prompt written `{file: PATH}` or `{prompt: TEXT}` (yaml-parser.ts parsePromptDefinition):
+  the file's text (CRLF made LF, as readPromptFile reads it; a JSON chat array in it is
+  sent as those messages, as shorthand-expansion.ts expandInputShorthand parses one) or
+  the text, labelled by `label`, else (a file) by its path as written.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from accord.engine.errors import LoadError, ValidationError
 from accord.engine.paths import PathError
+from accord.engine.yamlmarks import Loc
 
 if TYPE_CHECKING:
     from accord.tasks.suites.promptfoo.config import _Loader
@@ -31,7 +36,7 @@ def search_roots(loader: _Loader) -> list[Path]:
     return roots
 
 
-def resolve(loader: _Loader, reference: str, what: str) -> Path | None:
+def resolve(loader: _Loader, reference: str, what: str, loc: Loc) -> Path | None:
     """The file a `file://` reference names (the first search root that holds it), or None
     with the problem reported at `what`'s place."""
     from accord.tasks.suites.promptfoo.agentv4 import _within
@@ -43,10 +48,10 @@ def resolve(loader: _Loader, reference: str, what: str) -> Path | None:
             try:
                 return _within(loader, candidate, what)
             except PathError as exc:
-                loader.issue((what,), exc.message)
+                loader.issue(loc, exc.message)
                 return None
     looked = ", ".join(str(r) for r in search_roots(loader))
-    loader.issue((what,), f"{what} file not found: {relative} (looked in {looked})")
+    loader.issue(loc, f"{what} file not found: {relative} (looked in {looked})")
     return None
 
 
@@ -65,7 +70,7 @@ def default_test(loader: _Loader, reference: str) -> dict[str, Any] | None:
         loader.issue(("default_test",), f"default_test '{reference}' is neither a mapping nor "
                      "'file://PATH' (AgentV's loadDefaultTestFile)")  # fmt: skip
         return None
-    path = resolve(loader, text, "default_test")
+    path = resolve(loader, text, "default_test", ("default_test",))
     if path is None:
         return None
     try:
@@ -87,3 +92,39 @@ def default_test(loader: _Loader, reference: str) -> dict[str, Any] | None:
             loader.issue((key,), message, file=path, line=marks.find((key,), key=True)[0])
             return None
     return data
+
+
+def prompts(loader: _Loader, value: Any) -> Any:
+    """The file's `prompts` with each `{file: PATH}` and `{prompt: TEXT}` entry made the
+    `{raw, label}` the promptfoo loader reads; other entries as they are."""
+    entries = value if isinstance(value, list) else [value]
+    out: list[Any] = []
+    for index, entry in enumerate(entries):
+        loc = ("prompts", index) if isinstance(value, list) else ("prompts",)
+        if not isinstance(entry, dict) or not ({"file", "prompt"} & entry.keys()):
+            out.append(entry)
+            continue
+        label = entry.get("label")
+        extra = sorted(set(entry) - {"id", "label", "file", "prompt"})
+        for key in extra:
+            loader.issue((*loc, key), f"'{key}' beside '{'file' if 'file' in entry else 'prompt'}'"
+                         " in a prompt is not supported by accord: remove it")  # fmt: skip
+        if "file" in entry:
+            reference = entry["file"]
+            if not isinstance(reference, str) or not reference.strip():
+                loader.issue((*loc, "file"), "a prompt's 'file' is a path")
+                continue
+            path = resolve(loader, reference, "prompt", (*loc, "file"))
+            if path is None:
+                continue
+            text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+            shown = reference.removeprefix("file://").lstrip("/\\")
+            out.append({"raw": text, "label": label if label else shown})
+        else:
+            text = entry["prompt"]
+            if not isinstance(text, str):
+                loader.issue((*loc, "prompt"), "a prompt's 'prompt' is text here (accord does "
+                             "not read a chat message list in it: write it in a file)")  # fmt: skip
+                continue
+            out.append({"raw": text, **({"label": label} if label else {})})
+    return out if isinstance(value, list) else out[0] if out else value

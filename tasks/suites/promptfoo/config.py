@@ -147,7 +147,7 @@ def load(
     from accord.tasks.suites.promptfoo import cases as case_building  # it reads this module
 
     cases, columns = case_building.build(loader, tests, prompts, columns_of, env or {}, models)
-    if not prompts and "prompts" in data:
+    if not prompts and "prompts" in data and not loader.issues:  # else those are the cause
         loader.issue(("prompts",), "no prompt: give at least one")
     if loader.issues:
         raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
