@@ -163,3 +163,17 @@ def test_a_prompt_file_that_is_missing_is_refused_at_its_line(tmp_path: Path) ->
     assert run.exit_code == 2 and "Traceback" not in run.stderr
     assert "s.eval.yaml:4" in run.stderr and "prompt file not found: nope.txt" in run.stderr
     assert "no prompt" not in run.stderr  # the one problem, not a consequence of it
+
+
+def test_defaults_other_than_provider_and_grader_change_nothing(tmp_path: Path) -> None:
+    head = "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
+    tail = "tests:\n  - id: one\n    vars: {input: alpha}\n" + ASSERTS
+    path = _write(tmp_path, head + "defaults:\n  system_message: Be brief.\n" + tail)
+    cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
+    # yaml-parser.ts extractSuiteDefaults reads defaults.provider and defaults.grader only:
+    # the system message reaches nothing (the echoed prompt is the test's input alone)
+    assert (cases["one"]["output"], cases["one"]["status"]) == ("alpha", "passed")
+    path.write_text(head + "defaults:\n  grader: judge\n" + tail)
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "s.eval.yaml:5" in run.stderr and "defaults.grader" in run.stderr

@@ -51,10 +51,10 @@ if TYPE_CHECKING:
 SUPPORTED = {
     "name", "description", "tags", "version", "author", "category", "license", "governance",
     "metadata", "prompts", "providers", "tests", "default_test", "assert", "threshold",
-    "environment", "extensions", "output_path", "evaluate_options",
+    "environment", "extensions", "output_path", "evaluate_options", "defaults",
 }  # fmt: skip
 NOT_SUPPORTED = {
-    "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
+    "input_files", "nunjucks_filters", "timeout_seconds",
     "requires", "scenarios", "derived_metrics", "env",
 }  # fmt: skip
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
@@ -205,6 +205,9 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         default["threshold"] = data["threshold"]
     if default:
         out["defaultTest"] = default
+    from accord.tasks.suites.promptfoo import agentv_files
+
+    agentv_files.defaults(loader, data.get("defaults"))
     _evaluate_options(loader, data.get("evaluate_options"))
     _extensions(loader, data.get("extensions"))
     workdir = _environment(loader, data.get("environment"))

@@ -128,3 +128,25 @@ def prompts(loader: _Loader, value: Any) -> Any:
                 continue
             out.append({"raw": text, **({"label": label} if label else {})})
     return out if isinstance(value, list) else out[0] if out else value
+
+
+def defaults(loader: _Loader, value: Any) -> None:
+    """A file's `defaults`: AgentV reads its `provider` and `grader` only (yaml-parser.ts
+    extractSuiteDefaults), and nothing else in it changes a run; those two pick catalog
+    labels accord does not choose that way, so they are refused; `target` AgentV refuses."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        loader.issue(("defaults",), "'defaults' is a mapping (AgentV's extractSuiteDefaults)")
+        return
+    if "target" in value:
+        loader.issue(("defaults", "target"), "defaults.target has been removed by AgentV: use "
+                     "'providers'", key=True)  # fmt: skip
+    if "provider" in value:
+        loader.issue(("defaults", "provider"), "defaults.provider (the provider of a file "
+                     "without 'providers') is not supported by accord: list it in 'providers'",
+                     key=True)  # fmt: skip
+    if "grader" in value:
+        loader.issue(("defaults", "grader"), "defaults.grader (the grader's catalog label) is "
+                     "not supported by accord: set defaults.judge_model in config.yml",
+                     key=True)  # fmt: skip
