@@ -5,9 +5,12 @@ named beside it."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import fake_model_config
 from tests.evals.conftest import Run, accord
@@ -177,3 +180,56 @@ def test_defaults_other_than_provider_and_grader_change_nothing(tmp_path: Path) 
     run = accord("eval", path)
     assert run.exit_code == 2 and "Traceback" not in run.stderr
     assert "s.eval.yaml:5" in run.stderr and "defaults.grader" in run.stderr
+
+
+# a custom assertion as AgentV's SDK runtime answers (sdk/src/assertion.ts runAssertion,
+# normalizeScore): the output's word count against 3, as JSON on stdout
+WORDS = """\
+import { readFileSync } from 'node:fs';
+const input = JSON.parse(readFileSync(0, 'utf8'));
+const words = String(input.output ?? '').trim().split(/\\s+/).filter(Boolean).length;
+const pass = words >= 3;
+console.log(JSON.stringify({pass, score: pass ? 1 : words / 4, reason: `${words} words`,
+  checks: []}));
+"""
+
+
+def test_a_custom_assertion_type_runs_the_script_of_its_name_with_bun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripts = tmp_path / ".agentv" / "assertions"
+    scripts.mkdir(parents=True)
+    (scripts / "word-floor.mjs").write_text(WORDS)
+    # bun is not needed to show what accord runs: a stand-in that runs `bun run FILE` on node
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "bun").write_text('#!/bin/sh\n[ "$1" = run ] && shift\nexec node "$@"\n')
+    (tools / "bun").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / "evals").mkdir()
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
+        "  - id: long\n    vars: {input: one two three four}\n"
+        "    assert:\n      - type: word-floor\n        weight: 2\n"
+        "      - {type: contains, value: zeta}\n"
+        "  - id: short\n    vars: {input: one}\n    assert:\n      - type: word-floor\n"
+    ), "evals/s.eval.yaml")  # fmt: skip
+    cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
+    # registry/assertion-discovery.ts discoverAssertions: a type AgentV does not define
+    # (types.ts isGraderKind) is `.agentv/assertions/TYPE.*` from the eval file's folder
+    # upwards, run as a ScriptGrader with `bun run FILE`, named by its type
+    # (grader-parser.ts); the test's score is the weighted mean: (2 * 1 + 0) / 3
+    long = cases["long"]
+    assert [e["name"] for e in long["evaluations"]] == ["word-floor", "contains"]
+    assert long["score"] == pytest.approx(2 / 3, abs=1e-4) and long["status"] == "failed"
+    assert (cases["short"]["score"], cases["short"]["status"]) == (0.25, "failed")
+
+
+def test_a_type_with_no_script_of_its_name_is_still_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
+        "  - id: one\n    vars: {input: x}\n    assert:\n      - type: word-floor\n"
+    ))  # fmt: skip
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "s.eval.yaml:8" in run.stderr and "'word-floor' is not supported" in run.stderr
