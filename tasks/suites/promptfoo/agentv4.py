@@ -51,10 +51,10 @@ if TYPE_CHECKING:
 SUPPORTED = {
     "name", "description", "tags", "version", "author", "category", "license", "governance",
     "metadata", "prompts", "providers", "tests", "default_test", "assert", "threshold",
-    "environment", "extensions", "output_path", "evaluate_options",
+    "environment", "extensions", "output_path", "evaluate_options", "defaults",
 }  # fmt: skip
 NOT_SUPPORTED = {
-    "defaults", "input_files", "nunjucks_filters", "timeout_seconds",
+    "input_files", "nunjucks_filters", "timeout_seconds",
     "requires", "scenarios", "derived_metrics", "env",
 }  # fmt: skip
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
@@ -167,8 +167,16 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
     resolved through the catalog), its inherited assertions on `loader.trailing`, its `env`
     on `loader.env`; and the environment's workdir (relative to the project root), if any."""
     loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "an AgentV eval file")
+    if isinstance(data.get("default_test"), str):
+        from accord.tasks.suites.promptfoo import agentv_files
+
+        data = {**data, "default_test": agentv_files.default_test(loader, data["default_test"])}
     data = _interpolated(loader, data, dict(os.environ))
     out = {k: v for k, v in data.items() if k in ("description", "prompts", "tests", "metadata")}
+    if "prompts" in out:
+        from accord.tasks.suites.promptfoo import agentv_files
+
+        out["prompts"] = agentv_files.prompts(loader, out["prompts"])
     # AgentV takes a test file's path as it is (promptfoo wants `file://`)
     tests = out.get("tests")
     if isinstance(tests, str):
@@ -176,11 +184,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
     elif isinstance(tests, list):
         out["tests"] = [_file_ref(t) if isinstance(t, str) else t for t in tests]
     default = data.get("default_test")
-    if isinstance(default, str):
-        loader.issue(("default_test",), "a default_test in a file of its own is not supported "
-                     "by accord: write its vars, assert and options inline")  # fmt: skip
-        default = None
-    elif default is not None and not isinstance(default, dict):
+    if default is not None and not isinstance(default, dict):
         loader.issue(("default_test",), "default_test is a mapping (vars, assert, options, ...)")
         default = None
     if isinstance(default, dict):
@@ -201,6 +205,9 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         default["threshold"] = data["threshold"]
     if default:
         out["defaultTest"] = default
+    from accord.tasks.suites.promptfoo import agentv_files
+
+    agentv_files.defaults(loader, data.get("defaults"))
     _evaluate_options(loader, data.get("evaluate_options"))
     _extensions(loader, data.get("extensions"))
     workdir = _environment(loader, data.get("environment"))

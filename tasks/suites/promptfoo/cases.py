@@ -232,6 +232,10 @@ def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:
         loader.issue((*item.loc, "threshold"), "a threshold is a number",
                      file=item.file, line=item.line)  # fmt: skip
         return None
+    if loader.dialect == "agentv4":
+        # AgentV takes a test's threshold with `??` (run-eval.ts resolveEffectiveRunPolicy):
+        # 0 is a bar every score reaches, not "no bar"
+        return None if value is None else float(value)
     return float(value) if value else None
 
 

@@ -26,7 +26,6 @@ from typing import Any
 from accord.engine.errors import AccordError, Issue, ValidationError
 from accord.engine.project import load_project
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
-from accord.tasks.evaluators.cases import Case
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target
 from accord.tasks.suites.promptfoo import derived, sources, templating
@@ -148,7 +147,7 @@ def load(
     from accord.tasks.suites.promptfoo import cases as case_building  # it reads this module
 
     cases, columns = case_building.build(loader, tests, prompts, columns_of, env or {}, models)
-    if not prompts and "prompts" in data:
+    if not prompts and "prompts" in data and not loader.issues:  # else those are the cause
         loader.issue(("prompts",), "no prompt: give at least one")
     if loader.issues:
         raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
@@ -162,9 +161,10 @@ def load(
     if dialect == "agentv4":
         from accord.tasks.suites.promptfoo.asserts.agentv import PASS
 
-        # AgentV passes a test at 0.8 of its assertions' weighted score, or the file's bar
-        pass_score = _one_threshold(loader, cases)
-        pass_score = PASS if pass_score is None else pass_score
+        # each case carries its test's threshold (default_test's, else the file's, merged in
+        # by agentv4.prepare); one without passes at AgentV's DEFAULT_THRESHOLD, 0.8
+        # (run-eval.ts resolveEffectiveRunPolicy: run ?? test ?? suite default ?? 0.8)
+        pass_score = PASS
     if loader.issues:
         raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
     outputs = data.get("outputPath")
@@ -186,18 +186,6 @@ def load(
         required_zeroes=dialect == "agentv4",
         empty_passes=dialect != "agentv4",
     )
-
-
-def _one_threshold(loader: _Loader, cases: list[Case]) -> float | None:
-    """An AgentV file's one bar: accord runs an AgentV file with one, so its tests must agree
-    on it (set it once, on the file or its default_test)."""
-    found = {c.pass_score for c in cases}
-    if len(found) > 1:
-        loader.issue(("tests",), "tests with different 'threshold' values are not supported by "
-                     "accord in an AgentV file (one bar per file): set one threshold on "
-                     "default_test")  # fmt: skip
-        return None
-    return found.pop() if found else None
 
 
 def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:
@@ -386,7 +374,10 @@ def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -
         loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
     options = test.get("options")
     if isinstance(options, dict):
-        loader.keys(options, (*loc, "options"), OPTION_KEYS,
+        # AgentV reads default_test.options.rubric_prompt (config-loader.ts
+        # extractDefaultTestRubricPrompt) into suite.defaultTest, where no grader reads it
+        allowed = OPTION_KEYS | ({"rubric_prompt"} if loader.dialect == "agentv4" else set())
+        loader.keys(options, (*loc, "options"), allowed,
                     {"transform", "transformVars", "storeOutputAs", "runSerially"},
                     "a test's options", **where)  # fmt: skip
     for name in ("vars", "options", "metadata"):

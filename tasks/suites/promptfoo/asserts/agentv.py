@@ -70,6 +70,46 @@ def _prompt_rubric(
     )  # fmt: skip
 
 
+# types.ts GRADER_KIND_VALUES: AgentV's own types; any other is a custom assertion
+GRADER_KINDS = frozenset({
+    "script", "llm-grader", "tool-trajectory", "skill-used", "not-skill-used",
+    "trajectory:tool-used", "trajectory:tool-args-match", "trajectory:tool-sequence",
+    "trajectory:step-count", "trajectory:goal-success", "field-accuracy", "latency", "cost",
+    "token-usage", "execution-metrics", "assert-set", "llm-rubric", "agent-rubric", "contains",
+    "contains-any", "contains-all", "icontains", "icontains-any", "icontains-all",
+    "starts-with", "ends-with", "regex", "is-json", "equals", "javascript", "python",
+    "webhook", "similar", "inline-assert",
+})  # fmt: skip
+
+
+def _discovered(kind: str, base_dir: Path, root: Path | None) -> Path | None:
+    """The script of a custom assertion type (registry/assertion-discovery.ts
+    discoverAssertions): `.agentv/assertions/TYPE.{ts,js,mts,mjs}` in the eval file's folder
+    or the nearest folder above it that has one, up to the project root."""
+    top = (root or base_dir).resolve()
+    here = base_dir.resolve()
+    while True:
+        for suffix in (".ts", ".js", ".mts", ".mjs"):
+            candidate = here / ".agentv" / "assertions" / f"{kind}{suffix}"
+            if candidate.is_file():
+                return candidate
+        if here == top or here.parent == here or not here.is_relative_to(top):
+            return None
+        here = here.parent
+
+
+def _custom_assertion(
+    entry: dict[str, Any], script: Path, name: str, base_dir: Path, root: Path, where: str
+) -> PromptfooAssertion:
+    """A custom assertion: AgentV's ScriptGrader running `bun run SCRIPT` with no config
+    (discoverAssertions' factory ignores the entry's other keys), named by its type
+    (grader-parser.ts: `rawName ?? typeValue`); weight, required and negate as any entry's."""
+    command = {"type": "script", "command": ["bun", "run", str(script)]}
+    if "weight" in entry:
+        command["weight"] = entry["weight"]
+    return _script_grader(command, base_dir, root, where, name)
+
+
 # --- building and the test's score -------------------------------------------------------------
 
 AGENTV_KEYS = frozenset({"required", "min_score", "negate", "id", "name", "description"})
@@ -119,6 +159,9 @@ def build_agentv_assertion(
              "name": name or rest.get("metric") or kind, "metric": rest.get("metric"),
              "weight": float(rest.get("weight", 1.0))}
         )  # fmt: skip
+    elif base not in GRADER_KINDS and (found := _discovered(base, base_dir, root)) is not None:
+        spec = _custom_assertion(entry, found, name or base, base_dir, root or base_dir, where)
+        spec = spec.model_copy(update={"inverse": inverse}) if inverse else spec
     else:
         if base == "regex" and "flags" in rest:
             rest = _flagged(rest, where)
