@@ -194,7 +194,7 @@ def test_environment_env_reaches_the_provider_process_as_data_and_workdir_runs_i
             "extensions:\n  - file://hooks.ts:beforeAll\n",
             ["s.eval.yaml:5", "TypeScript lifecycle hook", "remove it"],
         ),
-        ("defaults: {}\n", ["s.eval.yaml:4", "'defaults'", "not supported"]),
+        ("defaults: {grader: x}\n", ["s.eval.yaml:4", "defaults.grader", "not supported"]),
         ("colour: red\n", ["s.eval.yaml:4", "unknown key 'colour'"]),
     ],
 )
