@@ -323,14 +323,11 @@ def test_file_parts_expected_outputs_and_a_script_grader_score_in_accord_as_in_a
     assert len(expected) == 7
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="accord sends a file content part's path, not its text: AgentV inlines the file "
-    'as <file path="..."> in the question it sends the model and the judge',
-)
 def test_file_parts_reach_the_model_and_the_judge_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
+    """A file content part reaches the model and the judge as AgentV sends it: the file's
+    text in `<file path="...">` tags."""
     name = "review-and-codegen.suite.yaml"
     run_agentv(project(tmp_path / "agentv", name))
     agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)

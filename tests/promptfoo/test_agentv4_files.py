@@ -328,3 +328,67 @@ def test_evaluate_options_accord_cannot_honour_are_refused_at_their_line(
         + "tests:\n  - id: one\n    vars: {input: q}\n"
     ))  # fmt: skip
     _refused(accord("eval", path), f"s.eval.yaml:{line}", message)
+
+
+@pytest.mark.parametrize(
+    ("value", "parts"),
+    [
+        ("../secret.md", ["s.eval.yaml:13", "outside the project root"]),
+        ("/SECRET", ["s.eval.yaml:13", "outside the project root"]),
+        ("link.md", ["s.eval.yaml:13", "outside the project root"]),
+        ("missing.md", ["s.eval.yaml:13", "file content part not found: missing.md (tried "]),
+    ],
+)
+def test_a_file_content_part_outside_the_project_or_missing_is_refused_at_its_line(
+    tmp_path: Path, fake_llm: FakeOpenAI, value: str, parts: list[str]
+) -> None:
+    (tmp_path / "secret.md").write_text("the secret text\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()  # the project's root
+    (project / "link.md").symlink_to(tmp_path / "secret.md")  # a link leading out
+    value = value.replace("/SECRET", str(tmp_path / "secret.md"))
+    path = _write(project, fake_llm, HEAD + (
+        "tests:\n  - id: a\n    vars:\n      input:\n        - role: user\n"
+        "          content:\n            - type: text\n              value: Read this\n"
+        f"            - type: file\n              value: {value}\n"
+    ))  # fmt: skip
+    run = accord("eval", path)
+    _refused(run, *parts)
+    assert "the secret text" not in run.stdout + run.stderr
+
+
+def test_a_file_content_part_reaches_the_model_and_the_judge_as_its_tagged_text(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is found from the eval file's folder up to the project root; the model gets
+    the message's segments joined by a line break, the judge's question quotes the same."""
+    monkeypatch.setenv("FAKE_KEY", "test-key")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "guide.md").write_text("\n  Answer in French.\r\n\n")
+    (tmp_path / "evals").mkdir()
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "providers.yaml").write_text(
+        f"- id: openai\n  label: llm\n  base_url: {fake_llm.url}\n"
+        "  api_key: '{{ env.FAKE_KEY }}'\n  model: fake-model\n"
+    )
+    path = _write(tmp_path, fake_llm, (
+        "name: t\nproviders: [llm]\nprompts: ['{{ input }}']\n"
+        "tests:\n  - id: a\n    assert: [Greets the user]\n    vars:\n      input:\n"
+        "        - role: system\n          content: Be brief.\n        - role: user\n"
+        "          content:\n            - type: text\n              value: Say hello\n"
+        "            - type: file\n              value: /guide.md\n"
+    ))  # fmt: skip
+    path = path.rename(tmp_path / "evals" / "s.eval.yaml")
+    fake_llm.responder = lambda body: Reply(
+        text='{"checks": [{"id": "rubric-1", "satisfied": true, "reasoning": "ok"}], '
+        '"overall_reasoning": "ok"}'
+    )
+    run = accord("eval", path, "--cache", "off")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    tagged = 'Say hello\n<file path="guide.md">\nAnswer in French.\n</file>'
+    model = [r["messages"] for r in fake_llm.requests if r["messages"][0]["content"] == "Be brief."]
+    assert model == [[{"role": "system", "content": "Be brief."},
+                      {"role": "user", "content": tagged}]]  # fmt: skip
+    judged = [r["messages"][1]["content"] for r in fake_llm.requests if r not in model]
+    assert any(f"@[System]:\nBe brief.\n\n@[User]:\n{tagged}\n" in q for q in judged), judged

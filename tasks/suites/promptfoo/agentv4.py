@@ -450,15 +450,11 @@ DEFAULT_SYSTEM = (
 
 
 def model_messages(messages: list[dict[str, Any]] | None, text: str) -> list[dict[str, Any]]:
-    """The messages AgentV's model providers send (llm-providers.ts buildChatPrompt): the
-    test's own when one is a system message; else AgentV's system message first, and a
-    lone question trimmed."""
-    given = messages or [{"role": "user", "content": text}]
-    if any(m.get("role") == "system" for m in given):
-        return given
-    if len(given) == 1 and isinstance(given[0].get("content"), str):
-        given = [{**given[0], "content": given[0]["content"].strip()}]
-    return [{"role": "system", "content": DEFAULT_SYSTEM}, *given]
+    """The messages AgentV's model providers send (llm-providers.ts buildChatPrompt, from
+    prompt-builder.ts's chat prompt: agentv_files.chat_prompt)."""
+    from accord.tasks.suites.promptfoo.agentv_files import chat_prompt
+
+    return chat_prompt(messages or [{"role": "user", "content": text}], DEFAULT_SYSTEM)
 
 
 def _conversations(suite: Suite) -> Suite:

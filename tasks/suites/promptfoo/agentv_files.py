@@ -8,10 +8,17 @@
   the file's text (CRLF made LF, as readPromptFile reads it; a JSON chat array in it is
   sent as those messages, as shorthand-expansion.ts expandInputShorthand parses one) or
   the text, labelled by `label`, else (a file) by its path as written.
+- a file content part of a prompt's message (`{type: file, value: PATH}`): the file's text,
+  found as a default_test file is (message-processor.ts, file-resolver.ts; an absolute path
+  inside the project as it is), sent to the model and quoted to the judge as AgentV's
+  prompt-builder.ts and segment-formatter.ts write it in 'lm' mode (`<file path="PATH">`).
+  Where AgentV warns of a missing file and drops the part, accord refuses the file at the
+  part's line, as it refuses one outside the project.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +27,7 @@ from accord.engine.paths import PathError
 from accord.engine.yamlmarks import Loc
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.promptfoo.config import _Loader
+    from accord.tasks.suites.promptfoo.config import _Loader, _Test
 
 
 def search_roots(loader: _Loader) -> list[Path]:
@@ -150,3 +157,153 @@ def defaults(loader: _Loader, value: Any) -> None:
         loader.issue(("defaults", "grader"), "defaults.grader (the grader's catalog label) is "
                      "not supported by accord: set defaults.judge_model in config.yml",
                      key=True)  # fmt: skip
+
+
+def inline_files(
+    loader: _Loader, item: _Test, raw: str, variables: dict[str, Any]
+) -> dict[str, Any]:
+    """The vars with each file content part of the prompt's messages (`{type: file, value:
+    PATH}`, the prompt being one var of messages) given the file's `path` as AgentV shows it
+    and its `text` (message-processor.ts processMessages: the path with its leading
+    separators trimmed, looked for from the eval file's folder up; CRLF made LF). A file
+    that is missing or outside the project is reported at the part's place."""
+    from accord.tasks.suites.promptfoo.agentv4 import _WHOLE_VAR
+
+    found = _WHOLE_VAR.match(raw)
+    name = found.group(1) if found else None
+    messages = variables.get(name) if name else None
+    if not isinstance(messages, list):
+        return variables
+    where: dict[str, Any] = {"file": item.file, "line": item.line} if item.file else {}
+    out = []
+    for index, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            out.append(message)
+            continue
+        parts = []
+        for number, part in enumerate(content):
+            value = part.get("value") if isinstance(part, dict) else None
+            if isinstance(part, dict) and part.get("type") == "file" and isinstance(value, str):
+                loc: Loc = (*item.loc, "vars", str(name), index, "content", number, "value")
+                part = _file_part(loader, part, value, loc, where)
+            parts.append(part)
+        out.append({**message, "content": parts})
+    return {**variables, str(name): out}
+
+
+def _file_part(
+    loader: _Loader, part: dict[str, Any], value: str, loc: Loc, where: dict[str, Any]
+) -> dict[str, Any]:
+    from accord.tasks.suites.promptfoo.agentv4 import _within
+
+    shown = value.lstrip("/\\") or value
+    # an absolute path as it is first, then the path under each search root
+    candidates = [Path(value)] if Path(value).is_absolute() else []
+    candidates += [base / shown for base in search_roots(loader)]
+    for candidate in candidates:
+        if candidate.is_file():
+            try:
+                path = _within(loader, candidate, "file content part")
+            except PathError as exc:
+                _report(loader, loc, exc.message, where)
+                return part
+            text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+            return {**part, "path": shown, "text": text}
+    looked = ", ".join(str(c) for c in candidates)
+    _report(loader, loc, f"file content part not found: {value} (tried {looked})", where)
+    return part
+
+
+def _report(loader: _Loader, loc: Loc, message: str, where: dict[str, Any]) -> None:
+    # a test's prompt is rendered once per provider: its file named once
+    before = list(loader.issues)
+    loader.issue(loc, message, **where)
+    if loader.issues[-1] in before:
+        loader.issues.pop()
+
+
+def segments(content: Any) -> list[dict[str, Any]]:
+    """A message's content as AgentV's segments (input-message-utils.ts
+    extractContentSegments)."""
+    if isinstance(content, str):
+        return [{"type": "text", "value": content}] if content.strip() else []
+    if isinstance(content, dict):
+        return [{"type": "text", "value": json.dumps(content, indent=2, ensure_ascii=False)}]
+    if not isinstance(content, list):
+        return []
+    out: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, str):
+            if part.strip():
+                out.append({"type": "text", "value": part})
+        elif isinstance(part, dict):
+            out.append(part)
+    return out
+
+
+def format_segment(segment: dict[str, Any]) -> str | None:
+    """segment-formatter.ts formatSegment in 'lm' mode: a text's value; a file's text,
+    trimmed, in `<file path="PATH">` tags."""
+    kind = segment.get("type")
+    if kind == "text":
+        value = segment.get("value", segment.get("text"))
+        return value if isinstance(value, str) else None
+    text, path = segment.get("text"), segment.get("path")
+    if kind == "file" and isinstance(text, str) and text and isinstance(path, str) and path:
+        return f'<file path="{path}">\n{text.strip()}\n</file>'
+    return None
+
+
+def visible(parts: list[dict[str, Any]]) -> bool:
+    """hasVisibleContent: a text or a file's text that is not blank."""
+    for part in parts:
+        kind = part.get("type")
+        value = part.get("value", part.get("text")) if kind == "text" else part.get("text")
+        if kind in ("text", "file") and isinstance(value, str) and value.strip():
+            return True
+    return False
+
+
+def role_marked(messages: list[dict[str, Any]]) -> bool:
+    """prompt-builder.ts needsRoleMarkers: an assistant or tool message, or more than one
+    message with visible content."""
+    if any(m.get("role") in ("assistant", "tool") for m in messages):
+        return True
+    return sum(visible(segments(m.get("content"))) for m in messages) > 1
+
+
+def joined(parts: list[dict[str, Any]], separator: str = "\n") -> str:
+    return separator.join(t for t in map(format_segment, parts) if t)
+
+
+def flat_question(messages: list[dict[str, Any]]) -> str:
+    """buildPromptInputs' single-turn question: every segment trimmed, blank ones left out,
+    joined by a blank line."""
+    texts = (format_segment(s) for m in messages for s in segments(m.get("content")))
+    return "\n\n".join(t.strip() for t in texts if t and t.strip())
+
+
+def chat_prompt(given: list[dict[str, Any]], default_system: str) -> list[dict[str, Any]]:
+    """The messages AgentV's model providers send (llm-providers.ts buildChatPrompt): with
+    role markers (prompt-builder.ts buildChatPromptFromSegments), the leading system
+    messages as one and each other message's segments formatted (a file as its
+    `<file>`-tagged text), a later system or tool message as the assistant's; else the
+    lone question trimmed. `default_system` first when the test gives no system message."""
+    count = next((i for i, m in enumerate(given) if m.get("role") != "system"), len(given))
+    leading = given[:count]
+    system = "\n\n".join(t for m in leading if (t := joined(segments(m.get("content")))))
+    if not role_marked(given):
+        return [{"role": "system", "content": system.strip() or default_system},
+                {"role": "user", "content": flat_question(given).strip()}]  # fmt: skip
+    out = [{"role": "system", "content": system}] if system else []
+    for message in given[count:]:
+        role, prefix = str(message.get("role")), []
+        if role in ("system", "tool"):
+            role, prefix = "assistant", [f"@[{role.capitalize()}]:"]
+        content = "\n".join([*prefix, *filter(None, [joined(segments(message.get("content")))])])
+        if content:
+            out.append({"role": role, "content": content})
+    if not any(m["role"] == "system" for m in out):
+        out.insert(0, {"role": "system", "content": default_system})
+    return out

@@ -178,8 +178,9 @@ def build(
                     continue
                 if loader.dialect == "agentv4":
                     from accord.tasks.suites.promptfoo.agentv4 import message_prompt
+                    from accord.tasks.suites.promptfoo.agentv_files import inline_files
 
-                    text = message_prompt(raw, variables) or text
+                    text = message_prompt(raw, inline_files(loader, item, raw, variables)) or text
                 messages = chat_messages(text) if provider in models else None
                 if loader.dialect == "agentv4" and provider in models:
                     from accord.tasks.suites.promptfoo.agentv4 import model_messages

@@ -17,7 +17,8 @@
   in [0, 1] (pass at 0.8).
 - The question (`{{ input }}`, `[[ ## question ## ]]`) is formatting/prompt-builder.ts's
   buildPromptInputs: one message's text as it is; several messages (or any assistant or
-  tool message) each as `@[Role]:` and its text, separated by a blank line.
+  tool message) each as `@[Role]:` and its text, separated by a blank line; a file content
+  part as its text in `<file path="PATH">` tags (formatSegment, mode 'lm').
 - The reference answer is empty: AgentV 4 files carry `vars.expected_output` as a var only
   (an assertion's value may name it), and AgentV's judge prompt has no reference section
   for them.
@@ -138,30 +139,30 @@ def has_variables(text: str) -> bool:
     return any(m.group(1) in TEMPLATE_VARIABLES for m in _VARIABLE.finditer(text))
 
 
-def _content(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):  # content parts: their text (AgentV's `value`, OpenAI's `text`)
-        return "\n".join(
-            str(p.get("value", p.get("text", "")))
-            for p in value
-            if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return "" if value is None else json.dumps(value)
-
-
 def question(case: Case) -> str:
-    """buildPromptInputs (mode 'lm'): the question as AgentV's grader quotes it."""
+    """buildPromptInputs (mode 'lm'): the question as AgentV's grader quotes it, a file
+    content part as its `<file>`-tagged text."""
+    from accord.tasks.suites.promptfoo.agentv_files import (
+        flat_question,
+        joined,
+        role_marked,
+        segments,
+        visible,
+    )
     from accord.tasks.suites.promptfoo.cases import chat_messages
 
     text = case_prompt(case)
     messages = chat_messages(text) or [{"role": "user", "content": text}]
-    visible = [(str(m["role"]), _content(m.get("content"))) for m in messages]
-    visible = [(role, body) for role, body in visible if body.strip()]
-    marked = len(visible) > 1 or any(m["role"] in ("assistant", "tool") for m in messages)
-    if marked:
-        return "\n\n".join(f"@[{role[:1].upper()}{role[1:]}]:\n{body}" for role, body in visible)
-    return "\n\n".join(body.strip() for _, body in visible if body.strip())
+    if not role_marked(messages):
+        return flat_question(messages)
+    marked = []
+    for message in messages:
+        parts = segments(message.get("content"))
+        body = joined(parts)
+        if visible(parts) and body:
+            role = str(message["role"])
+            marked.append(f"@[{role[:1].upper()}{role[1:]}]:\n{body}")
+    return "\n\n".join(marked)
 
 
 def variables(case: Case, output: Output, criteria: str) -> dict[str, str]:
