@@ -244,7 +244,7 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
     """What validate can tell of a `semantic_query` task: its topic, every field it names,
     and whether the query compiles (templated parts are left to run time)."""
     from accord.tasks.semantic.query import QuerySpec
-    from accord.tasks.semantic.task import compiler_for, named_views
+    from accord.tasks.semantic.task import compiler_for, named_views, template_strings
 
     query = QuerySpec.model_validate(spec.query_data())
     if "{" in (spec.topic or "") or (
@@ -281,7 +281,8 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
     # a filter's value may be a template (`"{{ controls.days }} days ago"`): what it means is
     # known once rendered, so the query is compiled at run time only
     filters = [f.model_dump() for f in spec.filters]
-    if wrong or any("{" in str(v) for v in spec.variables.values()) or _templated(filters):
+    templated = next(template_strings(filters, ()), None) is not None
+    if wrong or any("{" in str(v) for v in spec.variables.values()) or templated:
         return
     compiler.variables = dict(spec.variables)
     try:
@@ -297,14 +298,3 @@ def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Lo
                 f"not declare (databases: {', '.join(sorted(project.databases)) or 'none'})"
             ),
         )
-
-
-def _templated(value: Any) -> bool:
-    """Whether a text inside `value` holds a Jinja expression or statement."""
-    if isinstance(value, str):
-        return "{{" in value or "{%" in value
-    if isinstance(value, dict):
-        return any(_templated(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_templated(v) for v in value)
-    return False

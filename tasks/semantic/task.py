@@ -46,7 +46,7 @@ class SemanticQueryTaskSpec(TaskSpec, QuerySpec):
     def templates(self) -> Iterable[tuple[Loc, str]]:
         if self.topic is not None:
             yield ("topic",), self.topic
-        yield from _strings(self.query_data(), ())
+        yield from template_strings(self.query_data(), ())
         yield from variable_templates(self.variables)
         yield from super().templates()
 
@@ -68,16 +68,17 @@ class SemanticQueryTaskSpec(TaskSpec, QuerySpec):
         return [topic.loaded.path, *sorted(views)]
 
 
-def _strings(data: Any, loc: Loc) -> Iterator[tuple[Loc, str]]:
+def template_strings(data: Any, loc: Loc) -> Iterator[tuple[Loc, str]]:
+    """The texts inside `data` rendered as templates at run time (`_rendered`), by place."""
     if isinstance(data, str):
         if "{" in data:
             yield loc, data
     elif isinstance(data, dict):
         for key, value in data.items():
-            yield from _strings(value, (*loc, key))
+            yield from template_strings(value, (*loc, key))
     elif isinstance(data, list):
         for index, value in enumerate(data):
-            yield from _strings(value, (*loc, index))
+            yield from template_strings(value, (*loc, index))
 
 
 def _rendered(data: Any, render: Callable[[str, bool], Any], value: bool = False) -> Any:
