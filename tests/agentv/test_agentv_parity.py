@@ -204,11 +204,16 @@ def test_field_accuracy_compares_values_as_agentvs_javascript(
     folder: Path, fake_llm: FakeOpenAI
 ) -> None:
     answer = {
-        "paid": 1,  # deepEqual (scoring.ts): typeof differs, a miss where Python's == hits
+        # scoring.ts:56 deepEqual, `typeof a !== typeof b`: a miss where Python's == hits
+        "paid": 1,
         "count": 1.0,  # one JavaScript number: a hit
-        "issued": "2025-03-07",  # parseDate tries new Date() first, whatever the formats: hit
-        "due": "April 1, 2025",  # new Date() reads it; formats [] stays [] (`??`): hit
-        # new Date("13/03/2025") is NaN; US-only formats read 13 as a month: unparseable
+        # field-accuracy.ts:491 parseDate tries new Date() first, whatever the formats: hit
+        "issued": "2025-03-07",
+        # new Date() reads it (:491); field-accuracy.ts:333 `formats ?? DEFAULT_DATE_FORMATS`
+        # keeps [] as []: hit
+        "due": "April 1, 2025",
+        # new Date("13/03/2025") is NaN; field-accuracy.ts:509-521, US-only formats read 13
+        # as a month: unparseable
         "shipped": "13/03/2025",
         "tags": ["a", True],  # deepEqual item by item: true is not 1, a miss
     }
@@ -216,7 +221,8 @@ def test_field_accuracy_compares_values_as_agentvs_javascript(
     file = write(folder, JS_VALUES_FILE)
     _code, found, stderr = run(folder, file)
     result = found["t"]["evaluator_results"][0]
-    # field-accuracy.ts evaluate: 3 of 6 equally weighted fields hit (count, issued, due)
+    # field-accuracy.ts:226 (exact) and :358 (same day): 3 of 6 equally weighted fields hit
+    # (count, issued, due)
     assert result["score"] == pytest.approx(3 / 6), stderr
     assert sorted(h.split(":")[0] for h in result["hits"]) == ["count", "due", "issued"]
     assert sorted(m.split(":")[0] for m in result["misses"]) == ["paid", "shipped", "tags"]
