@@ -38,5 +38,8 @@ def test_timing_tests_pass_beside_two_busy_loops(tmp_path: Path) -> None:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
-    assert tests.returncode == 0, out[-6000:]
+    # the failures' own report, not only the tail: the per-test summary lines that follow it
+    # pushed a failure's traceback out of a 6,000-character tail
+    failures = out.find("= FAILURES =")
+    assert tests.returncode == 0, out[failures:][:12000] if failures >= 0 else out[-6000:]
     assert " passed" in out and "no tests ran" not in out, out[-2000:]
