@@ -321,21 +321,29 @@ def _own_keys(root: yaml.Node) -> dict[int, int]:
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: Path | None) -> LoadError:
+    # a `.json` file is read by the YAML 1.2 loader (as promptfoo and AgentV read theirs,
+    # which accepts what they accept, trailing commas included); its fault is named as the
+    # JSON file's, with a hint in JSON's terms
+    kind = "JSON" if path is not None and path.suffix.lower() == ".json" else "YAML"
     mark = exc.problem_mark or exc.context_mark
     problem = exc.problem or exc.context or "invalid YAML"
     where = str(path) if path else "<input>"
     if mark is None:
-        return LoadError(f"{where}: YAML syntax error: {problem}")
+        return LoadError(f"{where}: {kind} syntax error: {problem}")
     lines = text.splitlines()
     if mark.line >= len(lines) and exc.context_mark is not None:
         # the file ended inside an open quote or bracket: point at where it was opened
         mark = exc.context_mark
     line, column = mark.line + 1, mark.column + 1
-    message = f"{where}:{line}:{column}: YAML syntax error: {problem}"
+    message = f"{where}:{line}:{column}: {kind} syntax error: {problem}"
     if exc.context and exc.problem:
         message += f" ({exc.context})"
     at = lines[mark.line][mark.column : mark.column + 2] if mark.line < len(lines) else ""
-    hint = _syntax_hint(problem, exc.context or "", at)
+    hint = (
+        "\nfix: check the brackets, commas and quotes around the marked place"
+        if kind == "JSON"
+        else _syntax_hint(problem, exc.context or "", at)
+    )
     return LoadError(f"{message}\n{excerpt(text, line, column)}{hint}")
 
 

@@ -559,6 +559,25 @@ def test_eval_with_no_file_in_a_folder_without_a_config_says_what_it_looked_for(
     assert "Traceback" not in run.stderr
 
 
+def test_a_broken_json_config_is_reported_in_json_terms_at_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON config is read by the YAML 1.2 loader, as promptfoo reads one (js-yaml's load in
+    promptfoo 0.118.0's util/config/load.js, readConfig); a fault in it is named as the JSON
+    file's, at its place, with a hint in JSON's terms."""
+    project(tmp_path, {"promptfooconfig.json": (
+        '{\n "prompts": ["hi {{x}}"],\n "providers": ["echo"],\n'
+        ' "tests": [{"vars": {"x": 1}}\n}\n'
+    )})  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval")
+    assert run.exit_code == 2
+    # the list opened on line 4 is never closed: the loader stops at the `}` on line 5
+    assert "promptfooconfig.json:5:1: JSON syntax error: did not find expected ','" in run.stderr
+    assert "YAML" not in run.stderr and "Traceback" not in run.stderr
+    assert "fix: check the brackets, commas and quotes" in run.stderr
+
+
 def test_a_test_without_assertions_passes_at_one_as_in_promptfoo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
