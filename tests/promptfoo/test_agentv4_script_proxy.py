@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
 from tests.promptfoo.test_agentv4_differential import (
     AGENTV,
@@ -144,3 +145,95 @@ def test_the_proxy_refuses_a_wrong_token_and_is_gone_after_the_run(
         with pytest.raises(ConnectionRefusedError), socket.socket() as probe:
             probe.settimeout(5)
             probe.connect((parsed.hostname, parsed.port or 80))
+
+
+def test_the_proxys_calls_are_counted_recorded_and_replayed(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """The script's calls are the run's model calls: counted as the grader's judge calls,
+    stored in the run's cache, and answered from it under `--cache replay` without one
+    request reaching a model."""
+    path = suite(tmp_path / "project")
+    first = accord("eval", path, "--format", "json")
+    assert first.exit_code == 1, first.stderr
+    report = json.loads(first.stdout)["suites"][0]
+    grader = next(e for e in report["evaluators"] if e["name"] == "claim_support")
+    # per test: its claims (one call) and each claim's check (2, 2, and none past the
+    # budget): 3 + 3 + 1
+    assert grader["judge_calls"] == 7
+    assert report["model_calls"] == 3 + 3 + 7  # the answers, the rubrics, the proxy's
+    fake.requests.clear()
+    fake.responder = lambda body: Reply.error(500, "no model may be asked now")
+    again = accord("eval", path, "--format", "json", "--cache", "replay")
+    assert again.exit_code == 1, again.stderr
+    replayed = json.loads(again.stdout)["suites"][0]
+    assert {c["id"]: round(c["score"], 4) for c in replayed["cases"]} == {
+        name: found["score"] for name, found in EXPECTED.items()
+    }
+    assert fake.requests == []
+
+
+# a script that asks the proxy what the grounded-answers script does not: a provider of the
+# catalog accord does not call (a coding agent), an unknown path; and reports what it saw
+PROBE = r"""
+import json, os, sys, urllib.error, urllib.request
+url, token = os.environ["AGENTV_PROVIDER_PROXY_URL"], os.environ["AGENTV_PROVIDER_PROXY_TOKEN"]
+def call(path, body=None):
+    request = urllib.request.Request(url + path, data=None if body is None else
+        json.dumps(body).encode(), headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+seen = {
+    "info": call("/info"),
+    "agent": call("/invoke", {"question": "hi", "provider": "agent"}),
+    "agent_in_batch": call("/invokeBatch", {"requests": [{"question": "hi", "provider": "agent"}]}),
+    "grader": call("/invoke", {"question": " Is 4 even? ", "systemPrompt": " Be brief. "}),
+    "elsewhere": call("/elsewhere"),
+}
+print(json.dumps({"score": 1, "reason": json.dumps(seen)}))
+"""
+
+
+def test_a_catalog_provider_accord_does_not_call_is_answered_with_the_reason(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    # the other tests' project (catalog, config.yml) with this suite in place of theirs
+    root = tmp_path / "project"
+    path = project(root, NAME)
+    path.write_text(
+        "providers: [llm]\nprompts: ['{{ input }}']\ntests:\n  - id: probe\n    vars:\n"
+        "      input: When did the Harbor Bridge open?\n    assert:\n      - type: script\n"
+        "        command: [python3, probe.py]\n        provider: true\n"
+    )
+    (path.parent / "probe.py").write_text(PROBE)
+    with (root / ".agentv" / "providers.yaml").open("a") as catalog:
+        catalog.write("- id: copilot-cli\n  label: agent\n")
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    assert run.exit_code == 0, run.stderr + run.stdout
+    found = json.loads(run.stdout)["suites"][0]["cases"][0]["evaluations"][0]
+    seen = json.loads(found["reason"])
+    # provider-proxy.ts: /info names the default (the grader) and every label a request may
+    # name: the eval's provider, then the catalog's
+    labels = ["llm", "llm", "grader", "agent"]
+    assert seen["info"] == [200, {"providerLabel": "grader", "maxCalls": 50, "callCount": 0,
+                                  "availableProviderLabels": labels}]  # fmt: skip
+    # a label of the catalog accord does not call: the call fails (500) with the reason,
+    # in a batch the item's rawText says it
+    status, said = seen["agent"]
+    assert status == 500 and "'copilot-cli'" in said["error"], said
+    status, batch = seen["agent_in_batch"]
+    assert status == 200 and batch["responses"][0]["rawText"].startswith("Error: "), batch
+    assert "'copilot-cli'" in batch["responses"][0]["rawText"]
+    # the grader's answer in AgentV's shape, its tokens counted; the system prompt and the
+    # question trimmed, as llm-providers.ts buildChatPrompt sends them
+    status, answered = seen["grader"]
+    assert status == 200 and set(answered) == {"output", "rawText", "tokenUsage"}, answered
+    assert answered["output"] == [{"role": "assistant", "content": answered["rawText"]}]
+    assert answered["tokenUsage"]["input"] > 0
+    asked = next(r["messages"] for r in fake.requests if "Is 4 even?" in json.dumps(r))
+    assert asked == [{"role": "system", "content": "Be brief."},
+                     {"role": "user", "content": "Is 4 even?"}]  # fmt: skip
+    assert seen["elsewhere"] == [404, {"error": "Not found"}]

@@ -6,9 +6,11 @@ share of claims found.
 
 Before that it checks the proxy itself, and scores 0 naming what failed: a wrong token is
 refused (401), a provider label the catalog lacks is refused (400, not counted), `/info`
-tells the budget, and the only proxy variables it was given are these two. It writes
-the proxy's address (never its token) to `proxy-addresses.txt` in its folder, for a test to
-check that nothing listens there after the run. A batch past the budget (429) scores 0."""
+tells the budget, and the only proxy variables it was given are these two. The claims'
+question ends with what `/info` lists, the count of expected messages it was given and the
+criteria, so that the model sees any difference there. It writes the proxy's address
+(never its token) to `proxy-addresses.txt` in its folder, for a test to check that nothing
+listens there after the run. A batch past the budget (429) scores 0."""
 
 from __future__ import annotations
 
@@ -70,7 +72,9 @@ def main() -> None:
     status, listed = call(url, "/invoke", token, {
         "question": f"Question: {question}\n\nAnswer: {case['output']}\n\n"
                     f"Criteria: {case.get('criteria') or '(none)'}\n"
-                    f"Expected messages: {len(case.get('expected_output') or [])}",
+                    f"Expected messages: {len(case.get('expected_output') or [])}\n"
+                    f"Providers: {info['providerLabel']} of "
+                    f"{', '.join(info['availableProviderLabels'])}",
         "systemPrompt": CLAIMS_SYSTEM,
     })  # fmt: skip
     if status != 200 or listed["rawText"] != listed["output"][-1]["content"]:
