@@ -15,9 +15,11 @@ request the models received.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -98,6 +100,7 @@ def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
     return fake_llm
 
 
+# what AgentV scores (the differential test checks it against AgentV's own run)
 EXPECTED = {
     # both claims in the passages: the script's 1 beside the rubric's 1
     "every-claim-found": {"score": 1.0, "passed": True, "assertions": [1.0, 1.0]},
@@ -158,8 +161,8 @@ def test_the_proxys_calls_are_counted_recorded_and_replayed(
     assert first.exit_code == 1, first.stderr
     report = json.loads(first.stdout)["suites"][0]
     grader = next(e for e in report["evaluators"] if e["name"] == "claim_support")
-    # per test: its claims (one call) and each claim's check (2, 2, and none past the
-    # budget): 3 + 3 + 1
+    # per test one call for its claims and one per claim checked: 1 + 2, 1 + 2, and 1 (the
+    # third test's batch is refused)
     assert grader["judge_calls"] == 7
     assert report["model_calls"] == 3 + 3 + 7  # the answers, the rubrics, the proxy's
     fake.requests.clear()
@@ -192,6 +195,7 @@ seen = {
     "agent_in_batch": call("/invokeBatch", {"requests": [{"question": "hi", "provider": "agent"}]}),
     "grader": call("/invoke", {"question": " Is 4 even? ", "systemPrompt": " Be brief. "}),
     "elsewhere": call("/elsewhere"),
+    "variables": sorted(os.environ),
 }
 print(json.dumps({"score": 1, "reason": json.dumps(seen)}))
 """
@@ -206,7 +210,8 @@ def test_a_catalog_provider_accord_does_not_call_is_answered_with_the_reason(
     path.write_text(
         "providers: [llm]\nprompts: ['{{ input }}']\ntests:\n  - id: probe\n    vars:\n"
         "      input: When did the Harbor Bridge open?\n    assert:\n      - type: script\n"
-        "        command: [python3, probe.py]\n        provider: true\n"
+        # the interpreter itself: a launcher such as pyenv's adds variables of its own
+        f"        command: [{sys.executable}, probe.py]\n        provider: true\n"
     )
     (path.parent / "probe.py").write_text(PROBE)
     with (root / ".agentv" / "providers.yaml").open("a") as catalog:
@@ -237,3 +242,8 @@ def test_a_catalog_provider_accord_does_not_call_is_answered_with_the_reason(
     assert asked == [{"role": "system", "content": "Be brief."},
                      {"role": "user", "content": "Is 4 even?"}]  # fmt: skip
     assert seen["elsewhere"] == [404, {"error": "Not found"}]
+    # the script's environment is accord's with the proxy's two variables, as AgentV gives
+    # it (script-grader.ts: the process's, the proxy's, the workspace's): no key of the
+    # catalog's models, no address of theirs
+    proxy_variables = {"AGENTV_PROVIDER_PROXY_URL", "AGENTV_PROVIDER_PROXY_TOKEN"}
+    assert set(seen["variables"]) == set(os.environ) | proxy_variables
