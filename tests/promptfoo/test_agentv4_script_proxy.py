@@ -197,29 +197,42 @@ seen = {
     "elsewhere": call("/elsewhere"),
     "variables": sorted(os.environ),
 }
-print(json.dumps({"score": 1, "reason": json.dumps(seen)}))
+open("probe-seen.json", "w").write(json.dumps(seen))
+print(json.dumps({"score": 1, "reason": "probed"}))
 """
 
+# the suite probing: one test, or one conversation whose turn has the grader (AgentV at
+# 58f316ca2 lists the eval's provider first for a turn's grader too, not a conversation's
+# own target: run by hand with the coding-agent label left out, which AgentV would start)
+PROBED = {
+    "test": "tests:\n  - id: probe\n    vars:\n      input: When did the Harbor Bridge open?\n"
+    "    assert:\n      - type: script\n",
+    "turn": "tests:\n  - id: probe\n    mode: conversation\n    turns:\n"
+    "      - input: When did the Harbor Bridge open?\n        assert:\n"
+    "          - type: script\n",
+}
 
+
+@pytest.mark.parametrize("form", sorted(PROBED))
 def test_a_catalog_provider_accord_does_not_call_is_answered_with_the_reason(
-    tmp_path: Path, fake: FakeOpenAI
+    tmp_path: Path, fake: FakeOpenAI, form: str
 ) -> None:
     # the other tests' project (catalog, config.yml) with this suite in place of theirs
     root = tmp_path / "project"
     path = project(root, NAME)
+    indent = " " * (12 if form == "turn" else 8)
     path.write_text(
-        "providers: [llm]\nprompts: ['{{ input }}']\ntests:\n  - id: probe\n    vars:\n"
-        "      input: When did the Harbor Bridge open?\n    assert:\n      - type: script\n"
+        "providers: [llm]\nprompts: ['{{ input }}']\n"
+        + PROBED[form]
         # the interpreter itself: a launcher such as pyenv's adds variables of its own
-        f"        command: [{sys.executable}, probe.py]\n        provider: true\n"
+        + f"{indent}command: [{sys.executable}, probe.py]\n{indent}provider: true\n"
     )
     (path.parent / "probe.py").write_text(PROBE)
     with (root / ".agentv" / "providers.yaml").open("a") as catalog:
         catalog.write("- id: copilot-cli\n  label: agent\n")
     run = accord("eval", path, "--format", "json", "--cache", "off")
     assert run.exit_code == 0, run.stderr + run.stdout
-    found = json.loads(run.stdout)["suites"][0]["cases"][0]["evaluations"][0]
-    seen = json.loads(found["reason"])
+    seen = json.loads((path.parent / "probe-seen.json").read_text())
     # provider-proxy.ts: /info names the default (the grader) and every label a request may
     # name: the eval's provider, then the catalog's
     labels = ["llm", "llm", "grader", "agent"]

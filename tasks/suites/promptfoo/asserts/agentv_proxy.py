@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_CALLS = 50  # provider-proxy.ts DEFAULT_MAX_CALLS
 MODEL_PREFIX = "promptfoo:"  # the models door's name of a provider's model (config.py)
+CONVERSATION = " (conversation)"  # the suffix of a conversation's target (agentv4.py)
 
 
 class ProviderAccess(BaseModel):
@@ -213,6 +214,8 @@ def proxied(
     judge = ev.judge_model or "default"
     project = ev.suite.project
     own = {m.name for m in project.config.models} if project is not None else set()
+    # the eval's provider (a conversation's case runs on a target named after it)
+    target = (case.target or "").removesuffix(CONVERSATION)
 
     def route(label: str | None) -> Answering | None:
         if label is None:
@@ -222,11 +225,12 @@ def proxied(
         if label in found.unavailable:
             return _failing(found.unavailable[label])
         # the eval's own provider, named by an id rather than a catalog label
-        if label == case.target and f"{MODEL_PREFIX}{label}" in own:
+        if label == target and f"{MODEL_PREFIX}{label}" in own:
             return _asking(ev, f"{MODEL_PREFIX}{label}")
         return None
 
-    labels = [case.target, *found.labels] if case.target else list(found.labels)
+    # orchestrator.ts availableTargets: the eval's provider, then the catalog's labels
+    labels = [target, *found.labels] if target else list(found.labels)
     return provider_proxy(judge, labels, route, found.max_calls)
 
 
