@@ -177,7 +177,20 @@ def _refused(run: Run, *parts: str) -> None:
         ("command: [python3, ../outside.py]", ["s.eval.yaml:8", "outside the project"]),
         ("command: [python3, missing.py]", ["s.eval.yaml:8", "missing.py", "does not exist"]),
         ("script: [python3, g.py]", ["s.eval.yaml:8", "'command'"]),
-        ("command: [python3, g.py]\n        provider: {max_calls: 2}", ["'provider'"]),
+        # grader-parser.ts reads `provider` as true or {max_calls: N >= 0}, and ignores any
+        # other value with a warning (no proxy): refused, naming the forms
+        (
+            "command: [python3, g.py]\n        provider: llm",
+            ["s.eval.yaml:8", "'provider' is `true` or `{max_calls: N}`"],
+        ),
+        (
+            "command: [python3, g.py]\n        provider: {max_calls: -1}",
+            ["s.eval.yaml:8", "provider.max_calls is a number of calls, 0 or more"],
+        ),
+        (
+            "command: [python3, g.py]\n        provider: {max_call: 2}",
+            ["s.eval.yaml:8", "unknown key 'max_call'"],
+        ),
     ],
 )
 def test_a_script_grader_accord_cannot_run_as_written_is_refused_at_its_line(

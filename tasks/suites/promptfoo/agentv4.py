@@ -104,6 +104,10 @@ def load(source: Source, request: Request) -> list[Suite]:
         source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text,
         dialect="agentv4",
     )  # fmt: skip
+    # the catalog's models a script grader's provider proxy may call (agentv_proxy.py)
+    from accord.tasks.suites.promptfoo.asserts.agentv_proxy import with_catalog_models
+
+    suite = with_catalog_models(suite)
     # evaluate_options, checked by prepare(): `repeat` makes trials of each test, scored as
     # AgentV's pass_any (the best trial; a pass when any passed); `max_concurrency` bounds
     # the tests run at once. The command line's --repeat / --max-concurrency win.

@@ -3,10 +3,11 @@ entry read by loaders/grader-parser.ts): a program judging the answer.
 
 - `command` is argv (a list), run without a shell in `cwd` (default: the eval file's
   folder), with AgentV's payload as snake_case JSON on stdin: `criteria`, `expected_output`
-  and `input` (messages), `output` (the answer's text), `messages` (the target's reply),
-  `input_files`, `metadata`, `trace_summary`, `token_usage`, `cost_usd`, `duration_ms`,
-  `workspace_path` and `config` (every key of the entry AgentV does not read itself, plus
-  its `config` mapping); `AGENTV_WORKSPACE_PATH` in its environment when there is a
+  (a conversation turn's; none for a test, whose `expected_output` var is only a var) and
+  `input` (messages), `output` (the answer's text), `messages` (the target's reply),
+  `input_files`, `metadata` (the test's), `trace_summary`, `token_usage`, `cost_usd`,
+  `duration_ms`, `workspace_path` and `config` (every key of the entry AgentV does not read
+  itself, plus its `config` mapping); `AGENTV_WORKSPACE_PATH` in its environment when there is a
   workspace. AgentV runs a command written as one string with `sh -lc`; accord runs no
   shell: a string is split into words as a shell would when it has no shell syntax, and
   refused otherwise (write the command as a list).
@@ -20,7 +21,8 @@ entry read by loaders/grader-parser.ts): a program judging the answer.
   score 0 and the error as its reason (as AgentV scores it). A program that cannot start,
   runs past its time, or prints a JSON object with none of pass, score and checks is an
   error (AgentV scores those 0 too; accord reports them as errors, never as a score).
-- `provider` (a proxy through which the script calls the grader model) is refused.
+- `provider` (`true` or `{max_calls: N}`): the script may call models through AgentV 4's
+  provider proxy while it runs (agentv_proxy.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from accord.engine.errors import ConfigError
 from accord.engine.paths import PathError, inside
 from accord.tasks.evaluators.base import EvaluatorFailure, Finding
 from accord.tasks.suites.core.targets import TargetFailure, run_program
+from accord.tasks.suites.promptfoo.asserts.agentv_proxy import ProviderAccess, access, proxied
 from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion, case_vars
 
 if TYPE_CHECKING:
@@ -67,11 +70,6 @@ def build_script(
     if "script" in entry:
         raise ConfigError(f"{where}: a script grader's 'script' field was removed by AgentV: "
                           "write 'command' (a list: program and arguments)")  # fmt: skip
-    if "provider" in entry:
-        raise ConfigError(
-            f"{where}: a script grader with 'provider' (calls to the grader model through a "
-            "proxy) is not supported by accord: remove 'provider', or use an llm-rubric"
-        )
     for key in ("preprocessors", "transform", "postprocess"):
         if key in entry:
             raise ConfigError(f"{where}: '{key}' on a script grader is not supported by accord")
@@ -95,9 +93,11 @@ def build_script(
     weight = entry.get("weight", 1.0)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0:
         raise ConfigError(f"{where}: 'weight' is a number, 0 or more")
+    proxy = access(entry["provider"], base_dir, root, where) if "provider" in entry else None
     return AgentVScript(
         type="script", base_type="script", name=name, metric=entry.get("metric"),
         weight=float(weight), command=command, folder=str(folder), config=config or None,
+        proxy=proxy,
     )  # fmt: skip
 
 
@@ -155,8 +155,13 @@ def expected_messages(case: Case) -> list[dict[str, Any]]:
 
 
 def payload(case: Case, output: Output, config: dict[str, Any] | None) -> dict[str, Any]:
-    """What a script grader reads on stdin (script-grader.ts, in snake_case)."""
+    """What a script grader reads on stdin (script-grader.ts, in snake_case). As AgentV 4
+    (yaml-parser.ts) gives it: `expected_output` a conversation turn's own only (a test's
+    `expected_output` var is a var, no expected output), `metadata` the test's."""
     variables = case_vars(case)
+    meta = case.metadata if isinstance(case.metadata, dict) else {}
+    given = meta.get("testCase")
+    test: dict[str, Any] = given if isinstance(given, dict) else {}
     calls = output.tool_calls
     names: dict[str, int] = {}
     for call in calls:
@@ -165,12 +170,12 @@ def payload(case: Case, output: Output, config: dict[str, Any] | None) -> dict[s
     usage = output.usage
     return {
         "criteria": str(variables.get("criteria") or ""),
-        "expected_output": expected_messages(case),
+        "expected_output": [dict(m) for m in meta[EXPECTED]] if EXPECTED in meta else [],
         "output": output.text,
         "messages": output.messages or [{"role": "assistant", "content": output.text}],
         "input_files": [],
         "input": _messages(variables.get("input"), "user"),
-        "metadata": case.metadata.get("metadata") if isinstance(case.metadata, dict) else None,
+        "metadata": test.get("metadata"),
         "trace_summary": {"event_count": len(calls), "tool_calls": names, "error_count": 0}
         if calls
         else None,
@@ -185,6 +190,7 @@ def payload(case: Case, output: Output, config: dict[str, Any] | None) -> dict[s
 class AgentVScript(PromptfooAssertion):
     command: list[str]
     folder: str
+    proxy: ProviderAccess | None = None  # `provider`: models through a proxy (agentv_proxy)
 
     deterministic: ClassVar[bool] = True
 
@@ -193,9 +199,11 @@ class AgentVScript(PromptfooAssertion):
         env = {"AGENTV_WORKSPACE_PATH": output.workspace} if output.workspace else {}
         shown = " ".join(self.command)
         try:
-            raw_out, raw_err, code = await run_program(
-                self.command, stdin.encode(), Path(self.folder), TIMEOUT, env
-            )
+            if self.proxy is None:
+                raw_out, raw_err, code = await self._run(stdin, env)
+            else:
+                async with proxied(self.proxy, ev, case) as reach:
+                    raw_out, raw_err, code = await self._run(stdin, {**reach, **env})
         except TargetFailure as exc:
             raise EvaluatorFailure(f"script grader `{shown}`: {exc}") from None
         stdout = raw_out.decode(errors="replace").strip()
@@ -212,6 +220,9 @@ class AgentVScript(PromptfooAssertion):
             ok = code == 0
             return self._found(1.0 if ok else 0.0, ok, stdout or f"exit {code}")
         return self._protocol(parsed, shown)
+
+    async def _run(self, stdin: str, env: dict[str, str]) -> tuple[bytes, bytes, int]:
+        return await run_program(self.command, stdin.encode(), Path(self.folder), TIMEOUT, env)
 
     def _protocol(self, parsed: dict[str, Any], shown: str) -> Finding:
         checks = [
