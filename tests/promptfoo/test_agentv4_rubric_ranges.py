@@ -174,6 +174,7 @@ def test_score_ranges_and_operators_score_in_accord_as_in_agentv(
         "  - Score 0-4: Stiff or unclear.",
         "### Criterion: depth (weight: 3) [REQUIRED: min score 0.9]",
         "Says that version 2.4 is out.",
+        "- [rubric-1] (REQUIRED): Announces version 2.4 in one or two sentences.",
     ):
         assert piece in asked, piece
 
