@@ -51,11 +51,11 @@ if TYPE_CHECKING:
 SUPPORTED = {
     "name", "description", "tags", "version", "author", "category", "license", "governance",
     "metadata", "prompts", "providers", "tests", "default_test", "assert", "threshold",
-    "environment", "extensions", "output_path", "evaluate_options", "defaults",
+    "environment", "extensions", "output_path", "evaluate_options", "defaults", "scenarios",
 }  # fmt: skip
 NOT_SUPPORTED = {
     "input_files", "nunjucks_filters", "timeout_seconds",
-    "requires", "scenarios", "derived_metrics", "env",
+    "requires", "derived_metrics", "env",
 }  # fmt: skip
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
 # case's metadata with the rest of the test
@@ -176,7 +176,8 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
 
         data = {**data, "default_test": agentv_files.default_test(loader, data["default_test"])}
     data = _interpolated(loader, data, dict(os.environ))
-    out = {k: v for k, v in data.items() if k in ("description", "prompts", "tests", "metadata")}
+    out = {k: v for k, v in data.items()
+           if k in ("description", "prompts", "tests", "metadata", "scenarios")}  # fmt: skip
     if "prompts" in out:
         from accord.tasks.suites.promptfoo import agentv_files
 

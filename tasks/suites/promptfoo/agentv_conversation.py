@@ -313,7 +313,7 @@ def _turn_checklist(rubrics: tuple[str, ...]) -> EvaluatorSpec:
 
     return AgentVChecklist(
         type="turn-llm-rubric", base_type="llm-rubric", name="turn-llm-rubric", rubrics=rubrics,
-        rubric_id="criterion", required_rubrics=False,
+        rubric_id="criterion", required_rubrics=False, templated=False,
     )  # fmt: skip
 
 

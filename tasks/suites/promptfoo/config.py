@@ -414,6 +414,11 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
     scenarios = data.get("scenarios") or []
     if not found and not scenarios:
         found.append(_Test({}, ()))
+    if loader.dialect == "agentv4":
+        # AgentV's scenarios: promptfoo's config x tests, with scenario files and test ids
+        from accord.tasks.suites.promptfoo.agentv_scenarios import scenario_tests
+
+        return [*found, *scenario_tests(loader, data.get("scenarios"))]
     for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
         loc = ("scenarios", s_index)
         if not isinstance(scenario, dict):

@@ -66,7 +66,7 @@ def _prompt_rubric(
         raise ConfigError(f"{where}: 'negate' on an llm-rubric is not supported by accord")
     return build_prompt_rubric(
         rest, base_dir=base_dir, root=root, where=where,
-        name=name or rest.get("metric") or "llm-rubric",
+        name=name or rest.get("metric") or "llm-rubric", gate=agentv_fields,
     )  # fmt: skip
 
 

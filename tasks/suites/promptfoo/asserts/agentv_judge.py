@@ -33,9 +33,17 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict
+
 from accord.tasks.evaluators.base import EvaluatorFailure
 from accord.tasks.evaluators.base import clip as clamp
-from accord.tasks.suites.promptfoo.asserts.base import case_prompt, output_string
+from accord.tasks.suites.agentv.jsvalues import js_string
+from accord.tasks.suites.promptfoo.asserts.base import (
+    case_prompt,
+    case_vars,
+    output_string,
+    render_text,
+)
 from accord.tasks.suites.promptfoo.asserts.graded import Graded
 
 if TYPE_CHECKING:
@@ -331,26 +339,82 @@ class AgentVJudged(Graded):
         )
 
 
+class Rubric(BaseModel):
+    """One of AgentV's rubric items (types.ts RubricItem): a checklist item (`outcome`,
+    `required`) or a criterion scored 0-10 by `score_ranges` ((low, high, outcome) each,
+    its pass gated by `min_score`, 0-1); `operator` tells the judge how to read it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    outcome: str | None = None
+    weight: float = 1.0
+    required: bool = True
+    min_score: float | None = None
+    operator: str | None = None
+    score_ranges: tuple[tuple[int, int, str], ...] | None = None
+
+    def filled(self, variables: dict[str, Any]) -> Rubric:
+        """Its texts with the test's vars filled in, as AgentV renders a test's whole
+        `assert` over its vars before it reads the rubrics (yaml-parser.ts
+        interpolateRawEvalCase)."""
+        context = {"vars": variables, **variables}
+        ranges = self.score_ranges and tuple(
+            (low, high, render_text(text, context)) for low, high, text in self.score_ranges
+        )
+        return self.model_copy(update={
+            "outcome": None if self.outcome is None else render_text(self.outcome, context),
+            "score_ranges": ranges,
+        })  # fmt: skip
+
+
+# rubric-operators.ts: what the judge is told of each operator the rubrics use
+OPERATOR_GUIDANCE = {
+    "correctness": "Correctness: mark satisfied only when the answer positively supports or "
+    "fulfills the outcome. Omission or contradiction should not satisfy it.",
+    "contradiction": "Contradiction guard: mark satisfied when the answer does not make a claim "
+    "that contradicts the outcome. Do not require the answer to mention the outcome; mark "
+    "unsatisfied only for incompatible claims.",
+}
+
+
+def operator_guidance(items: tuple[Rubric, ...]) -> list[str]:
+    """formatRubricOperatorGuidance: the guidance of each operator used, in first use order."""
+    used = dict.fromkeys(i.operator for i in items if i.operator)
+    return [OPERATOR_GUIDANCE[o] for o in used]
+
+
+def weight_label(item: Rubric) -> str:
+    """` (weight: W)` for a weight other than 1, W as JavaScript prints the number."""
+    return f" (weight: {js_string(item.weight)})" if item.weight != 1 else ""
+
+
 class AgentVChecklist(AgentVJudged):
     """Rubrics written as text, gathered into one llm-rubric (its `value` the list)."""
 
     rubrics: tuple[str, ...] = ()
     rubric_id: str = "rubric"  # AgentV names a conversation turn's `criterion-N`
     required_rubrics: bool = True  # a conversation turn's are not
-    # AgentV's structured rubrics (id, outcome, weight, required), when given as objects
-    items: tuple[tuple[str, str, float, bool], ...] = ()
+    # AgentV's structured rubrics (id, outcome, weight, required, operator), when given as
+    # objects (agentv_rubrics.py)
+    items: tuple[Rubric, ...] = ()
+    # the texts hold the test's templates still (a conversation's turns come rendered)
+    templated: bool = True
 
-    def listed(self) -> tuple[tuple[str, str, float, bool], ...]:
-        """Each rubric's id, text, weight and whether it is required."""
-        if self.items:
-            return self.items
-        return tuple(
-            (f"{self.rubric_id}-{i}", text, 1.0, self.required_rubrics)
+    def listed(self, case: Case | None = None) -> tuple[Rubric, ...]:
+        """Each rubric, its texts filled from the case's vars when `case` is given."""
+        items = self.items or tuple(
+            Rubric(id=f"{self.rubric_id}-{i}", outcome=text, required=self.required_rubrics)
             for i, text in enumerate(self.rubrics, 1)
         )
+        if case is None or not self.templated:
+            return items
+        variables = case_vars(case)
+        return tuple(i.filled(variables) for i in items)
 
     def prompt(self, case: Case, output: Output) -> str:
         """buildRubricPrompt (no criteria, reference, file changes or tool calls)."""
+        listed = self.listed(case)
         parts = [
             "You are an expert grader. Evaluate the candidate answer against each rubric item "
             "below.",
@@ -370,10 +434,13 @@ class AgentVChecklist(AgentVJudged):
             "",
             "[[ ## rubrics ## ]]",
         ]
+        guidance = operator_guidance(listed)
+        if guidance:
+            parts += ["", "Operator guidance:", *(f"- {g}" for g in guidance), ""]
         parts += [
-            f"- [{rid}]{' (REQUIRED)' if required else ''}"
-            f"{f' (weight: {weight:g})' if weight != 1 else ''}: {text}"
-            for rid, text, weight, required in self.listed()
+            f"- [{i.id}]{' (REQUIRED)' if i.required else ''}{weight_label(i)}"
+            f"{f' (operator: {i.operator})' if i.operator else ''}: {i.outcome}"
+            for i in listed
         ]
         parts += ["", "For each rubric, determine if it is satisfied and provide brief reasoning."]
         return "\n".join(parts)
@@ -393,12 +460,12 @@ class AgentVChecklist(AgentVJudged):
         ):
             raise ValueError("each check needs 'id', 'satisfied' (true/false) and 'reasoning'")
         # calculateRubricScore: the satisfied rubrics' share of the weight of those answered
-        rubrics = {rid: (weight, required) for rid, _t, weight, required in self.listed()}
+        rubrics = {i.id: i for i in self.listed()}
         known = [c for c in checks if c["id"] in rubrics]
-        total = sum(rubrics[c["id"]][0] for c in known)
-        earned = sum(rubrics[c["id"]][0] for c in known if c["satisfied"])
+        total = sum(rubrics[c["id"]].weight for c in known)
+        earned = sum(rubrics[c["id"]].weight for c in known if c["satisfied"])
         score = clamp(earned / total) if total > 0 else 0.0
-        failed = any(rubrics[c["id"]][1] and not c["satisfied"] for c in known)
+        failed = any(rubrics[c["id"]].required and not c["satisfied"] for c in known)
         return not failed and score >= PASS, score, data["overall_reasoning"]
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:

@@ -12,8 +12,10 @@ agentv_judge.py (`AgentVFreeform`):
   is the criteria. A name AgentV does not know is left as written. A prompt given as a
   script (`prompt: {command: ...}`), or a value that is a list beside a prompt, is
   refused.
-- A `value` that is a list of rubrics (text, or objects with `id`, `outcome`, `weight`,
-  `required`) is asked as AgentV's checklist.
+- A `value` that lists rubrics (text, or objects with `id`, `outcome`, `weight`, `required`,
+  `min_score`, `operator`, `score_ranges`), or a text value beside the assertion's own
+  `score_ranges`, is asked as AgentV asks it (agentv_rubrics.py): a checklist, or criteria
+  scored 0-10 when any has score ranges.
 - `threshold` (AgentV keeps it in the assertion's config) or `min_score`: a
   promptfoo-style reply passes only at that score.
 """
@@ -25,12 +27,21 @@ from typing import Any
 
 from accord.engine.errors import ConfigError
 from accord.tasks.suites.promptfoo.asserts.agentv_judge import AgentVChecklist, AgentVFreeform
+from accord.tasks.suites.promptfoo.asserts.agentv_rubrics import AgentVScoreRanges, structured
 from accord.tasks.suites.promptfoo.asserts.agentv_script import _inside
 
 
 def build_prompt_rubric(
-    entry: dict[str, Any], *, base_dir: Path, root: Path, where: str, name: str
-) -> AgentVFreeform | AgentVChecklist:
+    entry: dict[str, Any],
+    *,
+    base_dir: Path,
+    root: Path,
+    where: str,
+    name: str,
+    gate: dict[str, Any] | None = None,
+) -> AgentVFreeform | AgentVChecklist | AgentVScoreRanges:
+    """`gate`: the entry's `required` and `min_score` (a criterion given as text beside
+    the entry's `score_ranges` takes them, as AgentV's normalizeRubricCriteria does)."""
     prompt = entry.get("prompt")
     if isinstance(prompt, dict):
         raise ConfigError(f"{where}: a grader prompt computed by a script (prompt: {{command}}) "
@@ -51,14 +62,22 @@ def build_prompt_rubric(
                                   f"{exc.strerror or exc}") from None  # fmt: skip
             from_file = True  # a whole template, whatever it names (builtin-graders.ts)
     value = entry.get("value")
-    if isinstance(value, list) and template is not None:
-        raise ConfigError(f"{where}: an llm-rubric with 'prompt' and a list of rubrics is not "
-                          "supported by accord: keep one of them")  # fmt: skip
-    items = _structured(value, where) if isinstance(value, list | dict) else None
-    unknown = sorted(set(entry) - {"type", "value", "metric", "weight", "prompt", "threshold"})
+    unknown = sorted(set(entry) - {"type", "value", "metric", "weight", "prompt", "threshold",
+                                   "score_ranges", "operator"})  # fmt: skip
     if unknown:
         raise ConfigError(f"{where}: '{unknown[0]}' is no key of an llm-rubric that accord "
                           "reads")  # fmt: skip
+    for key in ("score_ranges", "operator"):
+        # AgentV reads them only as the criterion of a text value (normalizeRubricCriteria);
+        # anywhere else it passes them over
+        if key in entry and not (isinstance(value, str) and "score_ranges" in entry):
+            raise ConfigError(f"{where}: '{key}' on an llm-rubric counts only beside a text "
+                              "'value' and 'score_ranges' (AgentV ignores it here): put it on "
+                              "the rubric items of the value")  # fmt: skip
+    items = structured(value, {**entry, **(gate or {})}, where)
+    if items and template is not None:
+        raise ConfigError(f"{where}: an llm-rubric with 'prompt' and rubric items is not "
+                          "supported by accord: keep one of them")  # fmt: skip
     weight = entry.get("weight", 1.0)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0:
         raise ConfigError(f"{where}: 'weight' is a number, 0 or more")
@@ -68,8 +87,14 @@ def build_prompt_rubric(
     ):
         raise ConfigError(f"{where}: 'threshold' is a number")
     if items:
-        # a list of rubrics: asked as a checklist (grader-parser.ts normalizeRubricCriteria,
-        # parseRubricItems), the entry weighted as written
+        # rubric items (grader-parser.ts normalizeRubricCriteria, parseRubricItems), the
+        # entry weighted as written: scored 0-10 when any has score ranges (llm-grader.ts
+        # evaluateWithRubrics), else a checklist
+        if any(i.score_ranges for i in items):
+            return AgentVScoreRanges(
+                type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
+                weight=float(weight), items=items, value=value if isinstance(value, str) else None,
+            )  # fmt: skip
         return AgentVChecklist(
             type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
             weight=float(weight), items=items,
@@ -79,35 +104,3 @@ def build_prompt_rubric(
         weight=float(weight), value=value, template=template, from_file=from_file,
         own_threshold=None if threshold is None else float(threshold),
     )  # fmt: skip
-
-
-RUBRIC_KEYS = ("id", "outcome", "criteria", "weight", "required")
-
-
-def _structured(value: Any, where: str) -> tuple[tuple[str, str, float, bool], ...]:
-    """AgentV's structured rubrics: text (required, weight 1) or objects with `outcome` (or
-    `criteria`), `id` (default rubric-N), `weight` (1), `required` (true unless false). Score
-    ranges and operators are refused."""
-    listed = value if isinstance(value, list) else [value]
-    items = []
-    for index, raw in enumerate(listed, 1):
-        if isinstance(raw, str) and raw.strip():
-            items.append((f"rubric-{index}", raw, 1.0, True))
-            continue
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{where}: a rubric is text, or a mapping with 'outcome'")
-        extra = sorted(set(raw) - set(RUBRIC_KEYS))
-        if extra:
-            raise ConfigError(f"{where}: rubric key '{extra[0]}' is not supported by accord "
-                              f"(it reads {', '.join(RUBRIC_KEYS)}; AgentV's score_ranges and "
-                              "operators are not): remove it")  # fmt: skip
-        outcome = raw.get("outcome", raw.get("criteria", ""))
-        weight = raw.get("weight", 1.0)
-        if not isinstance(outcome, str) or (
-            isinstance(weight, bool) or not isinstance(weight, int | float)
-        ):
-            raise ConfigError(f"{where}: a rubric's 'outcome' is text, its 'weight' a number")
-        rid = raw.get("id")
-        items.append((str(rid) if rid is not None else f"rubric-{index}", outcome,
-                      float(weight), raw.get("required") is not False))  # fmt: skip
-    return tuple(items)
