@@ -148,7 +148,7 @@ def test_a_key_written_in_the_catalog_is_refused_as_agentv_refuses_it(
     ("entry", "parts"),
     [
         ("- id: copilot-cli\n  label: llm\n",
-         ("'copilot-cli'", "providers.yaml:1", "coding agent")),
+         ("'copilot-cli'", "providers.yaml:1", "coding agent", "define 'llm' there")),
         ("- id: openai\n  label: llm\n  api_key: '{{ env.K }}'\n  model: m\n  workers: 3\n",
          ("key 'workers'",)),
         ("- id: openai\n  label: llm\n  api_key: '{{ env.K }}'\n  model: m\n"

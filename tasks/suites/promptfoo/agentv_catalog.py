@@ -111,7 +111,7 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
         if not isinstance(pid, str) or not RUNNABLE.match(pid):
             loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
                          f"{line}), which accord does not run (it drives a coding agent or a "
-                         "program of AgentV's own): define '{label}' there as a provider accord "
+                         f"program of AgentV's own): define '{label}' there as a provider accord "
                          "runs (echo, exec:, python:FILE, a model id such as "
                          "openai:chat:MODEL, or AgentV's openai, azure, anthropic, openrouter, "
                          "gemini)")  # fmt: skip
