@@ -233,3 +233,27 @@ def test_a_type_with_no_script_of_its_name_is_still_refused(tmp_path: Path) -> N
     run = accord("eval", path)
     assert run.exit_code == 2 and "Traceback" not in run.stderr
     assert "s.eval.yaml:8" in run.stderr and "'word-floor' is not supported" in run.stderr
+
+
+def test_a_not_prefix_agentv_does_not_read_is_refused_and_negate_scores_as_agentv(
+    tmp_path: Path,
+) -> None:
+    """grader-parser.ts parseGraders reads `not-X` as X inverted only for the trajectory
+    checks (TRAJECTORY_GRADER_TYPES) and registers `not-skill-used`; `not-contains` is looked
+    up as a type of its own, which grader-registry.ts does not know ("Unknown grader type":
+    the test scores 0). accord refuses it at its line rather than score it otherwise;
+    `negate: true` (GraderConfig.negate) inverts any check."""
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
+        "  - id: one\n    vars: {input: alpha}\n    assert:\n      - type: not-contains\n"
+        "        value: zeta\n"
+    ))  # fmt: skip
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "s.eval.yaml:8" in run.stderr and "no assertion type 'not-contains'" in run.stderr
+    assert "'type: contains' with 'negate: true'" in run.stderr
+
+    path.write_text(path.read_text().replace("type: not-contains", "type: contains\n"
+                                             "        negate: true"))  # fmt: skip
+    cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
+    assert (cases["one"]["score"], cases["one"]["status"]) == (1.0, "passed")

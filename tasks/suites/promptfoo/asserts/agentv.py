@@ -82,6 +82,18 @@ GRADER_KINDS = frozenset({
 })  # fmt: skip
 
 
+def _negatable(base: str) -> bool:
+    """Types AgentV reads with a `not-` prefix: skill-used (not-skill-used is registered
+    beside it) and the trajectory checks (grader-parser.ts, TRAJECTORY_GRADER_TYPES)."""
+    return base == "skill-used" or base in TRAJECTORY_KINDS
+
+
+TRAJECTORY_KINDS = frozenset({
+    "trajectory:tool-used", "trajectory:tool-args-match", "trajectory:tool-sequence",
+    "trajectory:step-count", "trajectory:goal-success",
+})  # fmt: skip
+
+
 def _discovered(kind: str, base_dir: Path, root: Path | None) -> Path | None:
     """The script of a custom assertion type (registry/assertion-discovery.ts
     discoverAssertions): `.agentv/assertions/TYPE.{ts,js,mts,mjs}` in the eval file's folder
@@ -138,6 +150,18 @@ def build_agentv_assertion(
     kind = str(rest.get("type", ""))
     given = agentv_fields.get("name") or agentv_fields.get("id")
     name = name or (str(given) if given else None)
+    if kind.startswith("not-") and not _negatable(kind[4:]):
+        # grader-parser.ts (parseGraders) turns `not-X` into X inverted only for the
+        # trajectory kinds (and registers not-skill-used itself); any other `not-X` is looked
+        # up as a type of its own, and an unknown one scores the test 0 at run time
+        # (grader-registry.ts: "Unknown grader type")
+        if (found := _discovered(kind, base_dir, root)) is not None:
+            return _custom_assertion(entry, found, name or kind, base_dir, root or base_dir, where)
+        raise ConfigError(
+            f"{where}: AgentV has no assertion type '{kind}' (it negates with the 'not-' prefix "
+            f"only skill-used and the trajectory checks, and scores an unknown type 0): write "
+            f"'type: {kind[4:]}' with 'negate: true'"
+        )
     inverse = kind.startswith("not-") != bool(agentv_fields.get("negate"))
     base = kind[4:] if kind.startswith("not-") else kind
     spec: PromptfooAssertion
