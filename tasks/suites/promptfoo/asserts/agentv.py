@@ -94,6 +94,23 @@ TRAJECTORY_KINDS = frozenset({
 })  # fmt: skip
 
 
+def _own_not_type(
+    entry: dict[str, Any], kind: str, base_dir: Path, root: Path | None, where: str,
+    name: str | None,
+) -> PromptfooAssertion:  # fmt: skip
+    """A `not-X` AgentV does not read as X inverted. grader-parser.ts (parseGraders) does
+    that only for the trajectory kinds (and registers not-skill-used itself); any other
+    `not-X` is looked up as a type of its own, and an unknown one scores the test 0 at run
+    time (grader-registry.ts: "Unknown grader type"): accord refuses it instead."""
+    if (found := _discovered(kind, base_dir, root)) is not None:
+        return _custom_assertion(entry, found, name or kind, base_dir, root or base_dir, where)
+    raise ConfigError(
+        f"{where}: AgentV has no assertion type '{kind}' (it negates with the 'not-' prefix "
+        f"only skill-used and the trajectory checks, and scores an unknown type 0): write "
+        f"'type: {kind[4:]}' with 'negate: true'"
+    )
+
+
 def _discovered(kind: str, base_dir: Path, root: Path | None) -> Path | None:
     """The script of a custom assertion type (registry/assertion-discovery.ts
     discoverAssertions): `.agentv/assertions/TYPE.{ts,js,mts,mjs}` in the eval file's folder
@@ -151,17 +168,7 @@ def build_agentv_assertion(
     given = agentv_fields.get("name") or agentv_fields.get("id")
     name = name or (str(given) if given else None)
     if kind.startswith("not-") and not _negatable(kind[4:]):
-        # grader-parser.ts (parseGraders) turns `not-X` into X inverted only for the
-        # trajectory kinds (and registers not-skill-used itself); any other `not-X` is looked
-        # up as a type of its own, and an unknown one scores the test 0 at run time
-        # (grader-registry.ts: "Unknown grader type")
-        if (found := _discovered(kind, base_dir, root)) is not None:
-            return _custom_assertion(entry, found, name or kind, base_dir, root or base_dir, where)
-        raise ConfigError(
-            f"{where}: AgentV has no assertion type '{kind}' (it negates with the 'not-' prefix "
-            f"only skill-used and the trajectory checks, and scores an unknown type 0): write "
-            f"'type: {kind[4:]}' with 'negate: true'"
-        )
+        return _own_not_type(entry, kind, base_dir, root, where, name)
     inverse = kind.startswith("not-") != bool(agentv_fields.get("negate"))
     base = kind[4:] if kind.startswith("not-") else kind
     spec: PromptfooAssertion
@@ -192,6 +199,13 @@ def build_agentv_assertion(
         spec = build_assertion(rest, base_dir=base_dir, where=where, name=name)
         if agentv_fields.get("negate"):
             spec = spec.model_copy(update={"inverse": not spec.inverse})
+    return _with_required(spec, agentv_fields, where)
+
+
+def _with_required(
+    spec: PromptfooAssertion, agentv_fields: dict[str, Any], where: str
+) -> PromptfooAssertion:
+    """AgentV's `required` (true, or the score to reach) and `min_score` on an entry."""
     required = agentv_fields.get("required", False)
     minimum = agentv_fields.get("min_score")
     if not isinstance(required, bool | int | float) or (
