@@ -38,29 +38,67 @@ HALF = ASSERTS + "      - {type: contains, value: zeta}\n"
 def test_tests_of_one_file_pass_each_at_its_own_threshold(tmp_path: Path) -> None:
     path = _write(tmp_path, (
         "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
-        "  - id: low\n    threshold: 0.5\n    vars: {input: alpha}\n" + HALF +
-        "  - id: high\n    threshold: 0.6\n    vars: {input: alpha}\n" + HALF +
-        "  - id: zero\n    threshold: 0\n    vars: {input: alpha}\n" + HALF +
+        "  - id: low\n    execution: {threshold: 0.5}\n    vars: {input: alpha}\n" + HALF +
+        "  - id: high\n    execution: {threshold: 0.6}\n    vars: {input: alpha}\n" + HALF +
+        "  - id: zero\n    run: {threshold: 0}\n    vars: {input: alpha}\n" + HALF +
+        "  - id: run-wins\n    execution: {threshold: 0.4}\n    run: {threshold: 0.6}\n"
+        "    vars: {input: alpha}\n" + HALF +
+        "  - id: out-of-range\n    execution: {threshold: 7}\n    vars: {input: alpha}\n" + HALF +
+        "  - id: own-key\n    threshold: 0.1\n    vars: {input: alpha}\n" + HALF +
         "  - id: none\n    vars: {input: alpha}\n" + HALF
     ))  # fmt: skip
-    cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    cases = _cases(run)
     assert {k: (c["score"], c["status"]) for k, c in cases.items()} == {
-        # run-eval.ts resolveEffectiveRunPolicy: cli ?? run ?? test.threshold ?? suite default;
+        # yaml-parser.ts: caseThreshold is execution.threshold when a number in [0, 1]; the
+        # test's `run` (normalizeRunOverride) merged over it (mergeRunOverrides: run wins);
+        # run-eval.ts resolveEffectiveRunPolicy: cli ?? run ?? test ?? suite default;
         # orchestrator.ts classifyQualityStatus: score >= threshold passes
         "low": (0.5, "passed"),
         "high": (0.5, "failed"),
         # `??` keeps a 0: every score reaches it
         "zero": (0.5, "passed"),
+        "run-wins": (0.5, "failed"),
+        # out of [0, 1]: ignored; a test's own top-level `threshold` is never read
+        "out-of-range": (0.5, "failed"),
+        "own-key": (0.5, "failed"),
         # no threshold anywhere: DEFAULT_THRESHOLD 0.8 (classifyQualityStatus's default)
         "none": (0.5, "failed"),
     }
+    # neither is silent: a warning names each line
+    assert "s.eval.yaml:31: execution.threshold 7 is not a number from 0 to 1" in run.stderr
+    assert "s.eval.yaml:37: a test's own 'threshold' is not read by AgentV" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("run_", "message"),
+    [
+        ("{threshold: 2}", "run.threshold is a number from 0 to 1"),
+        ("{retries: 2}", "unknown key 'retries' in a test's run"),
+        ("{repeat: 2}", "run.repeat (this test's own repeat) is not supported"),
+        ("{budget_usd: 1}", "run.budget_usd (this test's own budget) is not"),
+    ],
+)
+def test_a_run_accord_cannot_honour_is_refused_at_its_line(
+    tmp_path: Path, run_: str, message: str
+) -> None:
+    # experiment.ts normalizeExperimentRunOverride throws on an unknown key and on a
+    # threshold out of [0, 1]; repeat, timeout_seconds and budget_usd of one test AgentV
+    # runs in a group of its own, which accord does not
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
+        f"  - id: one\n    run: {run_}\n    vars: {{input: alpha}}\n" + HALF
+    ))  # fmt: skip
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "s.eval.yaml:6:" in run.stderr and message in run.stderr, run.stderr
 
 
 def test_default_test_threshold_is_the_bar_of_tests_without_their_own(tmp_path: Path) -> None:
     path = _write(tmp_path, (
         "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
-        "default_test:\n  threshold: 0.4\ntests:\n"
-        "  - id: own\n    threshold: 0.9\n    vars: {input: alpha}\n" + HALF +
+        "threshold: 0.9\ndefault_test:\n  threshold: 0.4\ntests:\n"
+        "  - id: own\n    execution: {threshold: 0.9}\n    vars: {input: alpha}\n" + HALF +
         "  - id: inherited\n    vars: {input: alpha}\n" + HALF
     ))  # fmt: skip
     cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
