@@ -322,3 +322,22 @@ def test_a_missing_file_part_is_left_out_in_accord_as_in_agentv(
     assert "File not found: notes/gone.md" in printed
     assert "file content part not found: notes/gone.md" in stderr
     assert shutil.which("node")  # the comparison ran (the module skips without node)
+
+
+def test_the_object_form_of_repeat_is_refused_by_both(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """experiment.ts readRepeat throws on anything but a number ("The repeat object shape
+    has been removed"), as AgentV's showcase multi-model-benchmark writes it; accord refuses
+    it at its line (exit 2), before anything runs."""
+    suite = BUDGET.format(repeat="  repeat:\n    count: 2\n    strategy: pass_any\n")
+    root = tmp_path / "agentv"
+    path = project(root, suite)
+    done = subprocess.run(
+        ["node", str(AGENTV), "eval", "evals/suite.yaml", "-o", "out", "--no-cache"],
+        cwd=root, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "repeat object shape has been removed" in done.stdout + done.stderr
+    run = accord("eval", project(tmp_path / "accord", suite))
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "suite.yaml:6" in run.stderr and "evaluate_options.repeat is a positive" in run.stderr
+    assert not fake.requests and path.exists()
