@@ -35,6 +35,11 @@ CATALOG = """\
   api_key: "{{ env.FAKE_KEY }}"
   model: gpt-4o-mini
 - id: openai
+  label: other-llm
+  base_url: "{{ env.FAKE_URL }}"
+  api_key: "{{ env.FAKE_KEY }}"
+  model: gpt-4o-mini
+- id: openai
   label: grader
   base_url: "{{ env.FAKE_URL }}"
   api_key: "{{ env.FAKE_KEY }}"
@@ -163,6 +168,50 @@ def test_a_spent_budget_stops_the_tests_after_it_in_accord_as_in_agentv(
         assert asked == 2 and spent == ["Run budget exceeded ($0.0012 / $0.0010)"] * 3
     else:
         assert asked == 2 and spent == ["Run budget exceeded ($0.0012 / $0.0010)"] * 2
+
+
+ORDERED = """\
+name: budget-order
+providers: [llm, other-llm]
+evaluate_options:
+  budget_usd: 0.0025
+  max_concurrency: 1
+prompts: ["{{ input }}"]
+tests:
+  - id: a
+    assert: [{type: contains, value: "4"}]
+    vars: {input: What is 2+2?}
+  - id: b
+    execution: {threshold: 0.5}
+    assert: [{type: contains, value: "4"}]
+    vars: {input: What is 3+1?}
+  - id: c
+    assert: [{type: contains, value: "4"}]
+    vars: {input: What is 1+3?}
+"""
+
+
+def test_a_budget_stops_the_tests_agentv_would_start_last(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """One at a time, AgentV starts a file's tests provider by provider (run-eval.ts: the
+    providers share max_concurrency), and a provider's tests grouped by their bar
+    (groupTestsByRunPolicy: `b`'s execution.threshold makes a group of its own, run after
+    `a` and `c`). Each answer costs about $0.0006: five run, and the sixth AgentV would
+    start (other-llm's `b`) is the one stopped."""
+    rows, _printed = agentv(project(tmp_path / "agentv", ORDERED))
+    expected = {(r["test_id"], r["target"]): (r["execution_status"], r.get("error")) for r in rows}
+    got, _stderr = accord_run(project(tmp_path / "accord", ORDERED))
+    status = {"passed": "ok", "failed": "quality_failure", "error": "execution_error"}
+    providers = ["llm", "other-llm"]  # a case id's `.N`: its provider
+
+    def key(case_id: str) -> tuple[str, str]:
+        test, number = case_id.rsplit(".", 1)
+        return test, providers[int(number) - 1]
+
+    assert {key(k): (status[c["status"]], c.get("error")) for k, c in got.items()} == expected
+    stopped = [k for k, (s, _e) in expected.items() if s == "execution_error"]
+    assert stopped == [("b", "other-llm")], expected
+    # listed in the order they started, as AgentV lists them
+    assert [key(k) for k in got] == [(r["test_id"], r["target"]) for r in rows]
 
 
 THRESHOLDS = """\

@@ -12,12 +12,15 @@ already running finish.
 Here every target of the suite is wrapped by a `BudgetTarget` sharing one tracker: a case
 whose first answer is about to be asked when the spent total has reached the budget errors
 with AgentV's message; a case already started (a later trial) goes on; each answer's cost
-is added when it arrives. The tracker is kept per run, so a resumed run starts from
-nothing, as AgentV's `--resume` does (a new tracker for the tests still to run).
+is added when it arrives. The cases run (and are listed) in the order AgentV starts them
+(`dispatch_order`), so that one at a time the same tests are stopped. The tracker is kept
+per run, so a resumed run starts from nothing, as AgentV's `--resume` does (a new tracker
+for the tests still to run).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any, Literal
@@ -90,7 +93,8 @@ class BudgetTarget(Target):
 
 
 def budgeted(suite: Suite, budget: float) -> Suite:
-    """The suite with each target wrapped under one tracker of `budget` USD."""
+    """The suite with each target wrapped under one tracker of `budget` USD, its cases in
+    the order AgentV starts them (`dispatch_order`)."""
     import dataclasses
 
     tracker = Tracker(budget)
@@ -101,4 +105,31 @@ def budgeted(suite: Suite, budget: float) -> Suite:
         )
         wrapped._tracker = tracker
         targets[name] = wrapped
-    return dataclasses.replace(suite, targets=targets)
+    return dataclasses.replace(suite, targets=targets, cases=dispatch_order(suite.cases))
+
+
+def dispatch_order(cases: Sequence[Case]) -> list[Case]:
+    """The cases in the order AgentV starts them, which decides which ones a budget stops:
+    provider by provider (run-eval.ts runs a file's providers one after the other when its
+    concurrency is 1), and within a provider the tests grouped by their pass bar
+    (groupTestsByRunPolicy: one group per threshold, None apart from any number, in the
+    order each first appears, each group run after the one before), in file order within
+    a group."""
+
+    def provider(case: Case) -> str:
+        # a conversation's case runs on its provider's conversation target (agentv4.py)
+        return str(case.target).removesuffix(" (conversation)")
+
+    providers = list(dict.fromkeys(provider(c) for c in cases))
+    groups: dict[tuple[str, float | None], int] = {}
+    for index, case in enumerate(cases):
+        groups.setdefault((provider(case), case.pass_score), index)
+    ranked = sorted(
+        enumerate(cases),
+        key=lambda item: (
+            providers.index(provider(item[1])),
+            groups[(provider(item[1]), item[1].pass_score)],
+            item[0],
+        ),
+    )
+    return [case for _index, case in ranked]
