@@ -94,6 +94,24 @@ def test_a_run_accord_cannot_honour_is_refused_at_its_line(
     assert "s.eval.yaml:6:" in run.stderr and message in run.stderr, run.stderr
 
 
+def test_a_csv_rows_threshold_column_is_its_execution_threshold(tmp_path: Path) -> None:
+    # case-file-loader.ts: a row's __threshold becomes its execution.threshold
+    (tmp_path / "t.csv").write_text(
+        "input,__expected1,__expected2,__threshold\n"
+        "alpha,contains: alpha,contains: zeta,0.5\n"
+        "alpha,contains: alpha,contains: zeta,\n"
+    )
+    path = _write(tmp_path, "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
+                  "tests: file://t.csv\n")  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert [(c["score"], c["status"]) for c in cases.values()] == [
+        (0.5, "passed"),  # at its 0.5
+        (0.5, "failed"),  # at the default 0.8
+    ]
+    assert "not read by AgentV" not in run.stderr
+
+
 def test_default_test_threshold_is_the_bar_of_tests_without_their_own(tmp_path: Path) -> None:
     path = _write(tmp_path, (
         "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"

@@ -402,7 +402,11 @@ def threshold(loader: _Loader, item: _Test) -> float | None:
         line = item.line if item.file else loader.marks.find((*item.loc, *loc), key=True)[0]
         return f"{item.file or loader.path}:{line}" if line else str(item.file or loader.path)
 
-    if "threshold" in test:
+    if item.file is not None and item.file.suffix.lower() == ".csv" and "threshold" in test:
+        # a CSV row's __threshold is its execution.threshold (case-file-loader.ts)
+        test = {**test, "execution": {**(test.get("execution") or {}),
+                                      "threshold": test["threshold"]}}  # fmt: skip
+    elif "threshold" in test:
         loader.notes.append(
             f"{place('threshold')}: a test's own 'threshold' is not read by AgentV (its "
             "yaml-parser.ts reads execution.threshold and run.threshold), so it changes "
