@@ -308,6 +308,11 @@ def test_a_test_under_several_prompts_has_agentvs_ids(tmp_path: Path, fake: Fake
     assert set(got) == shown
     assert "sum__prompt_my-custom-id" in shown and "other__prompt_prompts-ask.txt" in shown
     assert len(shown) == 8 and all(c["status"] == "passed" for c in got.values())
+    # the ids of the results written with -o too
+    written = tmp_path / "results.json"
+    run = accord("eval", suites[1], "--cache", "off", "--format", "json", "-o", written)
+    assert run.exit_code == 0, run.stderr
+    assert {c["id"] for c in json.loads(written.read_text())["suites"][0]["cases"]} == shown
 
 
 GRADER = """\
