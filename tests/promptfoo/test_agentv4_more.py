@@ -289,3 +289,42 @@ def test_a_type_with_no_script_of_its_name_is_still_refused(tmp_path: Path) -> N
     run = accord("eval", path)
     assert run.exit_code == 2 and "Traceback" not in run.stderr
     assert "s.eval.yaml:8" in run.stderr and "'word-floor' is not supported" in run.stderr
+
+
+def test_a_budget_counts_what_a_python_provider_reports_it_cost(tmp_path: Path) -> None:
+    # a Python provider's `cost` (promptfoo's ProviderResponse.cost) is the answer's cost;
+    # one at a time, 0.4 each: three tests spend 1.2 >= 1, the fourth is not run
+    # (orchestrator.ts dispatchTest, RunBudgetTracker.isExceeded; the figures toFixed(4))
+    (tmp_path / "priced.py").write_text(
+        "def call_api(prompt, options, context):\n    return {'output': prompt, 'cost': 0.4}\n"
+    )
+    tests = "".join(f"  - id: t{n}\n    vars: {{input: alpha}}\n" + ASSERTS for n in range(1, 5))
+    path = _write(tmp_path, (
+        "name: t\nproviders: ['python:priced.py']\nprompts: ['{{ input }}']\n"
+        "evaluate_options:\n  budget_usd: 1\n  max_concurrency: 1\ntests:\n" + tests
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert {k: (c["status"], c["error"]) for k, c in cases.items()} == {
+        "t1": ("passed", None),
+        "t2": ("passed", None),
+        "t3": ("passed", None),
+        "t4": ("error", "Run budget exceeded ($1.2000 / $1.0000)"),
+    }
+    assert run.exit_code == 1  # an errored case, by accord's exit codes
+
+
+def test_a_promptfoo_cost_assertion_reads_a_python_providers_cost(tmp_path: Path) -> None:
+    # promptfoo's cost assertion (assertions/cost.ts): the provider's cost at most threshold
+    (tmp_path / "priced.py").write_text(
+        "def call_api(prompt, options, context):\n    return {'output': prompt, 'cost': 0.02}\n"
+    )
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['{{ input }}']\nproviders: ['python:priced.py']\ntests:\n"
+        "  - vars: {input: a}\n    assert: [{type: cost, threshold: 0.05}]\n"
+        "  - vars: {input: b}\n    assert: [{type: cost, threshold: 0.01}]\n"
+    )
+    (tmp_path / "config.yml").write_text("")
+    run = accord("eval", tmp_path / "promptfooconfig.yaml", "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert [c["status"] for c in cases.values()] == ["passed", "failed"]
