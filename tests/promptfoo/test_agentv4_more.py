@@ -94,6 +94,19 @@ def test_a_run_accord_cannot_honour_is_refused_at_its_line(
     assert "s.eval.yaml:6:" in run.stderr and message in run.stderr, run.stderr
 
 
+def test_a_tests_execution_workspace_or_unknown_key_is_refused(tmp_path: Path) -> None:
+    # yaml-parser.ts: execution.workspace "has been removed from eval YAML"; a key out of
+    # KNOWN_TEST_EXECUTION_FIELDS "is not supported"
+    for execution in ("{workspace: w}", "{retries: 2}"):
+        path = _write(tmp_path, (
+            "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
+            f"  - id: one\n    execution: {execution}\n    vars: {{input: alpha}}\n" + HALF
+        ))  # fmt: skip
+        run = accord("eval", path)
+        assert run.exit_code == 2 and "Traceback" not in run.stderr
+        assert "s.eval.yaml:6:" in run.stderr and "of a test's execution is not" in run.stderr
+
+
 def test_a_csv_rows_threshold_column_is_its_execution_threshold(tmp_path: Path) -> None:
     # case-file-loader.ts: a row's __threshold becomes its execution.threshold
     (tmp_path / "t.csv").write_text(

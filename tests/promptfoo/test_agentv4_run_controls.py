@@ -227,7 +227,7 @@ tests:
     assert: [{type: contains, value: "4"}, {type: contains, value: "zzz"}]
     vars: {input: a}
   - id: execution
-    execution: {threshold: 0.4}
+    execution: {threshold: 0.4, cache: false, fail_on_error: true}
     assert: [{type: contains, value: "4"}, {type: contains, value: "zzz"}]
     vars: {input: b}
   - id: run-over-execution
@@ -258,7 +258,8 @@ def test_a_tests_execution_and_run_threshold_decide_in_accord_as_in_agentv(
 ) -> None:
     """yaml-parser.ts: a test's bar is execution.threshold (a number in [0, 1], else
     ignored) with run.threshold over it (mergeRunOverrides); a test's own `threshold` key is
-    not read; run-eval.ts resolveEffectiveRunPolicy falls back to default_test's threshold
+    not read, nor execution's cache and fail_on_error (KNOWN_TEST_EXECUTION_FIELDS lets them
+    through); run-eval.ts resolveEffectiveRunPolicy falls back to default_test's threshold
     (over the file's)."""
     rows, _printed = agentv(project(tmp_path / "agentv", THRESHOLDS))
     expected = agentv_verdicts(rows)
@@ -269,6 +270,8 @@ def test_a_tests_execution_and_run_threshold_decide_in_accord_as_in_agentv(
         "execution-out-of-range": "failed", "run-zero": "passed", "inherited": "passed",
     }  # fmt: skip
     assert "a test's own 'threshold' is not read by AgentV" in stderr
+    # keys AgentV lets through and never reads: said, not refused
+    assert "AgentV accepts a test's execution.cache and does not read it" in stderr
 
 
 PROMPTS = """\

@@ -365,7 +365,14 @@ def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int
             loader.issue(at, "a test's execution is a mapping (skip_defaults)", **where)
         else:
             for key in execution:
-                if key not in ("skip_defaults", "threshold"):
+                if key in UNREAD_EXECUTION:
+                    line = item.line if item.file else loader.marks.find((*at, key), key=True)[0]
+                    loader.notes.append(
+                        f"{item.file or loader.path}:{line}: AgentV accepts a test's "
+                        f"execution.{key} and does not read it (yaml-parser.ts), so it changes "
+                        "nothing here either"
+                    )
+                elif key not in ("skip_defaults", "threshold"):
                     loader.issue((*at, key), f"'{key}' of a test's execution is not supported "
                                  "by accord (it reads skip_defaults and threshold): remove it",
                                  key=True, **where)  # fmt: skip
@@ -385,6 +392,9 @@ def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int
     return out
 
 
+# keys of a test's `execution` AgentV's yaml-parser.ts lets through (KNOWN_TEST_EXECUTION_FIELDS)
+# and reads nowhere
+UNREAD_EXECUTION = ("cache", "trials", "budget_usd", "budgetUsd", "fail_on_error", "failOnError")
 # experiment.ts normalizeExperimentRunOverride: the keys of a test's `run`
 RUN_KEYS = ("threshold", "repeat", "timeout_seconds", "timeoutSeconds", "budget_usd", "budgetUsd")
 
