@@ -346,6 +346,12 @@ def test_a_files_defaults_grader_is_the_judge_in_accord_as_in_agentv(
     ours = [r for r in fake.requests if r.get("model") != "gpt-4o-mini"]
     assert {r["model"] for r in judged} == {r["model"] for r in ours} == {"strict-judge"}
     assert [r["messages"] for r in ours] == [r["messages"] for r in judged]
+    # the command line's judge wins, as AgentV's --grader-provider does
+    fake.requests.clear()
+    suite = tmp_path / "accord" / "evals" / "suite.yaml"
+    run = accord("eval", suite, "--cache", "off", "--judge-model", "grader")
+    assert run.exit_code == 0, run.stderr
+    assert {r["model"] for r in fake.requests if r["model"] != "gpt-4o-mini"} == {"fake-model"}
 
 
 MISSING = """\
