@@ -404,3 +404,23 @@ def test_the_object_form_of_repeat_is_refused_by_both(tmp_path: Path, fake: Fake
     assert run.exit_code == 2 and "Traceback" not in run.stderr
     assert "suite.yaml:6" in run.stderr and "evaluate_options.repeat is a positive" in run.stderr
     assert not fake.requests and path.exists()
+
+
+def test_two_prompts_giving_a_test_one_id_are_refused_by_both(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """Two prompts of one text give a test the same id; orchestrator.ts
+    validateDependencyGraph errors the run ("Duplicate test ID ..."), accord refuses the
+    file at the test's line before anything runs."""
+    suite = (
+        'name: twice\nproviders: [llm]\nprompts: ["Ask {{ input }}", "Ask {{ input }}"]\n'
+        "tests:\n  - id: sum\n    assert: [{type: contains, value: '4'}]\n"
+        "    vars: {input: What is 2+2?}\n"
+    )
+    _rows, printed = agentv(project(tmp_path / "agentv", suite))
+    assert "Duplicate test ID 'sum__prompt_prompt-" in printed
+    fake.requests.clear()
+    run = accord("eval", project(tmp_path / "accord", suite))
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "suite.yaml:5:" in run.stderr and "test id 'sum__prompt_prompt-" in run.stderr
+    assert "Duplicate test ID" in run.stderr and not fake.requests

@@ -147,6 +147,7 @@ def build(
         {"raw": p.raw, "label": p.label, "id": prompt_id(p), "provider": name} for name, p in pairs
     ]
     cases: list[Case] = []
+    owners: list[_Test] = []  # each case's test
     test_index = 0
     for item in tests:
         test = plain(_merged(item.test, default, loader.trailing))
@@ -227,9 +228,28 @@ def build(
                 if len(cases) == first:
                     _check_embeddings(loader, item, case)
                 cases.append(dataclasses.replace(case, digest=case_digest(case)))
+                owners.append(item)
                 column += 1
             test_index += 1
+    if loader.dialect == "agentv4":
+        _unique_ids(loader, cases, owners)
     return cases, columns
+
+
+def _unique_ids(loader: _Loader, cases: list[Case], owners: list[_Test]) -> None:
+    """AgentV refuses a file two of whose tests have one id (orchestrator.ts
+    validateDependencyGraph, "Duplicate test ID"), the ids under several prompts included;
+    each case names the test it comes from (`owners`)."""
+    seen: set[str] = set()
+    for case, item in zip(cases, owners, strict=True):
+        if case.id in seen:
+            where: dict[str, Any] = {"file": item.file, "line": item.line} if item.file else {}
+            loader.issue(item.loc, f"test id '{case.id}' names two cases (AgentV refuses it: "
+                         "'Duplicate test ID'): give each test, and each prompt, its own id "
+                         "(a var listing several values makes a case of each)",
+                         **where)  # fmt: skip
+            return
+        seen.add(case.id)
 
 
 def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:
