@@ -9,6 +9,7 @@ test_agentv4_differential.py, whose judge fails some rubrics this one passes."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -194,7 +195,12 @@ def test_environment_env_reaches_the_provider_process_as_data_and_workdir_runs_i
             "extensions:\n  - file://hooks.ts:beforeAll\n",
             ["s.eval.yaml:5", "TypeScript lifecycle hook", "remove it"],
         ),
-        ("defaults: {grader: x}\n", ["s.eval.yaml:4", "defaults.grader", "not supported"]),
+        # a label of no catalog, a provider that is no model: no judge to ask
+        (
+            "defaults: {grader: x}\n",
+            ["s.eval.yaml:4", "defaults.grader", "no .agentv/providers.yaml defines it"],
+        ),
+        ("defaults: {grader: echo}\n", ["s.eval.yaml:4", "'echo' is not a model"]),
         ("colour: red\n", ["s.eval.yaml:4", "unknown key 'colour'"]),
     ],
 )
@@ -316,7 +322,7 @@ def test_evaluate_options_repeat_runs_every_trial_and_scores_the_best_as_agentv(
     [
         ("  repeat:\n    count: 2\n", 5, "positive integer"),  # AgentV refuses it too
         ("  max_concurrency: 80\n", 5, "from 1 to 50"),
-        ("  budget_usd: 1\n", 5, "budget_usd"),
+        ("  budget_usd: 0\n", 5, "budget_usd is a positive number"),
         ("  retries: 1\n", 5, "unknown key 'retries'"),
     ],
 )
@@ -336,10 +342,11 @@ def test_evaluate_options_accord_cannot_honour_are_refused_at_their_line(
         ("../secret.md", ["s.eval.yaml:13", "outside the project root"]),
         ("/SECRET", ["s.eval.yaml:13", "outside the project root"]),
         ("link.md", ["s.eval.yaml:13", "outside the project root"]),
-        ("missing.md", ["s.eval.yaml:13", "file content part not found: missing.md (tried "]),
+        # missing, and leaving the project from the eval file's folder: refused all the same
+        ("../gone.md", ["s.eval.yaml:13", "outside the project root"]),
     ],
 )
-def test_a_file_content_part_outside_the_project_or_missing_is_refused_at_its_line(
+def test_a_file_content_part_outside_the_project_is_refused_at_its_line(
     tmp_path: Path, fake_llm: FakeOpenAI, value: str, parts: list[str]
 ) -> None:
     (tmp_path / "secret.md").write_text("the secret text\n")
@@ -356,6 +363,38 @@ def test_a_file_content_part_outside_the_project_or_missing_is_refused_at_its_li
     run = accord("eval", path)
     _refused(run, *parts)
     assert "the secret text" not in run.stdout + run.stderr
+
+
+def test_a_missing_file_content_part_is_left_out_with_a_warning_and_the_run_goes_on(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """message-processor.ts processMessages: a file part whose file is not found is logged
+    ("File not found: PATH", with the paths tried) and `continue`d past, so the message
+    keeps its other parts; the test runs."""
+    (tmp_path / ".git").mkdir()
+    path = _write(tmp_path, fake_llm, HEAD.replace("[echo]", "['python:show.py']") + (
+        "tests:\n  - id: a\n    vars:\n      input:\n        - role: user\n"
+        "          content:\n            - type: text\n              value: Read this\n"
+        "            - type: file\n              value: notes/missing.md\n"
+        "    assert:\n      - type: contains\n        value: Read this\n"
+    ))  # fmt: skip
+    # the provider answers with the messages it was sent
+    (tmp_path / "show.py").write_text(
+        "def call_api(prompt, options, context):\n    return {'output': prompt}\n"
+    )
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    warning = next(line for line in run.stderr.splitlines() if "missing.md" in line)
+    assert warning.startswith("warning: ") and "s.eval.yaml:13" in warning, warning
+    assert "file content part not found: notes/missing.md" in warning
+    assert str(tmp_path / "notes" / "missing.md") in warning  # a path it tried
+    assert warning.count("missing.md") >= 2 and "left out" in warning
+    (case,) = run.suite()["cases"]
+    assert case["status"] == "passed"
+    # the message kept its text part and lost the file part
+    text_only = [{"role": "user", "content": [{"type": "text", "value": "Read this"}]}]
+    assert json.loads(case["output"]) == text_only
 
 
 def test_a_file_content_part_reaches_the_model_and_the_judge_as_its_tagged_text(

@@ -38,29 +38,98 @@ HALF = ASSERTS + "      - {type: contains, value: zeta}\n"
 def test_tests_of_one_file_pass_each_at_its_own_threshold(tmp_path: Path) -> None:
     path = _write(tmp_path, (
         "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
-        "  - id: low\n    threshold: 0.5\n    vars: {input: alpha}\n" + HALF +
-        "  - id: high\n    threshold: 0.6\n    vars: {input: alpha}\n" + HALF +
-        "  - id: zero\n    threshold: 0\n    vars: {input: alpha}\n" + HALF +
+        "  - id: low\n    execution: {threshold: 0.5}\n    vars: {input: alpha}\n" + HALF +
+        "  - id: high\n    execution: {threshold: 0.6}\n    vars: {input: alpha}\n" + HALF +
+        "  - id: zero\n    run: {threshold: 0}\n    vars: {input: alpha}\n" + HALF +
+        "  - id: run-wins\n    execution: {threshold: 0.4}\n    run: {threshold: 0.6}\n"
+        "    vars: {input: alpha}\n" + HALF +
+        "  - id: out-of-range\n    execution: {threshold: 7}\n    vars: {input: alpha}\n" + HALF +
+        "  - id: own-key\n    threshold: 0.1\n    vars: {input: alpha}\n" + HALF +
         "  - id: none\n    vars: {input: alpha}\n" + HALF
     ))  # fmt: skip
-    cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    cases = _cases(run)
     assert {k: (c["score"], c["status"]) for k, c in cases.items()} == {
-        # run-eval.ts resolveEffectiveRunPolicy: cli ?? run ?? test.threshold ?? suite default;
+        # yaml-parser.ts: caseThreshold is execution.threshold when a number in [0, 1]; the
+        # test's `run` (normalizeRunOverride) merged over it (mergeRunOverrides: run wins);
+        # run-eval.ts resolveEffectiveRunPolicy: cli ?? run ?? test ?? suite default;
         # orchestrator.ts classifyQualityStatus: score >= threshold passes
         "low": (0.5, "passed"),
         "high": (0.5, "failed"),
         # `??` keeps a 0: every score reaches it
         "zero": (0.5, "passed"),
+        "run-wins": (0.5, "failed"),
+        # out of [0, 1]: ignored; a test's own top-level `threshold` is never read
+        "out-of-range": (0.5, "failed"),
+        "own-key": (0.5, "failed"),
         # no threshold anywhere: DEFAULT_THRESHOLD 0.8 (classifyQualityStatus's default)
         "none": (0.5, "failed"),
     }
+    # neither is silent: a warning names each line
+    assert "s.eval.yaml:31: execution.threshold 7 is not a number from 0 to 1" in run.stderr
+    assert "s.eval.yaml:37: a test's own 'threshold' is not read by AgentV" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("run_", "message"),
+    [
+        ("{threshold: 2}", "run.threshold is a number from 0 to 1"),
+        ("{retries: 2}", "unknown key 'retries' in a test's run"),
+        ("{repeat: 2}", "run.repeat (this test's own repeat) is not supported"),
+        ("{budget_usd: 1}", "run.budget_usd (this test's own budget) is not"),
+    ],
+)
+def test_a_run_accord_cannot_honour_is_refused_at_its_line(
+    tmp_path: Path, run_: str, message: str
+) -> None:
+    # experiment.ts normalizeExperimentRunOverride throws on an unknown key and on a
+    # threshold out of [0, 1]; repeat, timeout_seconds and budget_usd of one test AgentV
+    # runs in a group of its own, which accord does not
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
+        f"  - id: one\n    run: {run_}\n    vars: {{input: alpha}}\n" + HALF
+    ))  # fmt: skip
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "s.eval.yaml:6:" in run.stderr and message in run.stderr, run.stderr
+
+
+def test_a_tests_execution_workspace_or_unknown_key_is_refused(tmp_path: Path) -> None:
+    # yaml-parser.ts: execution.workspace "has been removed from eval YAML"; a key out of
+    # KNOWN_TEST_EXECUTION_FIELDS "is not supported"
+    for execution in ("{workspace: w}", "{retries: 2}"):
+        path = _write(tmp_path, (
+            "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n"
+            f"  - id: one\n    execution: {execution}\n    vars: {{input: alpha}}\n" + HALF
+        ))  # fmt: skip
+        run = accord("eval", path)
+        assert run.exit_code == 2 and "Traceback" not in run.stderr
+        assert "s.eval.yaml:6:" in run.stderr and "of a test's execution is not" in run.stderr
+
+
+def test_a_csv_rows_threshold_column_is_its_execution_threshold(tmp_path: Path) -> None:
+    # case-file-loader.ts: a row's __threshold becomes its execution.threshold
+    (tmp_path / "t.csv").write_text(
+        "input,__expected1,__expected2,__threshold\n"
+        "alpha,contains: alpha,contains: zeta,0.5\n"
+        "alpha,contains: alpha,contains: zeta,\n"
+    )
+    path = _write(tmp_path, "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
+                  "tests: file://t.csv\n")  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert [(c["score"], c["status"]) for c in cases.values()] == [
+        (0.5, "passed"),  # at its 0.5
+        (0.5, "failed"),  # at the default 0.8
+    ]
+    assert "not read by AgentV" not in run.stderr
 
 
 def test_default_test_threshold_is_the_bar_of_tests_without_their_own(tmp_path: Path) -> None:
     path = _write(tmp_path, (
         "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\n"
-        "default_test:\n  threshold: 0.4\ntests:\n"
-        "  - id: own\n    threshold: 0.9\n    vars: {input: alpha}\n" + HALF +
+        "threshold: 0.9\ndefault_test:\n  threshold: 0.4\ntests:\n"
+        "  - id: own\n    execution: {threshold: 0.9}\n    vars: {input: alpha}\n" + HALF +
         "  - id: inherited\n    vars: {input: alpha}\n" + HALF
     ))  # fmt: skip
     cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
@@ -257,3 +326,42 @@ def test_a_not_prefix_agentv_does_not_read_is_refused_and_negate_scores_as_agent
                                              "        negate: true"))  # fmt: skip
     cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
     assert (cases["one"]["score"], cases["one"]["status"]) == (1.0, "passed")
+
+
+def test_a_budget_counts_what_a_python_provider_reports_it_cost(tmp_path: Path) -> None:
+    # a Python provider's `cost` (promptfoo's ProviderResponse.cost) is the answer's cost;
+    # one at a time, 0.4 each: three tests spend 1.2 >= 1, the fourth is not run
+    # (orchestrator.ts dispatchTest, RunBudgetTracker.isExceeded; the figures toFixed(4))
+    (tmp_path / "priced.py").write_text(
+        "def call_api(prompt, options, context):\n    return {'output': prompt, 'cost': 0.4}\n"
+    )
+    tests = "".join(f"  - id: t{n}\n    vars: {{input: alpha}}\n" + ASSERTS for n in range(1, 5))
+    path = _write(tmp_path, (
+        "name: t\nproviders: ['python:priced.py']\nprompts: ['{{ input }}']\n"
+        "evaluate_options:\n  budget_usd: 1\n  max_concurrency: 1\ntests:\n" + tests
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert {k: (c["status"], c["error"]) for k, c in cases.items()} == {
+        "t1": ("passed", None),
+        "t2": ("passed", None),
+        "t3": ("passed", None),
+        "t4": ("error", "Run budget exceeded ($1.2000 / $1.0000)"),
+    }
+    assert run.exit_code == 1  # an errored case, by accord's exit codes
+
+
+def test_a_promptfoo_cost_assertion_reads_a_python_providers_cost(tmp_path: Path) -> None:
+    # promptfoo's cost assertion (assertions/cost.ts): the provider's cost at most threshold
+    (tmp_path / "priced.py").write_text(
+        "def call_api(prompt, options, context):\n    return {'output': prompt, 'cost': 0.02}\n"
+    )
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['{{ input }}']\nproviders: ['python:priced.py']\ntests:\n"
+        "  - vars: {input: a}\n    assert: [{type: cost, threshold: 0.05}]\n"
+        "  - vars: {input: b}\n    assert: [{type: cost, threshold: 0.01}]\n"
+    )
+    (tmp_path / "config.yml").write_text("")
+    run = accord("eval", tmp_path / "promptfooconfig.yaml", "--format", "json", "--cache", "off")
+    cases = _cases(run)
+    assert [c["status"] for c in cases.values()] == ["passed", "failed"]

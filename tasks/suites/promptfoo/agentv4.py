@@ -10,7 +10,8 @@
 - providers named by label from the nearest `.agentv/providers.yaml` (the project's provider
   catalog, agentv_catalog.py); an entry must be one accord runs (echo, exec:, python:, a
   model id, or AgentV's openai/anthropic/openrouter/gemini);
-- `evaluate_options`: `repeat` as trials scored as AgentV's pass_any, `max_concurrency`;
+- `evaluate_options`: `repeat` as trials scored as AgentV's pass_any, `max_concurrency`,
+  `budget_usd` (agentv_budget.py);
 - `{{ env.NAME }}` anywhere in the file, rendered from the process environment at load
   (interpolation.ts);
 - `environment` (loaders/environment-recipe.ts): a `host` recipe's `workdir` is where
@@ -60,12 +61,12 @@ NOT_SUPPORTED = {
 # conversation_id: a label AgentV carries into its results (orchestrator.ts), kept in the
 # case's metadata with the rest of the test
 TEST_KEYS = {"id", "description", "vars", "assert", "options", "threshold", "metadata",
-             "conversation_id", "execution",
+             "conversation_id", "execution", "run",
              # a conversation (agentv_conversation.py)
              "mode", "turns", "aggregation", "on_turn_failure", "window_size"}  # fmt: skip
 NOT_SUPPORTED_TEST = {
     "provider", "providers", "prompts", "input_files", "assert_scoring_function",
-    "run", "environment", "suite", "depends_on", "on_dependency_failure",
+    "environment", "suite", "depends_on", "on_dependency_failure",
 }  # fmt: skip
 # top-level keys of AgentV 4 files that no promptfoo config has
 AGENTV_KEYS = ("name", "environment", "governance", "default_test", "assert", "threshold",
@@ -122,6 +123,11 @@ def load(source: Source, request: Request) -> list[Suite]:
     if request.max_concurrency is None and isinstance(concurrency, int):
         suite = dataclasses.replace(suite, max_concurrency=concurrency)
     suite = _conversations(suite)
+    budget = options.get("budget_usd")
+    if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
+        from accord.tasks.suites.promptfoo.agentv_budget import budgeted
+
+        suite = budgeted(suite, float(budget))
     notes = _skip_notes(source, data)
     if notes:
         suite = dataclasses.replace(suite, notes=(*suite.notes, *notes))
@@ -130,8 +136,8 @@ def load(source: Source, request: Request) -> list[Suite]:
 
 def _evaluate_options(loader: _Loader, value: Any) -> None:
     """AgentV's evaluate_options (config-loader.ts, experiment.ts readRepeat): `repeat` a
-    positive integer, `max_concurrency` an integer from 1 to 50. `budget_usd` (a cost after
-    which AgentV stops starting tests) is refused: accord has no such budget."""
+    positive integer, `max_concurrency` an integer from 1 to 50, `budget_usd` a positive
+    number (the cost after which no further test starts: agentv_budget.py)."""
     if value is None:
         return
     where: Loc = ("evaluate_options",)
@@ -149,13 +155,12 @@ def _evaluate_options(loader: _Loader, value: Any) -> None:
                 loader.issue(at, "evaluate_options.max_concurrency is an integer from 1 to 50",
                              key=True)  # fmt: skip
         elif key == "budget_usd":
-            loader.issue(at, "evaluate_options.budget_usd (stop starting tests once the run "
-                         "cost this much) is not supported by accord: remove it, and bound "
-                         "cost with --max-concurrency and the models' rpm/tpm limits",
-                         key=True)  # fmt: skip
+            if isinstance(option, bool) or not isinstance(option, int | float) or option <= 0:
+                loader.issue(at, "evaluate_options.budget_usd is a positive number (USD)",
+                             key=True)  # fmt: skip
         else:
             loader.issue(at, f"unknown key '{key}' in evaluate_options: known keys: "
-                         "max_concurrency, repeat", key=True)  # fmt: skip
+                         "budget_usd, max_concurrency, repeat", key=True)  # fmt: skip
 
 
 FRONTEND = FrontEnd(
@@ -365,9 +370,16 @@ def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int
             loader.issue(at, "a test's execution is a mapping (skip_defaults)", **where)
         else:
             for key in execution:
-                if key != "skip_defaults":
+                if key in UNREAD_EXECUTION:
+                    line = item.line if item.file else loader.marks.find((*at, key), key=True)[0]
+                    loader.notes.append(
+                        f"{item.file or loader.path}:{line}: AgentV accepts a test's "
+                        f"execution.{key} and does not read it (yaml-parser.ts), so it changes "
+                        "nothing here either"
+                    )
+                elif key not in ("skip_defaults", "threshold"):
                     loader.issue((*at, key), f"'{key}' of a test's execution is not supported "
-                                 "by accord (it reads skip_defaults only): remove it",
+                                 "by accord (it reads skip_defaults and threshold): remove it",
                                  key=True, **where)  # fmt: skip
             skip = execution.get("skip_defaults") is True
     out: list[tuple[int, Any]] = []
@@ -383,6 +395,71 @@ def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int
             elif not skipped_rubric(entry):
                 out.append((index, entry))
     return out
+
+
+# keys of a test's `execution` AgentV's yaml-parser.ts lets through (KNOWN_TEST_EXECUTION_FIELDS)
+# and reads nowhere
+UNREAD_EXECUTION = ("cache", "trials", "budget_usd", "budgetUsd", "fail_on_error", "failOnError")
+# experiment.ts normalizeExperimentRunOverride: the keys of a test's `run`
+RUN_KEYS = ("threshold", "repeat", "timeout_seconds", "timeoutSeconds", "budget_usd", "budgetUsd")
+
+
+def threshold(loader: _Loader, item: _Test) -> float | None:
+    """A test's own pass bar as AgentV reads it (yaml-parser.ts: `execution.threshold`
+    when a number from 0 to 1, else ignored; `run.threshold` over it, refused when not
+    such a number, as normalizeExperimentRunOverride refuses it); None: the file's default
+    (run-eval.ts resolveEffectiveRunPolicy). AgentV does not read a test's own top-level
+    `threshold`: it changes nothing here either, with a warning."""
+    test = item.test
+    where: dict[str, Any] = {"file": item.file, "line": item.line} if item.file else {}
+
+    def place(*loc: Any) -> str:
+        line = item.line if item.file else loader.marks.find((*item.loc, *loc), key=True)[0]
+        return f"{item.file or loader.path}:{line}" if line else str(item.file or loader.path)
+
+    if item.file is not None and item.file.suffix.lower() == ".csv" and "threshold" in test:
+        # a CSV row's __threshold is its execution.threshold (case-file-loader.ts)
+        test = {**test, "execution": {**(test.get("execution") or {}),
+                                      "threshold": test["threshold"]}}  # fmt: skip
+    elif "threshold" in test:
+        loader.notes.append(
+            f"{place('threshold')}: a test's own 'threshold' is not read by AgentV (its "
+            "yaml-parser.ts reads execution.threshold and run.threshold), so it changes "
+            "nothing here either: write 'execution: {threshold: N}'"
+        )
+    found: float | None = None
+    execution = test.get("execution")
+    value = execution.get("threshold") if isinstance(execution, dict) else None
+    if value is not None:
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+            found = float(value)
+        else:
+            loader.notes.append(f"{place('execution', 'threshold')}: execution.threshold "
+                                f"{value!r} is not a number from 0 to 1, so AgentV ignores it, "
+                                "and so does accord")  # fmt: skip
+    run = test.get("run")
+    if run is None:
+        return found
+    at = (*item.loc, "run")
+    if not isinstance(run, dict):
+        loader.issue(at, "a test's run is a mapping (threshold)", **where)
+        return found
+    for key in run:
+        if key not in RUN_KEYS:
+            loader.issue((*at, key), f"unknown key '{key}' in a test's run: AgentV's are "
+                         "threshold, repeat, timeout_seconds, budget_usd", key=True,
+                         **where)  # fmt: skip
+        elif key != "threshold":
+            loader.issue((*at, key), f"run.{key} (this test's own {key.split('_')[0]}) is not "
+                         "supported by accord: remove it (evaluate_options sets the file's)",
+                         key=True, **where)  # fmt: skip
+    value = run.get("threshold")
+    if value is None:
+        return found
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        loader.issue((*at, "threshold"), "run.threshold is a number from 0 to 1", **where)
+        return found
+    return float(value)
 
 
 def skipped_rubric(entry: Any) -> bool:

@@ -12,13 +12,16 @@
   found as a default_test file is (message-processor.ts, file-resolver.ts; an absolute path
   inside the project as it is), sent to the model and quoted to the judge as AgentV's
   prompt-builder.ts and segment-formatter.ts write it in 'lm' mode (`<file path="PATH">`).
-  Where AgentV warns of a missing file and drops the part, accord refuses the file at the
-  part's line, as it refuses one outside the project.
+  A missing file is left out of the message with a warning naming the eval file, the
+  part's line and the paths tried, as AgentV warns and leaves it out; a path leaving the
+  project is refused at the part's line.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,12 +109,20 @@ def prompts(loader: _Loader, value: Any) -> Any:
     `{raw, label}` the promptfoo loader reads; other entries as they are."""
     entries = value if isinstance(value, list) else [value]
     out: list[Any] = []
+    loader.agentv_prompt_ids = []
     for index, entry in enumerate(entries):
         loc = ("prompts", index) if isinstance(value, list) else ("prompts",)
+        if isinstance(entry, str) and entry.startswith("file://"):
+            # AgentV reads the whole file as one prompt (readPromptFile), labelled and
+            # identified by its path as written
+            entry = {"file": entry}
         if not isinstance(entry, dict) or not ({"file", "prompt"} & entry.keys()):
             out.append(entry)
+            loader.agentv_prompt_ids.append(_prompt_identity(entry))
             continue
         label = entry.get("label")
+        given = entry.get("id")
+        explicit = given.strip() if isinstance(given, str) else None
         extra = sorted(set(entry) - {"id", "label", "file", "prompt"})
         for key in extra:
             loader.issue((*loc, key), f"'{key}' beside '{'file' if 'file' in entry else 'prompt'}'"
@@ -127,6 +138,7 @@ def prompts(loader: _Loader, value: Any) -> Any:
             text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
             shown = reference.removeprefix("file://").lstrip("/\\")
             out.append({"raw": text, "label": label if label else shown})
+            loader.agentv_prompt_ids.append(explicit or shown)
         else:
             text = entry["prompt"]
             if not isinstance(text, str):
@@ -134,13 +146,53 @@ def prompts(loader: _Loader, value: Any) -> Any:
                              "not read a chat message list in it: write it in a file)")  # fmt: skip
                 continue
             out.append({"raw": text, **({"label": label} if label else {})})
+            loader.agentv_prompt_ids.append(explicit or f"string-{_digest(text)}")
     return out if isinstance(value, list) else out[0] if out else value
+
+
+def _digest(value: Any) -> str:
+    """yaml-parser.ts stablePromptId: the sha256 of the value's JSON, its first 12 digits
+    (JSON as JavaScript's JSON.stringify writes it: no spaces, non-ASCII as it is)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _prompt_identity(entry: Any) -> str:
+    """The id AgentV gives a prompt written as text or as `{raw}` (yaml-parser.ts
+    parsePromptDefinition): `prompt-HASH` for text, its own `id`, else `string-HASH` of
+    the raw text; other forms the loader refuses."""
+    if isinstance(entry, str):
+        return f"prompt-{_digest(entry)}"
+    if isinstance(entry, dict):
+        explicit = entry.get("id")
+        if isinstance(explicit, str) and explicit.strip() and entry.get("raw") is not None:
+            return explicit.strip()
+        if isinstance(entry.get("raw"), str):
+            return f"string-{_digest(entry['raw'])}"
+        if isinstance(explicit, str) and explicit.strip():
+            return explicit.strip()
+    return f"prompt-{_digest(entry)}"
+
+
+# yaml-parser.ts safePromptId: each run of other characters one '-', none at either end,
+# at most 48 characters (an id left empty is its hash)
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def case_id(test_id: str, prompt_id: str) -> str:
+    """A test's id under one of several prompts (yaml-parser.ts expandPromptMatrix):
+    `ID__prompt_PROMPTID`, the prompt's id made safe."""
+    safe = _UNSAFE.sub("-", prompt_id.strip()).strip("-")
+    return f"{test_id}__prompt_{safe[:48] if safe else _digest(prompt_id)}"
 
 
 def defaults(loader: _Loader, value: Any) -> None:
     """A file's `defaults`: AgentV reads its `provider` and `grader` only (yaml-parser.ts
-    extractSuiteDefaults), and nothing else in it changes a run; those two pick catalog
-    labels accord does not choose that way, so they are refused; `target` AgentV refuses."""
+    extractSuiteDefaults), and nothing else in it changes a run; `target` AgentV refuses.
+    `grader` is the label of the catalog's provider that judges (run-eval.ts: the file's
+    `defaults.grader` over .agentv/config.yaml's, --grader-provider over both): here the
+    judge, the catalog entry as a model (`--judge-model` still wins). `provider` is
+    refused."""
     if value is None:
         return
     if not isinstance(value, dict):
@@ -153,10 +205,37 @@ def defaults(loader: _Loader, value: Any) -> None:
         loader.issue(("defaults", "provider"), "defaults.provider (the provider of a file "
                      "without 'providers') is not supported by accord: list it in 'providers'",
                      key=True)  # fmt: skip
-    if "grader" in value:
-        loader.issue(("defaults", "grader"), "defaults.grader (the grader's catalog label) is "
-                     "not supported by accord: set defaults.judge_model in config.yml",
-                     key=True)  # fmt: skip
+    label = value.get("grader")
+    if label is None:
+        return
+    if not isinstance(label, str) or not label.strip():
+        loader.issue(("defaults", "grader"), "defaults.grader is the label of a provider of "
+                     ".agentv/providers.yaml")  # fmt: skip
+        return
+    loader.judge = _grader(loader, label.strip())
+
+
+def _grader(loader: _Loader, label: str) -> Any:
+    """The model a `defaults.grader` label names in the catalog, or None (reported)."""
+    from accord.tasks.suites.promptfoo import agentv_catalog
+    from accord.tasks.suites.promptfoo.providers import ProviderProblem, build_target
+
+    loc: Loc = ("defaults", "grader")
+    found: dict[str, Any] | None = {"id": label}
+    if not agentv_catalog.RUNNABLE.match(label):
+        found = agentv_catalog._catalog_entry(loader, label, loc)
+    if found is None:
+        return None  # the catalog's problem is reported
+    name = f"promptfoo:{label} (grader)"
+    try:
+        _target, model = build_target(found, loader.base, loader.root, name, env=loader.env)
+    except ProviderProblem as exc:
+        loader.issue(loc, f"defaults.grader '{label}': {exc.message}")
+        return None
+    if model is None:
+        loader.issue(loc, f"defaults.grader '{label}' is not a model (a grader asks a model "
+                     "its judge prompt): name a model provider of the catalog")  # fmt: skip
+    return model
 
 
 def inline_files(
@@ -165,8 +244,9 @@ def inline_files(
     """The vars with each file content part of the prompt's messages (`{type: file, value:
     PATH}`, the prompt being one var of messages) given the file's `path` as AgentV shows it
     and its `text` (message-processor.ts processMessages: the path with its leading
-    separators trimmed, looked for from the eval file's folder up; CRLF made LF). A file
-    that is missing or outside the project is reported at the part's place."""
+    separators trimmed, looked for from the eval file's folder up; CRLF made LF). A
+    missing file's part is left out (a warning); a path outside the project is reported
+    at the part's place."""
     from accord.tasks.suites.promptfoo.agentv4 import _WHOLE_VAR
 
     found = _WHOLE_VAR.match(raw)
@@ -186,7 +266,10 @@ def inline_files(
             value = part.get("value") if isinstance(part, dict) else None
             if isinstance(part, dict) and part.get("type") == "file" and isinstance(value, str):
                 loc: Loc = (*item.loc, "vars", str(name), index, "content", number, "value")
-                part = _file_part(loader, part, value, loc, where)
+                kept = _file_part(loader, part, value, loc, where)
+                if kept is None:  # missing: AgentV drops the part with a warning
+                    continue
+                part = kept
             parts.append(part)
         out.append({**message, "content": parts})
     return {**variables, str(name): out}
@@ -194,7 +277,11 @@ def inline_files(
 
 def _file_part(
     loader: _Loader, part: dict[str, Any], value: str, loc: Loc, where: dict[str, Any]
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
+    """The part with its file's `path` and `text`; None when no file is found (AgentV's
+    message-processor.ts warns "File not found" and leaves the part out), said on stderr.
+    A path leaving the project (read from the eval file's folder) is refused, found or
+    not."""
     from accord.tasks.suites.promptfoo.agentv4 import _within
 
     shown = value.lstrip("/\\") or value
@@ -210,9 +297,19 @@ def _file_part(
                 return part
             text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
             return {**part, "path": shown, "text": text}
+    try:  # the path as read from the eval file's folder must stay in the project
+        _within(loader, loader.base / shown, "file content part")
+    except PathError as exc:
+        _report(loader, loc, exc.message, where)
+        return part
     looked = ", ".join(str(c) for c in candidates)
-    _report(loader, loc, f"file content part not found: {value} (tried {looked})", where)
-    return part
+    line = where.get("line") or loader.marks.find(loc)[0]
+    place = f"{where.get('file') or loader.path}:{line}" if line else str(loader.path)
+    note = (f"{place}: file content part not found: {value} (tried {looked}); the part is "
+            "left out of the message, as AgentV leaves it out")  # fmt: skip
+    if note not in loader.notes:  # a test's prompt is rendered once per provider
+        loader.notes.append(note)
+    return None
 
 
 def _report(loader: _Loader, loc: Loc, message: str, where: dict[str, Any]) -> None:

@@ -147,6 +147,7 @@ def build(
         {"raw": p.raw, "label": p.label, "id": prompt_id(p), "provider": name} for name, p in pairs
     ]
     cases: list[Case] = []
+    owners: list[_Test] = []  # each case's test
     test_index = 0
     for item in tests:
         test = plain(_merged(item.test, default, loader.trailing))
@@ -161,7 +162,14 @@ def build(
         except sources.SourceProblem as exc:
             loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
             continue
-        bar = _bar(loader, item, test.get("threshold"))
+        given = test.get("threshold")
+        if loader.dialect == "agentv4":
+            from accord.tasks.suites.promptfoo.agentv4 import threshold
+
+            # the test's execution/run threshold, else the file's default
+            own = threshold(loader, item)
+            given = own if own is not None else default.get("threshold")
+        bar = _bar(loader, item, given)
         first = len(cases)  # the test's first case: its embedding models are checked on it
         for variables in combos:
             column = 0
@@ -200,7 +208,8 @@ def build(
                     messages = chat_messages(text) or [{"role": "user", "content": text}]
                 case = PromptfooCase(
                     vars=variables, options=options, prompt_text=text,
-                    id=_case_id(test_index, column, len(columns), test.get("id")),
+                    id=_case_id(test_index, column, len(columns), test.get("id"),
+                                 _agentv_prompt(loader, prompts, prompt, providers, provider)),
                     input=messages if messages is not None else text,
                     target=provider,
                     evaluators=case_evaluators,
@@ -219,9 +228,28 @@ def build(
                 if len(cases) == first:
                     _check_embeddings(loader, item, case)
                 cases.append(dataclasses.replace(case, digest=case_digest(case)))
+                owners.append(item)
                 column += 1
             test_index += 1
+    if loader.dialect == "agentv4":
+        _unique_ids(loader, cases, owners)
     return cases, columns
+
+
+def _unique_ids(loader: _Loader, cases: list[Case], owners: list[_Test]) -> None:
+    """AgentV refuses a file two of whose tests have one id (orchestrator.ts
+    validateDependencyGraph, "Duplicate test ID"), the ids under several prompts included;
+    each case names the test it comes from (`owners`)."""
+    seen: set[str] = set()
+    for case, item in zip(cases, owners, strict=True):
+        if case.id in seen:
+            where: dict[str, Any] = {"file": item.file, "line": item.line} if item.file else {}
+            loader.issue(item.loc, f"test id '{case.id}' names two cases (AgentV refuses it: "
+                         "'Duplicate test ID'): give each test, and each prompt, its own id "
+                         "(a var listing several values makes a case of each)",
+                         **where)  # fmt: skip
+            return
+        seen.add(case.id)
 
 
 def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:
@@ -285,7 +313,34 @@ def _check_embeddings(loader: _Loader, item: _Test, case: PromptfooCase) -> None
             return
 
 
-def _case_id(test: int, column: int, columns: int, named: Any = None) -> str:
-    """promptfoo's tests are numbered; an AgentV test has its `id`."""
+def _agentv_prompt(
+    loader: _Loader,
+    prompts: list[sources.Prompt],
+    prompt: sources.Prompt,
+    providers: list[str],
+    provider: str,
+) -> tuple[str, int | None] | None:
+    """AgentV's id of the prompt when an AgentV file has several (agentv_files.prompts),
+    and the provider's place when there are several providers; None otherwise."""
+    ids = loader.agentv_prompt_ids
+    if loader.dialect != "agentv4" or len(prompts) < 2 or len(ids) != len(prompts):
+        return None
+    index = next(i for i, p in enumerate(prompts) if p is prompt)
+    return ids[index], providers.index(provider) if len(providers) > 1 else None
+
+
+def _case_id(
+    test: int, column: int, columns: int, named: Any = None,
+    agentv: tuple[str, int | None] | None = None,
+) -> str:  # fmt: skip
+    """promptfoo's tests are numbered; an AgentV test has its `id`, and under several
+    prompts AgentV's `ID__prompt_PROMPTID` (yaml-parser.ts expandPromptMatrix), numbered
+    by provider when there are several."""
     first = str(named) if named else f"test-{test + 1}"
+    if agentv is not None and named:
+        from accord.tasks.suites.promptfoo.agentv_files import case_id
+
+        prompt_id, place = agentv
+        first = case_id(first, prompt_id)
+        return first if place is None else f"{first}.{place + 1}"
     return first if columns == 1 else f"{first}.{column + 1}"

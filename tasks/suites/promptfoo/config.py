@@ -78,6 +78,9 @@ class _Loader:
     # the `prompts` (labels) each provider runs, and their place, as promptfoo picks them
     provider_prompts: dict[str, tuple[list[str], Loc]] = field(default_factory=dict)
     prompt_lists: list[tuple[list[str], Loc]] = field(default_factory=list)  # every `prompts:`
+    agentv_prompt_ids: list[str] = field(default_factory=list)  # AgentV: each prompt's id
+    notes: list[str] = field(default_factory=list)  # warnings said on stderr at load
+    judge: Any = None  # AgentV: the model of the file's defaults.grader
 
     @property
     def base(self) -> Path:
@@ -151,10 +154,11 @@ def load(
         loader.issue(("prompts",), "no prompt: give at least one")
     if loader.issues:
         raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
+    judges = [loader.judge] if loader.judge is not None else []  # AgentV's defaults.grader
     project = dataclasses.replace(
         project,
         config=project.config.model_copy(
-            update={"models": [*project.config.models, *models.values()]}
+            update={"models": [*project.config.models, *models.values(), *judges]}
         ),
     )
     pass_score = None  # a promptfoo config's cases carry their tests' own bars
@@ -175,7 +179,7 @@ def load(
         targets=targets,
         repeat=repeat or 1,
         pass_score=pass_score,
-        judge_model=judge_model or project.default_judge,
+        judge_model=judge_model or getattr(loader.judge, "name", None) or project.default_judge,
         path=path,
         project=project,
         config=data,
@@ -185,6 +189,7 @@ def load(
         providers=named,
         required_zeroes=dialect == "agentv4",
         empty_passes=dialect != "agentv4",
+        notes=tuple(loader.notes),
     )
 
 

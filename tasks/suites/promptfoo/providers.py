@@ -204,11 +204,17 @@ class PythonFileTarget(Target):
             isinstance(calls, list) and all(isinstance(c, dict) and "name" in c for c in calls)
         ):
             raise TargetFailure(f"{self.describe()}: 'tool_calls' is a list of {{name, arguments}}")
+        # promptfoo's ProviderResponse.cost: what the answer cost (USD), as a model's is kept
+        cost = result.get("cost")
+        spent = None
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            spent = float(cost)
         if isinstance(output, str):
-            return Output(text=output, tool_calls=list(calls or []))
+            return Output(text=output, tool_calls=list(calls or []), cost=spent)
         return Output(
-            text=json.dumps(output, ensure_ascii=False), value=output, tool_calls=list(calls or [])
-        )
+            text=json.dumps(output, ensure_ascii=False), value=output,
+            tool_calls=list(calls or []), cost=spent,
+        )  # fmt: skip
 
 
 def provider_entries(value: Any) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
