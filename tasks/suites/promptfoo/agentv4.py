@@ -85,6 +85,8 @@ def claims(source: Source) -> bool:
         return False
     if source.has_top_level_key(*AGENTV_KEYS):
         return True
+    if not source.has_top_level_key("prompts"):
+        return True  # providers without prompts: each test's own input (agentv_rows.py)
     try:
         data = yaml.safe_load(source.text)
     except (yaml.YAMLError, LoadError):
@@ -177,6 +179,10 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         from accord.tasks.suites.promptfoo import agentv_files
 
         out["prompts"] = agentv_files.prompts(loader, out["prompts"])
+    else:  # each test's own `input` is its prompt (agentv_rows.py)
+        from accord.tasks.suites.promptfoo.agentv_rows import INPUT_PROMPT
+
+        out["prompts"], loader.implicit_input = [INPUT_PROMPT], True
     # AgentV takes a test file's path as it is (promptfoo wants `file://`)
     tests = out.get("tests")
     if isinstance(tests, str):

@@ -78,6 +78,7 @@ class _Loader:
     # the `prompts` (labels) each provider runs, and their place, as promptfoo picks them
     provider_prompts: dict[str, tuple[list[str], Loc]] = field(default_factory=dict)
     prompt_lists: list[tuple[list[str], Loc]] = field(default_factory=list)  # every `prompts:`
+    implicit_input: bool = False  # AgentV: no `prompts`, each test's `input` is its prompt
 
     @property
     def base(self) -> Path:
@@ -367,9 +368,10 @@ def _default_test(loader: _Loader, value: Any) -> dict[str, Any]:
 
 def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> None:
     if loader.dialect == "agentv4":
-        from accord.tasks.suites.promptfoo import agentv4
+        from accord.tasks.suites.promptfoo import agentv4, agentv_rows
 
-        loader.keys(test, loc, agentv4.TEST_KEYS, agentv4.NOT_SUPPORTED_TEST, "a test", **where)
+        kept = agentv_rows.admit(loader, test, loc, **where)
+        loader.keys(kept, loc, agentv4.TEST_KEYS, agentv4.NOT_SUPPORTED_TEST, "a test", **where)
     else:
         loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
     options = test.get("options")

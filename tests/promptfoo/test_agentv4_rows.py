@@ -1,0 +1,152 @@
+"""AgentV's own test keys (`input`, `criteria`, `expected_output`) in a test file's rows, a
+file without `prompts`: through AgentV itself and through `accord eval`, the same scores,
+verdicts, model messages and judge prompts (the helpers of test_agentv4_differential.py);
+and AgentV's refusals (yaml-parser.ts at commit 58f316ca2) said at load, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.evals.conftest import accord
+from tests.fakes import FakeOpenAI, Reply
+from tests.promptfoo import test_agentv4_differential as differential
+
+# the model's answers to the rows of graded-rows/rows/support-replies.jsonl
+ROW_ANSWERS = {
+    "refund window": "You can get a refund within 30 days of purchase.",
+    "named Ana": f"{differential.WRONG}, Ana.",
+    "leaked API token": "Rotate the token now; never paste its value here.",
+    "priority support": "Priority support comes with the Business plan.",
+    "pay by invoice": "Yes, invoices are accepted for annual plans.",
+}
+
+
+def answer(body: dict[str, Any]) -> Reply:
+    messages = body["messages"]
+    if len(messages) == 2 and messages[0]["role"] == "system":
+        found = differential.judge(messages[0]["content"], messages[1]["content"])
+        if found is not None:
+            return found
+    text = json.dumps(messages[-1])
+    return Reply(text=next((a for p, a in ROW_ANSWERS.items() if p in text), "no answer"))
+
+
+@pytest.fixture
+def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    fake_llm.responder = answer
+    monkeypatch.setenv("FAKE_URL", fake_llm.url)
+    monkeypatch.setenv("FAKE_KEY", "test-key")
+    return fake_llm
+
+
+@differential.pytestmark
+def test_rows_with_input_criteria_and_expected_output_score_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    name = "graded-rows"
+    expected = differential.run_agentv(differential.project(tmp_path / "agentv", name))
+    asked = differential.judge_requests(fake.requests)
+    sent = differential.model_requests(fake.requests)
+    fake.requests.clear()
+    got = differential.run_accord(differential.project(tmp_path / "accord", name))
+    assert got == expected
+    # the judge got the same text from both (the criteria, the reference answer, the
+    # question), and the model the same messages (each row's input)
+    assert differential.judge_requests(fake.requests) == asked
+    assert differential.model_requests(fake.requests) == sent
+    # what AgentV sends: the row's criteria and reference in the rubric prompt
+    # (llm-grader.ts buildRubricPrompt); the template's {{ criteria }} is the row's, its
+    # {{ expected_output }} the object as indented JSON (JSON.stringify(v, null, 2))
+    users = [user for _system, user in asked]
+    assert any("[[ ## criteria ## ]]\nThe reply states the 30 day refund window." in u and
+               "[[ ## reference_answer ## ]]\nRefunds are accepted within 30 days" in u
+               for u in users), users  # fmt: skip
+    assert any('Rubric: PASS if the reply asks to rotate the token' in u and
+               'Reference: {\n  "label": "pass",' in u for u in users), users  # fmt: skip
+    # the messages input: its system message replaces AgentV's default one
+    assert any('"You answer for the billing desk."' in m for m in sent), sent
+    assert expected == {
+        "refund-window": {"score": 1.0, "passed": True, "assertions": [1.0]},
+        "greeting-new-customer": {"score": 0.0, "passed": False, "assertions": [0.0]},
+        "escalation-template": {"score": 0.9, "passed": True, "assertions": [0.9]},
+        "value-over-criteria": {"score": 0.95, "passed": True, "assertions": [0.9, 1.0]},
+        "messages-input": {"score": 1.0, "passed": True, "assertions": [1.0]},
+    }  # fmt: skip
+
+
+def write(root: Path, suite: str, rows: list[dict[str, Any]] | None = None) -> Path:
+    (root / "evals").mkdir(parents=True)
+    (root / "config.yml").write_text("")
+    (root / ".agentv").mkdir()
+    (root / ".agentv" / "providers.yaml").write_text("- id: echo\n  label: llm\n")
+    if rows is not None:
+        (root / "evals" / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = root / "evals" / "suite.yaml"
+    path.write_text(suite)
+    return path
+
+
+def test_input_and_expected_output_written_in_the_eval_file_are_refused_as_agentv_does(
+    tmp_path: Path,
+) -> None:
+    """yaml-parser.ts rejectAuthoredDirectInput / rejectAuthoredExpectedOutput: a test in
+    the eval file itself takes neither; accord says so at their lines, with AgentV's fix."""
+    path = write(tmp_path, (
+        "providers: [llm]\n"
+        "prompts: ['{{ question }}']\n"
+        "tests:\n"
+        "  - id: inline\n"
+        "    input: What is 2+2?\n"
+        "    expected_output: '4'\n"
+        "    assert: [Says 4]\n"
+    ))  # fmt: skip
+    run = accord("validate", path)
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert f"{path}:5" in run.stderr
+    assert "'input' has been removed from a test written" in run.stderr
+    assert f"{path}:6" in run.stderr and "vars.expected_output" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_a_row_without_input_in_a_file_without_prompts_is_refused(tmp_path: Path) -> None:
+    """AgentV skips such a test ("Missing required fields: id, input"); accord refuses it
+    at the row's line, as it refuses a row with nothing to grade it by."""
+    path = write(
+        tmp_path,
+        "providers: [llm]\ntests:\n  - file://rows.jsonl\n",
+        [
+            {"id": "fine", "input": "Say hi", "criteria": "Says hi"},
+            {"id": "no-input", "criteria": "Says hi"},
+            {"id": "ungraded", "input": "Say hi"},
+        ],
+    )
+    run = accord("validate", path)
+    assert run.exit_code == 2, run.stdout + run.stderr
+    rows = tmp_path / "evals" / "rows.jsonl"
+    assert f"{rows}:2" in run.stderr and "has no 'input'" in run.stderr
+    assert f"{rows}:3" in run.stderr and "nothing to grade it by" in run.stderr
+    assert f"{rows}:1" not in run.stderr
+
+
+def test_rows_run_through_accord_with_the_row_as_prompt(tmp_path: Path) -> None:
+    """Without `prompts` the echo provider answers each row's input (its prompt); a row's
+    criteria-only test is graded by a rubric, a contains grades the echoed input."""
+    path = write(
+        tmp_path,
+        "providers: [llm]\ntests:\n  - file://rows.jsonl\n",
+        [
+            {"id": "one", "input": "Reply with the word lantern",
+             "assert": [{"type": "contains", "value": "lantern"}]},
+            {"id": "two", "input": "Reply with the word harbor", "expected_output": "harbor",
+             "assert": [{"type": "contains", "value": "lantern"}]},
+        ],
+    )  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    assert run.exit_code == 1, run.stdout + run.stderr
+    cases = {c["id"]: c for c in json.loads(run.stdout)["suites"][0]["cases"]}
+    assert cases["one"]["status"] == "passed" and cases["two"]["status"] == "failed"
