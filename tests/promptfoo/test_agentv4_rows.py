@@ -23,6 +23,9 @@ ROW_ANSWERS = {
     "leaked API token": "Rotate the token now; never paste its value here.",
     "priority support": "Priority support comes with the Business plan.",
     "pay by invoice": "Yes, invoices are accepted for annual plans.",
+    # grader-per-assertion
+    "capital of Portugal": "Lisbon.",
+    "hello to the team": "Hello team!",
 }
 
 
@@ -150,3 +153,86 @@ def test_rows_run_through_accord_with_the_row_as_prompt(tmp_path: Path) -> None:
     assert run.exit_code == 1, run.stdout + run.stderr
     cases = {c["id"]: c for c in json.loads(run.stdout)["suites"][0]["cases"]}
     assert cases["one"]["status"] == "passed" and cases["two"]["status"] == "failed"
+
+
+# the catalog's second grader: the same fake server, a model name of its own
+SECOND_GRADER = """\
+- id: openai
+  label: grader_two
+  base_url: "{{ env.FAKE_URL }}"
+  api_key: "{{ env.FAKE_KEY }}"
+  model: fake-grader-two
+"""
+
+
+def graded_by(requests: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(model, the rubric's value) of each judge request, in a fixed order."""
+    out = []
+    for body in requests:
+        messages = body["messages"]
+        if len(messages) == 2 and "Return only JSON." in messages[0]["content"]:
+            user = messages[1]["content"]
+            criteria = user.split("[[ ## criteria ## ]]")[1].split("[[ ##")[0].strip()
+            out.append((body["model"], criteria))
+    return sorted(out)
+
+
+@differential.pytestmark
+def test_an_llm_rubric_is_graded_by_its_own_provider_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """grader-parser.ts: an llm-rubric's `provider` names its grader in the catalog; the
+    others are graded by the suite's grader (AgentV's defaults.grader, accord's
+    defaults.judge_model: the same fake model)."""
+    name = "grader-per-assertion"
+    suites = []
+    for tool in ("agentv", "accord"):
+        suite = differential.project(tmp_path / tool, name)
+        catalog = suite.parents[1] / ".agentv" / "providers.yaml"
+        catalog.write_text(catalog.read_text() + SECOND_GRADER)
+        suites.append(suite)
+    expected = differential.run_agentv(suites[0])
+    agentv_graders = graded_by(fake.requests)
+    asked = differential.judge_requests(fake.requests)
+    fake.requests.clear()
+    got = differential.run_accord(suites[1])
+    assert got == expected
+    assert graded_by(fake.requests) == agentv_graders
+    assert differential.judge_requests(fake.requests) == asked
+    assert agentv_graders == [
+        ("fake-grader-two", "Greets the team."),
+        ("fake-grader-two", "Names Lisbon as the capital."),
+        ("fake-model", "Answers in one sentence."),
+        ("fake-model", "Is friendly."),
+    ]
+
+
+def test_an_assertions_target_is_refused_with_agentvs_fix_and_a_grader_must_be_a_model(
+    tmp_path: Path,
+) -> None:
+    """AgentV skips every test whose llm-rubric has `target` ("Assertion field 'target' has
+    been removed ... Use assertion 'provider' instead"); accord refuses the file at the
+    assertion, inside an assert-set too. A grader label that names no model is refused."""
+    path = write(tmp_path, (
+        "providers: [llm]\n"
+        "prompts: ['{{ q }}']\n"
+        "tests:\n"
+        "  - id: a\n"
+        "    vars: {q: hi}\n"
+        "    assert:\n"
+        "      - type: assert-set\n"
+        "        assert:\n"
+        "          - {type: llm-rubric, target: grader_a, value: Says hi}\n"
+        "      - {type: llm-rubric, provider: llm, value: Says hi}\n"
+        "      - {type: llm-rubric, provider: nobody, value: Says hi}\n"
+    ))  # fmt: skip
+    run = accord("validate", path)
+    assert run.exit_code == 2, run.stdout + run.stderr
+    lines = run.stderr.splitlines()
+    assert any(f"{path}:7" in line and "'target'" in line and "'provider'" in line
+               for line in lines), run.stderr  # fmt: skip
+    assert any(f"{path}:10" in line and "the grader 'llm' is 'echo', no model" in line
+               for line in lines), run.stderr  # fmt: skip
+    assert any(f"{path}:11" in line and "provider 'nobody' is not in" in line
+               for line in lines), run.stderr  # fmt: skip
+    assert "Traceback" not in run.stderr

@@ -79,6 +79,7 @@ class _Loader:
     provider_prompts: dict[str, tuple[list[str], Loc]] = field(default_factory=dict)
     prompt_lists: list[tuple[list[str], Loc]] = field(default_factory=list)  # every `prompts:`
     implicit_input: bool = False  # AgentV: no `prompts`, each test's `input` is its prompt
+    grader_models: dict[str, Any] = field(default_factory=dict)  # AgentV: agentv_graders.py
 
     @property
     def base(self) -> Path:
@@ -152,10 +153,11 @@ def load(
         loader.issue(("prompts",), "no prompt: give at least one")
     if loader.issues:
         raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
+    graders = loader.grader_models.values()  # AgentV: an assertion's own grader
     project = dataclasses.replace(
         project,
         config=project.config.model_copy(
-            update={"models": [*project.config.models, *models.values()]}
+            update={"models": [*project.config.models, *models.values(), *graders]}
         ),
     )
     pass_score = None  # a promptfoo config's cases carry their tests' own bars

@@ -55,7 +55,9 @@ def build_prompt_rubric(
         raise ConfigError(f"{where}: an llm-rubric with 'prompt' and a list of rubrics is not "
                           "supported by accord: keep one of them")  # fmt: skip
     items = _structured(value, where) if isinstance(value, list | dict) else None
-    unknown = sorted(set(entry) - {"type", "value", "metric", "weight", "prompt", "threshold"})
+    # `provider`: the grader's model, resolved from the catalog label (agentv_graders.py)
+    known = {"type", "value", "metric", "weight", "prompt", "threshold", "provider"}
+    unknown = sorted(set(entry) - known)
     if unknown:
         raise ConfigError(f"{where}: '{unknown[0]}' is no key of an llm-rubric that accord "
                           "reads")  # fmt: skip
@@ -72,11 +74,12 @@ def build_prompt_rubric(
         # parseRubricItems), the entry weighted as written
         return AgentVChecklist(
             type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
-            weight=float(weight), items=items,
+            weight=float(weight), items=items, provider=entry.get("provider"),
         )  # fmt: skip
     return AgentVFreeform(
         type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
         weight=float(weight), value=value, template=template, from_file=from_file,
+        provider=entry.get("provider"),
         own_threshold=None if threshold is None else float(threshold),
     )  # fmt: skip
 
