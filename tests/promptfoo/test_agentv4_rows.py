@@ -26,6 +26,10 @@ ROW_ANSWERS = {
     # grader-per-assertion
     "capital of Portugal": "Lisbon.",
     "hello to the team": "Hello team!",
+    # output-transforms
+    "seat of government": "Lisbon is the capital.",
+    "three primary colors": "red yellow blue",
+    "planet with rings": "Saturn has rings.",
 }
 
 
@@ -236,3 +240,70 @@ def test_an_assertions_target_is_refused_with_agentvs_fix_and_a_grader_must_be_a
     assert any(f"{path}:11" in line and "provider 'nobody' is not in" in line
                for line in lines), run.stderr  # fmt: skip
     assert "Traceback" not in run.stderr
+
+
+@differential.pytestmark
+def test_a_tests_transform_runs_before_its_graders_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """output-transform.ts: an expression (default_test's), a module's function, and a
+    body reading context.vars; every grader of the test (contains, is-json, equals, the
+    judge) gets what the transform returned."""
+    name = "output-transforms"
+    expected = differential.run_agentv(differential.project(tmp_path / "agentv", name))
+    asked = differential.judge_requests(fake.requests)
+    fake.requests.clear()
+    got = differential.run_accord(differential.project(tmp_path / "accord", name))
+    assert got == expected
+    assert asked and differential.judge_requests(fake.requests) == asked
+    assert any("[[ ## answer ## ]]\nLISBON IS THE CAPITAL." in user for _s, user in asked)
+    assert expected == {
+        # contains LISBON holds, contains Lisbon does not: the graders saw the transform's
+        "shouted": {"score": 0.6667, "passed": False, "assertions": [1.0, 0.0, 1.0]},
+        "counted-by-a-module": {"score": 1.0, "passed": True, "assertions": [1.0, 1.0]},
+        "body-with-context": {"score": 1.0, "passed": True, "assertions": [1.0]},
+    }  # fmt: skip
+
+
+def test_a_typescript_transform_and_one_outside_the_project_are_refused(tmp_path: Path) -> None:
+    """A .ts transform AgentV imports only under Bun (Node, which accord runs, cannot); a
+    transform file must lie inside the project, as every file an eval file names."""
+    project = tmp_path / "project"
+    (tmp_path / "outside.mjs").write_text("export default (o) => o;\n")
+    path = write(project, (
+        "providers: [llm]\n"
+        "prompts: ['{{ q }}']\n"
+        "tests:\n"
+        "  - id: a\n"
+        "    vars: {q: hi}\n"
+        "    options: {transform: 'file://to-csv.ts'}\n"
+        "    assert: [Says hi]\n"
+        "  - id: b\n"
+        "    vars: {q: hi}\n"
+        "    options: {transform: 'file://../../outside.mjs'}\n"
+        "    assert: [Says hi]\n"
+    ))  # fmt: skip
+    (project / "evals" / "to-csv.ts").write_text("export default (o: string) => o;\n")
+    run = accord("validate", path)
+    assert run.exit_code == 2, run.stdout + run.stderr
+    lines = run.stderr.splitlines()
+    assert any(f"{path}:6" in line and "TypeScript" in line for line in lines), run.stderr
+    assert any(f"{path}:10" in line and "outside the project" in line for line in lines), lines
+
+
+def test_a_transform_that_throws_fails_the_answer_with_agentvs_words(tmp_path: Path) -> None:
+    path = write(tmp_path, (
+        "providers: [llm]\n"
+        "prompts: ['{{ q }}']\n"
+        "tests:\n"
+        "  - id: a\n"
+        "    vars: {q: hi}\n"
+        "    options: {transform: 'output.notAFunction()'}\n"
+        "    assert: [{type: contains, value: hi}]\n"
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    case = json.loads(run.stdout)["suites"][0]["cases"][0]
+    assert case["status"] == "error", case
+    assert "Transform failed ([inline transform]): output.notAFunction is not a function" in (
+        json.dumps(case)
+    ), case

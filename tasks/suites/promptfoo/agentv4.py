@@ -120,6 +120,9 @@ def load(source: Source, request: Request) -> list[Suite]:
     if request.max_concurrency is None and isinstance(concurrency, int):
         suite = dataclasses.replace(suite, max_concurrency=concurrency)
     suite = _conversations(suite)
+    from accord.tasks.suites.promptfoo.agentv_transform import wrapped
+
+    suite = wrapped(suite)  # a test's options.transform
     notes = _skip_notes(source, data)
     if notes:
         suite = dataclasses.replace(suite, notes=(*suite.notes, *notes))

@@ -124,7 +124,19 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             rest = pid.split(":", 1)[1].removeprefix("//")
             pid = f"python:{(path.parent / rest).resolve()}"
         return {**entry, "id": pid, "label": label}
-    loader.issue(loc, f"provider '{label}' is not in {path}: define it there (label: {label})")
+    # as AgentV's resolveUseTarget says it, with the labels there are; 'default' is no
+    # special label but the one AgentV runs when the file names none (pickProviderLabel)
+    listed = entries if isinstance(entries, list) else []
+    labels = [str(e.get("label") or e.get("id")) for e in listed if isinstance(e, dict)]
+    available = f" (its labels: {', '.join(labels)})" if labels else ""
+    default = (
+        "; a file without 'providers' runs the label 'default', which AgentV fails alike: "
+        "name one of those labels in the file's 'providers'"
+        if label == "default"
+        else ""
+    )
+    loader.issue(loc, f"provider '{label}' is not in {path}{available}: define it there "
+                 f"(label: {label}){default}")  # fmt: skip
     return None
 
 

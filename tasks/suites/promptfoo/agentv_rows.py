@@ -77,6 +77,9 @@ def admit(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> dict
         variables = test.get("vars")
         if variables is None or isinstance(variables, dict):
             test["vars"] = {**(variables or {}), "input": test.pop("input")}
+    from accord.tasks.suites.promptfoo import agentv_transform
+
+    agentv_transform.check(loader, test.get("options"), loc, where)
     default = loc[:1] in (("default_test",), ("defaultTest",))
     if loader.implicit_input and not default:
         _needs_input(loader, test, loc, in_file, where)

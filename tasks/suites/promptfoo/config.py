@@ -380,9 +380,11 @@ def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -
     if isinstance(options, dict):
         # AgentV reads default_test.options.rubric_prompt (config-loader.ts
         # extractDefaultTestRubricPrompt) into suite.defaultTest, where no grader reads it
-        allowed = OPTION_KEYS | ({"rubric_prompt"} if loader.dialect == "agentv4" else set())
+        # AgentV runs a test's transform (agentv_transform.py)
+        agentv = {"rubric_prompt", "transform"} if loader.dialect == "agentv4" else set()
+        allowed = OPTION_KEYS | agentv
         loader.keys(options, (*loc, "options"), allowed,
-                    {"transform", "transformVars", "storeOutputAs", "runSerially"},
+                    {"transform", "transformVars", "storeOutputAs", "runSerially"} - agentv,
                     "a test's options", **where)  # fmt: skip
     for name in ("vars", "options", "metadata"):
         if name in test and not isinstance(test[name], dict):
