@@ -176,7 +176,10 @@ def graded_by(requests: list[dict[str, Any]]) -> list[tuple[str, str]]:
         messages = body["messages"]
         if len(messages) == 2 and "Return only JSON." in messages[0]["content"]:
             user = messages[1]["content"]
-            criteria = user.split("[[ ## criteria ## ]]")[1].split("[[ ##")[0].strip()
+            if "[[ ## criteria ## ]]" in user:
+                criteria = user.split("[[ ## criteria ## ]]")[1].split("[[ ##")[0].strip()
+            else:  # a template of the suite's own: its rubric line
+                criteria = user.split("Rubric: ")[1].splitlines()[0]
             out.append((body["model"], criteria))
     return sorted(out)
 
@@ -307,3 +310,74 @@ def test_a_transform_that_throws_fails_the_answer_with_agentvs_words(tmp_path: P
     assert "Transform failed ([inline transform]): output.notAFunction is not a function" in (
         json.dumps(case)
     ), case
+
+
+REPLAY = """\
+- id: replay
+  label: recorded
+  fixtures: ../fixtures/answers.jsonl
+  source_target: llm
+"""
+
+
+@differential.pytestmark
+def test_recorded_answers_graded_by_a_panel_score_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """replay.ts: each test's answer is its record of the fixtures (this suite's, this
+    test's, the source target's), no model is asked for it; rows of AgentV's own keys and
+    no prompts; an assert-set of two llm-rubrics, each graded by its own `provider`."""
+    name = "recorded-panel"
+    suites = []
+    for tool in ("agentv", "accord"):
+        suite = differential.project(tmp_path / tool, name)
+        catalog = suite.parents[1] / ".agentv" / "providers.yaml"
+        catalog.write_text(catalog.read_text() + SECOND_GRADER + REPLAY)
+        suites.append(suite)
+    expected = differential.run_agentv(suites[0])
+    graders = graded_by(fake.requests)
+    asked = differential.judge_requests(fake.requests)
+    assert differential.model_requests(fake.requests) == []  # only the graders were asked
+    fake.requests.clear()
+    got = differential.run_accord(suites[1])
+    assert got == expected
+    assert graded_by(fake.requests) == graders
+    assert differential.judge_requests(fake.requests) == asked
+    assert differential.model_requests(fake.requests) == []
+    # the recorded answer reached the graders (the other suite's record was not taken)
+    assert any("Candidate response: Please rotate the token now." in u for _s, u in asked)
+    assert {model for model, _c in graders} == {"fake-model", "fake-grader-two"}
+    assert expected == {
+        # the set's score is its members' mean; a recorded "Hi there" fails both graders
+        "refund-approved": {"score": 0.9, "passed": True, "assertions": [0.9]},
+        "refund-with-fee": {"score": 0.3, "passed": False, "assertions": [0.3]},
+        "token-leak": {"score": 0.9, "passed": True, "assertions": [0.9]},
+    }
+
+
+def test_replay_fixtures_stay_in_the_project_and_a_missing_record_fails_the_answer(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    suite = "providers: [recorded]\nprompts: ['{{ q }}']\ntests:\n" + "".join(
+        f"  - id: {tid}\n    vars: {{q: hi}}\n    assert: [{{type: contains, value: hi}}]\n"
+        for tid in ("recorded-one", "never-recorded")
+    )
+    path = write(project, suite)
+    catalog = project / ".agentv" / "providers.yaml"
+    (tmp_path / "outside.jsonl").write_text("")
+    catalog.write_text(REPLAY.replace("../fixtures/answers.jsonl", "../../outside.jsonl"))
+    run = accord("validate", path)
+    assert run.exit_code == 2 and "outside the project root" in run.stderr, run.stderr
+    assert f"{path}:1" in run.stderr
+    (project / "answers.jsonl").write_text(json.dumps({
+        "schema_version": "agentv.replay_fixture.v1", "suite": "suite", "test_id": "recorded-one",
+        "source_target": "llm", "output": [{"role": "assistant", "content": "hi there"}],
+    }) + "\n")  # fmt: skip
+    catalog.write_text(REPLAY.replace("../fixtures/answers.jsonl", "../answers.jsonl"))
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    cases = {c["id"]: c for c in json.loads(run.stdout)["suites"][0]["cases"]}
+    assert cases["recorded-one"]["status"] == "passed", cases
+    assert cases["never-recorded"]["status"] == "error"
+    assert ("Replay fixture lookup found no record for suite=suite test_id=never-recorded "
+            "source_target=llm") in json.dumps(cases["never-recorded"])  # fmt: skip

@@ -108,6 +108,8 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             except CatalogProblem as exc:
                 loader.issue(loc, f"provider '{label}' ({path}:{line}): {exc.message}")
                 return None
+        if pid == "replay":  # recorded answers (agentv_replay.py)
+            return _replay(loader, entry, label, loc, f"{path}:{line}")
         if not isinstance(pid, str) or not RUNNABLE.match(pid):
             loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
                          f"{line}), which accord does not run (it drives a coding agent or a "
@@ -138,6 +140,22 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
     loader.issue(loc, f"provider '{label}' is not in {path}{available}: define it there "
                  f"(label: {label}){default}")  # fmt: skip
     return None
+
+
+def _replay(
+    loader: _Loader, entry: dict[str, Any], label: str, loc: tuple[Any, ...], where: str
+) -> dict[str, Any] | None:
+    from accord.tasks.suites.promptfoo import agentv_replay
+
+    data = parse_yaml(read_text(loader.path), loader.path, core=True)[0]
+    try:
+        config = agentv_replay.entry_config(
+            entry, loader.path, loader.root, agentv_replay.suite_name(data, loader.path)
+        )
+    except agentv_replay.ReplayProblem as exc:
+        loader.issue(loc, f"provider '{label}' ({where}): {exc.message}")
+        return None
+    return {"id": agentv_replay.ID, "label": label, "config": config}
 
 
 def _model_entry(kind: str, entry: dict[str, Any], label: str) -> dict[str, Any]:
