@@ -381,3 +381,21 @@ def test_replay_fixtures_stay_in_the_project_and_a_missing_record_fails_the_answ
     assert cases["never-recorded"]["status"] == "error"
     assert ("Replay fixture lookup found no record for suite=suite test_id=never-recorded "
             "source_target=llm") in json.dumps(cases["never-recorded"])  # fmt: skip
+
+
+def test_an_inherited_assertions_problem_is_said_once_at_its_own_line(tmp_path: Path) -> None:
+    """The offline grader benchmark's shape: rows in a test file, the panel in the eval
+    file's top-level `assert` with AgentV's removed `target`: refused once, at the eval
+    file's line of that assertion, not at each row."""
+    path = write(
+        tmp_path,
+        "providers: [llm]\ntests:\n  - file://rows.jsonl\nassert:\n"
+        "  - type: assert-set\n    assert:\n"
+        "      - {type: llm-rubric, target: grader_a, prompt: 'Rate {{ output }}'}\n",
+        [{"id": f"row-{n}", "input": "Say hi", "criteria": "Says hi"} for n in range(3)],
+    )
+    run = accord("validate", path)
+    assert run.exit_code == 2, run.stdout + run.stderr
+    problems = [line for line in run.stderr.splitlines() if "'target'" in line]
+    assert len(problems) == 1 and f"{path}:5" in problems[0], run.stderr
+    assert "rows.jsonl" not in run.stderr

@@ -172,6 +172,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
     resolved through the catalog), its inherited assertions on `loader.trailing`, its `env`
     on `loader.env`; and the environment's workdir (relative to the project root), if any."""
     loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "an AgentV eval file")
+    source_default = data.get("default_test")
     if isinstance(data.get("default_test"), str):
         from accord.tasks.suites.promptfoo import agentv_files
 
@@ -210,6 +211,15 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         *(trailing if isinstance(trailing, list) else []),
         *(suite_assert if isinstance(suite_assert, list) else []),
     ]
+    # where each inherited assertion is written in this file (None: in a default_test file)
+    inline_default = isinstance(data.get("default_test"), dict) and not isinstance(
+        source_default, str
+    )
+    loader.trailing_locs = [
+        *((("default_test", "assert", i) if inline_default else None)
+          for i in range(len(trailing) if isinstance(trailing, list) else 0)),
+        *(("assert", i) for i in range(len(suite_assert) if isinstance(suite_assert, list) else 0)),
+    ]  # fmt: skip
     if data.get("threshold") is not None and "threshold" not in default:
         default["threshold"] = data["threshold"]
     if default:

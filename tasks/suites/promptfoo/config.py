@@ -80,6 +80,7 @@ class _Loader:
     prompt_lists: list[tuple[list[str], Loc]] = field(default_factory=list)  # every `prompts:`
     implicit_input: bool = False  # AgentV: no `prompts`, each test's `input` is its prompt
     grader_models: dict[str, Any] = field(default_factory=dict)  # AgentV: agentv_graders.py
+    trailing_locs: list[Loc | None] = field(default_factory=list)  # AgentV: where `trailing` is
 
     @property
     def base(self) -> Path:
