@@ -212,9 +212,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         *(suite_assert if isinstance(suite_assert, list) else []),
     ]
     # where each inherited assertion is written in this file (None: in a default_test file)
-    inline_default = isinstance(data.get("default_test"), dict) and not isinstance(
-        source_default, str
-    )
+    inline_default = isinstance(source_default, dict)
     loader.trailing_locs = [
         *((("default_test", "assert", i) if inline_default else None)
           for i in range(len(trailing) if isinstance(trailing, list) else 0)),
