@@ -27,8 +27,10 @@ the PATH: refused at load.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -139,6 +141,10 @@ class TransformTarget(Target):
     inner: Any = Field(None, exclude=True, description="The provider's target.")
     spec: str = ""
     provider: str = ""  # the provider's label, the transform's context.provider.target
+    # what a stored answer depends on beside the spec (the digest is of the fields): the
+    # provider's own target, and the module's text
+    inner_spec: str = ""
+    source: str = ""
 
     def describe(self) -> str:
         assert isinstance(self.inner, Target)
@@ -203,10 +209,23 @@ def wrapped(suite: Suite) -> Suite:
             key = (case.target, spec)
             if key not in made:
                 name = f"{case.target} (transform {len(made) + 1})"
+                inner = suite.targets[case.target]
                 targets[name] = TransformTarget(
-                    inner=suite.targets[case.target], spec=spec, provider=case.target
-                )
+                    inner=inner, spec=spec, provider=case.target,
+                    inner_spec=inner.model_dump_json(), source=_source_digest(spec),
+                )  # fmt: skip
                 made[key] = name
             case = dataclasses.replace(case, target=made[key])
         cases.append(case)
     return dataclasses.replace(suite, targets=targets, cases=cases)
+
+
+def _source_digest(spec: str) -> str:
+    """The sha256 of a file transform's module (checked to exist at load)."""
+    if not spec.startswith("file://"):
+        return ""
+    path = Path(split(spec)[0])
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
