@@ -399,3 +399,67 @@ def test_an_inherited_assertions_problem_is_said_once_at_its_own_line(tmp_path: 
     problems = [line for line in run.stderr.splitlines() if "'target'" in line]
     assert len(problems) == 1 and f"{path}:5" in problems[0], run.stderr
     assert "rows.jsonl" not in run.stderr
+
+
+CLI = """\
+- id: cli
+  label: answerer
+  command: >-
+    python3 scripts/answer.py --prompt {PROMPT} --prompt-file {PROMPT_FILE}
+    --output {OUTPUT_FILE}
+  cwd: ..
+  healthcheck:
+    command: python3 scripts/answer.py --healthcheck
+    cwd: ..
+"""
+
+
+@differential.pytestmark
+def test_a_cli_provider_of_the_catalog_answers_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """cli.ts: the question as {PROMPT} (a quote in it included) and in {PROMPT_FILE}, the
+    answer read from {OUTPUT_FILE} as text or as AgentV's JSON reply, the command run in
+    `cwd` from the eval file's folder after its healthcheck."""
+    name = "program-answers"
+    suites = []
+    for tool in ("agentv", "accord"):
+        suite = differential.project(tmp_path / tool, name)
+        catalog = suite.parents[1] / ".agentv" / "providers.yaml"
+        catalog.write_text(catalog.read_text() + CLI)
+        suites.append(suite)
+    expected = differential.run_agentv(suites[0])
+    asked = differential.judge_requests(fake.requests)
+    fake.requests.clear()
+    got = differential.run_accord(suites[1])
+    assert got == expected
+    assert asked and differential.judge_requests(fake.requests) == asked
+    assert expected == {
+        "plain-text": {"score": 1.0, "passed": True, "assertions": [1.0, 1.0]},
+        "json-reply": {"score": 1.0, "passed": True, "assertions": [1.0]},
+        "greeting": {"score": 0.0, "passed": False, "assertions": [0.0]},
+    }  # fmt: skip
+
+
+def test_a_cli_entry_accord_cannot_run_safely_is_refused_at_load(tmp_path: Path) -> None:
+    """The offline grader benchmark's catalog entry (`grader_target`, which AgentV refuses
+    too), a value from the file inside single quotes (the shell would hand it on unread),
+    a working folder outside the project: each refused naming the catalog's line."""
+    project = tmp_path / "project"
+    path = write(project, "providers: [a, b, c]\nprompts: ['{{ q }}']\ntests:\n"
+                 "  - id: t\n    vars: {q: hi}\n    assert: [Says hi]\n")  # fmt: skip
+    (project / ".agentv" / "providers.yaml").write_text(
+        "- {id: cli, label: a, command: 'run {PROMPT} {OUTPUT_FILE}', grader_target: grader}\n"
+        "- {id: cli, label: b, command: \"sh -c 'echo {PROMPT}'\"}\n"
+        "- {id: cli, label: c, command: 'run {PROMPT}', cwd: ../../..}\n"
+    )
+    run = accord("validate", path)
+    assert run.exit_code == 2, run.stdout + run.stderr
+    catalog = project / ".agentv" / "providers.yaml"
+    assert f"provider 'a' ({catalog}:1): key 'grader_target'" in run.stderr
+    assert "defaults.grader" in run.stderr
+    assert f"provider 'b' ({catalog}:2): command: {{PROMPT}} sits inside single quotes" in (
+        run.stderr
+    )
+    assert f"provider 'c' ({catalog}:3): 'cwd'" in run.stderr
+    assert "outside the project root" in run.stderr

@@ -110,6 +110,8 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
                 return None
         if pid == "replay":  # recorded answers (agentv_replay.py)
             return _replay(loader, entry, label, loc, f"{path}:{line}")
+        if pid == "cli":  # a program of AgentV's placeholders (agentv_cli.py)
+            return _cli(loader, entry, label, loc, f"{path}:{line}")
         if not isinstance(pid, str) or not RUNNABLE.match(pid):
             loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
                          f"{line}), which accord does not run (it drives a coding agent or a "
@@ -156,6 +158,19 @@ def _replay(
         loader.issue(loc, f"provider '{label}' ({where}): {exc.message}")
         return None
     return {"id": agentv_replay.ID, "label": label, "config": config}
+
+
+def _cli(
+    loader: _Loader, entry: dict[str, Any], label: str, loc: tuple[Any, ...], where: str
+) -> dict[str, Any] | None:
+    from accord.tasks.suites.promptfoo import agentv_cli
+
+    try:
+        config = agentv_cli.entry_config(entry, loader.path, loader.root)
+    except agentv_cli.CliProblem as exc:
+        loader.issue(loc, f"provider '{label}' ({where}): {exc.message}")
+        return None
+    return {"id": agentv_cli.ID, "label": label, "config": config}
 
 
 def _model_entry(kind: str, entry: dict[str, Any], label: str) -> dict[str, Any]:
