@@ -21,9 +21,13 @@ if Path(args.prompt_file).read_text(encoding="utf-8") != question:
 elif "boiling point" in question:
     answer = "Water boils at 100 degrees Celsius at sea level."
 elif "which gas" in question:
-    answer = json.dumps({"output": [
-        {"role": "assistant", "content": "Plants take in carbon dioxide."},
-    ]})
+    answer = json.dumps(
+        {
+            "output": [
+                {"role": "assistant", "content": "Plants take in carbon dioxide."},
+            ]
+        }
+    )
 elif "Ravi" in question:
     answer = "Hi there Ravi."
 else:
