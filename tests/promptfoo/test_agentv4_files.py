@@ -239,8 +239,9 @@ def test_agentv4_files_are_told_from_seed_002_agentv_files_and_promptfoo_configs
 ) -> None:
     (tmp_path / "config.yml").write_text("")
     new = tmp_path / "new.yaml"
+    # (a test with nothing to grade it by AgentV skips, and accord refuses: it has a rubric)
     new.write_text("name: x\nproviders: [echo]\nprompts: ['{{ q }}']\n"
-                   "tests:\n  - id: a\n    vars: {q: hi}\n")  # fmt: skip
+                   "tests:\n  - id: a\n    vars: {q: hi}\n    assert: [Says hi]\n")  # fmt: skip
     plain = tmp_path / "plain.yaml"
     plain.write_text("providers: [echo]\nprompts: ['{{ q }}']\ntests:\n  - vars: {q: hi}\n")
     # the older AgentV format: `tests:` with `input` and `criteria`, no prompts or providers

@@ -86,6 +86,8 @@ def claims(source: Source) -> bool:
         return False
     if source.has_top_level_key(*AGENTV_KEYS):
         return True
+    if not source.has_top_level_key("prompts"):
+        return True  # providers without prompts: each test's own input (agentv_rows.py)
     try:
         data = yaml.safe_load(source.text)
     except (yaml.YAMLError, LoadError):
@@ -128,6 +130,11 @@ def load(source: Source, request: Request) -> list[Suite]:
         from accord.tasks.suites.promptfoo.agentv_budget import budgeted
 
         suite = budgeted(suite, float(budget))
+    # after the budget: its start order is by the providers' own names, and a transform
+    # target answers through the budget's
+    from accord.tasks.suites.promptfoo.agentv_transform import wrapped
+
+    suite = wrapped(suite)  # a test's options.transform
     notes = _skip_notes(source, data)
     if notes:
         suite = dataclasses.replace(suite, notes=(*suite.notes, *notes))
@@ -176,6 +183,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
     resolved through the catalog), its inherited assertions on `loader.trailing`, its `env`
     on `loader.env`; and the environment's workdir (relative to the project root), if any."""
     loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "an AgentV eval file")
+    source_default = data.get("default_test")
     if isinstance(data.get("default_test"), str):
         from accord.tasks.suites.promptfoo import agentv_files
 
@@ -187,6 +195,10 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         from accord.tasks.suites.promptfoo import agentv_files
 
         out["prompts"] = agentv_files.prompts(loader, out["prompts"])
+    else:  # each test's own `input` is its prompt (agentv_rows.py)
+        from accord.tasks.suites.promptfoo.agentv_rows import INPUT_PROMPT
+
+        out["prompts"], loader.implicit_input = [INPUT_PROMPT], True
     # AgentV takes a test file's path as it is (promptfoo wants `file://`)
     tests = out.get("tests")
     if isinstance(tests, str):
@@ -211,6 +223,13 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         *(trailing if isinstance(trailing, list) else []),
         *(suite_assert if isinstance(suite_assert, list) else []),
     ]
+    # where each inherited assertion is written in this file (None: in a default_test file)
+    inline_default = isinstance(source_default, dict)
+    loader.trailing_locs = [
+        *((("default_test", "assert", i) if inline_default else None)
+          for i in range(len(trailing) if isinstance(trailing, list) else 0)),
+        *(("assert", i) for i in range(len(suite_assert) if isinstance(suite_assert, list) else 0)),
+    ]  # fmt: skip
     if data.get("threshold") is not None and "threshold" not in default:
         default["threshold"] = data["threshold"]
     if default:

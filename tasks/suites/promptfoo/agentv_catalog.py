@@ -108,6 +108,10 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             except CatalogProblem as exc:
                 loader.issue(loc, f"provider '{label}' ({path}:{line}): {exc.message}")
                 return None
+        if pid == "replay":  # recorded answers (agentv_replay.py)
+            return _replay(loader, entry, label, loc, f"{path}:{line}")
+        if pid == "cli":  # a program of AgentV's placeholders (agentv_cli.py)
+            return _cli(loader, entry, label, loc, f"{path}:{line}")
         if not isinstance(pid, str) or not RUNNABLE.match(pid):
             loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
                          f"{line}), which accord does not run (it drives a coding agent or a "
@@ -124,8 +128,49 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             rest = pid.split(":", 1)[1].removeprefix("//")
             pid = f"python:{(path.parent / rest).resolve()}"
         return {**entry, "id": pid, "label": label}
-    loader.issue(loc, f"provider '{label}' is not in {path}: define it there (label: {label})")
+    # as AgentV's resolveUseTarget says it, with the labels there are; 'default' is no
+    # special label but the one AgentV runs when the file names none (pickProviderLabel)
+    listed = entries if isinstance(entries, list) else []
+    labels = [str(e.get("label") or e.get("id")) for e in listed if isinstance(e, dict)]
+    available = f" (its labels: {', '.join(labels)})" if labels else ""
+    default = (
+        "; a file without 'providers' runs the label 'default', which AgentV fails alike: "
+        "name one of those labels in the file's 'providers'"
+        if label == "default"
+        else ""
+    )
+    loader.issue(loc, f"provider '{label}' is not in {path}{available}: define it there "
+                 f"(label: {label}){default}")  # fmt: skip
     return None
+
+
+def _replay(
+    loader: _Loader, entry: dict[str, Any], label: str, loc: tuple[Any, ...], where: str
+) -> dict[str, Any] | None:
+    from accord.tasks.suites.promptfoo import agentv_replay
+
+    data = parse_yaml(read_text(loader.path), loader.path, core=True)[0]
+    try:
+        config = agentv_replay.entry_config(
+            entry, loader.path, loader.root, agentv_replay.suite_name(data, loader.path)
+        )
+    except agentv_replay.ReplayProblem as exc:
+        loader.issue(loc, f"provider '{label}' ({where}): {exc.message}")
+        return None
+    return {"id": agentv_replay.ID, "label": label, "config": config}
+
+
+def _cli(
+    loader: _Loader, entry: dict[str, Any], label: str, loc: tuple[Any, ...], where: str
+) -> dict[str, Any] | None:
+    from accord.tasks.suites.promptfoo import agentv_cli
+
+    try:
+        config = agentv_cli.entry_config(entry, loader.path, loader.root)
+    except agentv_cli.CliProblem as exc:
+        loader.issue(loc, f"provider '{label}' ({where}): {exc.message}")
+        return None
+    return {"id": agentv_cli.ID, "label": label, "config": config}
 
 
 def _model_entry(kind: str, entry: dict[str, Any], label: str) -> dict[str, Any]:

@@ -23,6 +23,9 @@ from accord.tasks.suites.promptfoo import sources, templating
 from accord.tasks.suites.promptfoo.asserts import PromptfooCase
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from accord.engine.yamlmarks import Loc
     from accord.tasks.suites.promptfoo.config import _Loader, _Test
 
 _VAR_REFERENCE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -118,6 +121,10 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
                     loader.built[key] = spec
                 specs.append(spec)
             else:
+                from accord.tasks.suites.promptfoo.agentv_graders import resolved
+
+                at = (*item.loc, "assert", index)
+                entry = resolved(loader, entry, at, _reporter(loader, item, at, index))
                 specs.append(
                     build_agentv_assertion(
                         entry, base_dir=loader.base, where=where, name=name, root=loader.root
@@ -128,6 +135,26 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
             message = message.removeprefix(f"{where}: ")  # the issue names the place itself
             loader.issue((*item.loc, "assert", index), message, file=item.file, line=item.line)
     return tuple(specs)
+
+
+def _reporter(loader: _Loader, item: _Test, at: Loc, index: int) -> Callable[[str], None]:
+    """A problem of an assertion, said at its place: an inherited one (AgentV's top-level
+    `assert`, an inline `default_test`'s) at its own line of the eval file, once."""
+    own = item.test.get("assert")
+    count = len(own) if isinstance(own, list) else 0
+    places = loader.trailing_locs
+    inherited = places[index - count] if count <= index < count + len(places) else None
+
+    def report(message: str) -> None:
+        if inherited is None:
+            loader.issue(at, message, file=item.file, line=item.line)
+            return
+        before = list(loader.issues)
+        loader.issue(inherited, message)
+        if loader.issues[-1] in before:
+            loader.issues.pop()
+
+    return report
 
 
 def build(

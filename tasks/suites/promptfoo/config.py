@@ -81,6 +81,9 @@ class _Loader:
     agentv_prompt_ids: list[str] = field(default_factory=list)  # AgentV: each prompt's id
     notes: list[str] = field(default_factory=list)  # warnings said on stderr at load
     judge: Any = None  # AgentV: the model of the file's defaults.grader
+    implicit_input: bool = False  # AgentV: no `prompts`, each test's `input` is its prompt
+    grader_models: dict[str, Any] = field(default_factory=dict)  # AgentV: agentv_graders.py
+    trailing_locs: list[Loc | None] = field(default_factory=list)  # AgentV: where `trailing` is
 
     @property
     def base(self) -> Path:
@@ -155,10 +158,11 @@ def load(
     if loader.issues:
         raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
     judges = [loader.judge] if loader.judge is not None else []  # AgentV's defaults.grader
+    graders = loader.grader_models.values()  # AgentV: an assertion's own grader
     project = dataclasses.replace(
         project,
         config=project.config.model_copy(
-            update={"models": [*project.config.models, *models.values(), *judges]}
+            update={"models": [*project.config.models, *models.values(), *judges, *graders]}
         ),
     )
     pass_score = None  # a promptfoo config's cases carry their tests' own bars
@@ -372,18 +376,21 @@ def _default_test(loader: _Loader, value: Any) -> dict[str, Any]:
 
 def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> None:
     if loader.dialect == "agentv4":
-        from accord.tasks.suites.promptfoo import agentv4
+        from accord.tasks.suites.promptfoo import agentv4, agentv_rows
 
-        loader.keys(test, loc, agentv4.TEST_KEYS, agentv4.NOT_SUPPORTED_TEST, "a test", **where)
+        kept = agentv_rows.admit(loader, test, loc, **where)
+        loader.keys(kept, loc, agentv4.TEST_KEYS, agentv4.NOT_SUPPORTED_TEST, "a test", **where)
     else:
         loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
     options = test.get("options")
     if isinstance(options, dict):
         # AgentV reads default_test.options.rubric_prompt (config-loader.ts
         # extractDefaultTestRubricPrompt) into suite.defaultTest, where no grader reads it
-        allowed = OPTION_KEYS | ({"rubric_prompt"} if loader.dialect == "agentv4" else set())
+        # AgentV runs a test's transform (agentv_transform.py)
+        agentv = {"rubric_prompt", "transform"} if loader.dialect == "agentv4" else set()
+        allowed = OPTION_KEYS | agentv
         loader.keys(options, (*loc, "options"), allowed,
-                    {"transform", "transformVars", "storeOutputAs", "runSerially"},
+                    {"transform", "transformVars", "storeOutputAs", "runSerially"} - agentv,
                     "a test's options", **where)  # fmt: skip
     for name in ("vars", "options", "metadata"):
         if name in test and not isinstance(test[name], dict):

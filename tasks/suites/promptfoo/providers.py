@@ -267,6 +267,12 @@ def build_target(
         raise ProviderProblem("a provider's config is a mapping", "config")
     if pid == "echo":
         return EchoTarget(), None
+    from accord.tasks.suites.promptfoo import agentv_cli, agentv_replay
+
+    if pid == agentv_replay.ID:  # an AgentV catalog's recorded answers
+        return agentv_replay.ReplayTarget(**config), None
+    if pid == agentv_cli.ID:  # an AgentV catalog's program
+        return agentv_cli.CliCommandTarget(**config), None
     cwd = (
         str(base.resolve().relative_to(root.resolve())) if base.resolve() != root.resolve() else "."
     )

@@ -19,9 +19,10 @@
   buildPromptInputs: one message's text as it is; several messages (or any assistant or
   tool message) each as `@[Role]:` and its text, separated by a blank line; a file content
   part as its text in `<file path="PATH">` tags (formatSegment, mode 'lm').
-- The reference answer is empty: AgentV 4 files carry `vars.expected_output` as a var only
-  (an assertion's value may name it), and AgentV's judge prompt has no reference section
-  for them.
+- The reference answer (`{{ expected_output }}`, `[[ ## reference_answer ## ]]`) and the
+  criteria are a test file row's `expected_output` and `criteria` (agentv_rows.py); a test
+  without them has none (`vars.expected_output` is a var only, which an assertion's value
+  may name).
 - A reply that does not read is asked again up to three times, then once more with
   AgentV's repair prompt; after that the assertion is an error (AgentV skips the grader:
   it never scores it).
@@ -175,11 +176,13 @@ def question(case: Case) -> str:
 
 def variables(case: Case, output: Output, criteria: str) -> dict[str, str]:
     """buildTemplateVariables for an AgentV 4 test (no rubric list, metadata or trace)."""
+    from accord.tasks.suites.promptfoo.agentv_rows import reference_answer
+
     meta = case.metadata.get("metadata") if isinstance(case.metadata, dict) else None
     return {
         "input": question(case).strip(),
         "output": output_string(output).strip(),
-        "expected_output": "",
+        "expected_output": reference_answer(case).strip(),
         "criteria": criteria.strip(),
         "rubric": criteria.strip(),
         "metadata": "" if not meta else json.dumps(meta, indent=2, ensure_ascii=False),
@@ -413,8 +416,11 @@ class AgentVChecklist(AgentVJudged):
         return tuple(i.filled(variables) for i in items)
 
     def prompt(self, case: Case, output: Output) -> str:
-        """buildRubricPrompt (no criteria, reference, file changes or tool calls)."""
+        """buildRubricPrompt (no file changes or tool calls)."""
+        from accord.tasks.suites.promptfoo import agentv_rows
+
         listed = self.listed(case)
+        reference = agentv_rows.reference_answer(case)
         parts = [
             "You are an expert grader. Evaluate the candidate answer against each rubric item "
             "below.",
@@ -427,8 +433,10 @@ class AgentVChecklist(AgentVJudged):
             question(case),
             "",
             "[[ ## criteria ## ]]",
+            agentv_rows.criteria(case),
             "",
-            "",
+            # a test's expected_output, when it has one (agentv_rows.py)
+            *(["[[ ## reference_answer ## ]]", reference, ""] if reference.strip() else []),
             "[[ ## answer ## ]]",
             output_string(output),
             "",
@@ -490,9 +498,11 @@ class AgentVFreeform(AgentVJudged):
         return freeform_result(data)
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
+        from accord.tasks.suites.promptfoo import agentv_rows
+
         value = self.rendered(case)
         criteria = (
-            "" if value is None
+            agentv_rows.criteria(case) if value is None  # the test's own (agentv_rows.py)
             else value if isinstance(value, str)
             else json.dumps(value, indent=2, ensure_ascii=False)
         )  # fmt: skip

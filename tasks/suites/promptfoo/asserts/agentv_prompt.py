@@ -62,8 +62,9 @@ def build_prompt_rubric(
                                   f"{exc.strerror or exc}") from None  # fmt: skip
             from_file = True  # a whole template, whatever it names (builtin-graders.ts)
     value = entry.get("value")
+    # `provider`: the grader's model, resolved from the catalog label (agentv_graders.py)
     unknown = sorted(set(entry) - {"type", "value", "metric", "weight", "prompt", "threshold",
-                                   "score_ranges", "operator"})  # fmt: skip
+                                   "score_ranges", "operator", "provider"})  # fmt: skip
     if unknown:
         raise ConfigError(f"{where}: '{unknown[0]}' is no key of an llm-rubric that accord "
                           "reads")  # fmt: skip
@@ -94,13 +95,15 @@ def build_prompt_rubric(
             return AgentVScoreRanges(
                 type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
                 weight=float(weight), items=items, value=value if isinstance(value, str) else None,
+                provider=entry.get("provider"),
             )  # fmt: skip
         return AgentVChecklist(
             type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
-            weight=float(weight), items=items,
+            weight=float(weight), items=items, provider=entry.get("provider"),
         )  # fmt: skip
     return AgentVFreeform(
         type="llm-rubric", base_type="llm-rubric", name=name, metric=entry.get("metric"),
         weight=float(weight), value=value, template=template, from_file=from_file,
+        provider=entry.get("provider"),
         own_threshold=None if threshold is None else float(threshold),
     )  # fmt: skip

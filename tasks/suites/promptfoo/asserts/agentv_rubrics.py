@@ -272,7 +272,10 @@ class AgentVScoreRanges(AgentVJudged):
     items: tuple[Rubric, ...] = ()
 
     def prompt(self, case: Case, output: Output) -> str:
-        """buildScoreRangePrompt (no criteria, reference, file changes or tool calls)."""
+        """buildScoreRangePrompt (no file changes or tool calls)."""
+        from accord.tasks.suites.promptfoo import agentv_rows
+
+        reference = agentv_rows.reference_answer(case)
         variables = case_vars(case)
         items = tuple(i.filled(variables) for i in self.items)
         parts = [
@@ -289,9 +292,12 @@ class AgentVScoreRanges(AgentVJudged):
             question(case),
             "",
             "[[ ## criteria ## ]]",
-            # a text value is the case's criteria (builtin-graders.ts llmGraderFactory)
-            self.rendered(case) if isinstance(self.value, str) else "",
+            # a text value is the case's criteria (builtin-graders.ts llmGraderFactory),
+            # else the test's own (agentv_rows.py)
+            self.rendered(case) if isinstance(self.value, str) else agentv_rows.criteria(case),
             "",
+            # a test's expected_output, when it has one (llm-grader.ts buildScoreRangePrompt)
+            *(["[[ ## reference_answer ## ]]", reference, ""] if reference.strip() else []),
             "[[ ## answer ## ]]",
             output_string(output),
             "",
