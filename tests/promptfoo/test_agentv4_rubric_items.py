@@ -174,9 +174,11 @@ def test_scenario_files_are_read_in_path_order_and_their_rows_named_as_agentv_na
             ["rows.yaml:1", "needs 'config' and 'tests'"],
         ),
         (
+            # yaml-parser.ts ~line 310: a test's `input` "has been removed from authored
+            # eval YAML" (read only from a test file)
             "  - config: [{vars: {word: x}}]\n    tests: [{input: y}]\n",
             {},
-            ["s.eval.yaml:6", "unknown key 'input'"],
+            ["s.eval.yaml:6", "'input' has been removed from a scenario's test"],
         ),
         ("  - just text\n", {}, ["s.eval.yaml:5", "file://PATH"]),
     ],

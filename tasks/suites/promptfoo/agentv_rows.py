@@ -49,11 +49,14 @@ _EXPECTED_MOVED = (
 )
 
 
-def admit(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> dict[str, Any]:
+def admit(
+    loader: _Loader, test: dict[str, Any], loc: Loc, whole: bool = True, **where: Any
+) -> dict[str, Any]:
     """A test's keys as AgentV takes them: AgentV's refusals of `input` and
     `expected_output` outside a test file, said at their line; a row's `input` moved to
     `vars.input` (in place). Returns the test without the keys checked here, for the
-    loader's key check."""
+    loader's key check. `whole`: a test as it runs (a scenario's config row and test are
+    parts of one: `complete` checks what they make)."""
     in_file = where.get("file") is not None
     kept = {k: v for k, v in test.items() if k not in ROW_KEYS}
     if loc and loc[0] == "default_test":
@@ -80,12 +83,16 @@ def admit(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> dict
     from accord.tasks.suites.promptfoo import agentv_transform
 
     agentv_transform.check(loader, test.get("options"), loc, where)
-    default = loc[:1] in (("default_test",), ("defaultTest",))
-    if loader.implicit_input and not default:
-        _needs_input(loader, test, loc, in_file, where)
-    if not default:
-        _needs_grading(loader, test, loc, where)
+    if whole and loc[:1] not in (("default_test",), ("defaultTest",)):
+        complete(loader, test, loc, where)
     return kept
+
+
+def complete(loader: _Loader, test: dict[str, Any], loc: Loc, where: dict[str, Any]) -> None:
+    """What a test must hold to run (its prompt's input, something to grade it by)."""
+    if loader.implicit_input:
+        _needs_input(loader, test, loc, where.get("file") is not None, where)
+    _needs_grading(loader, test, loc, where)
 
 
 def _needs_input(

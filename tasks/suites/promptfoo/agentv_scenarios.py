@@ -37,6 +37,7 @@ SUFFIXES = (".yaml", ".yml", ".json")
 
 def scenario_tests(loader: _Loader, value: Any) -> list[_Test]:
     """The tests the file's `scenarios` lower into, in AgentV's order and with its ids."""
+    from accord.tasks.suites.promptfoo import agentv_rows
     from accord.tasks.suites.promptfoo.config import _check_test, _Test
 
     if value is None:
@@ -70,7 +71,7 @@ def scenario_tests(loader: _Loader, value: Any) -> list[_Test]:
                 loader.issue(row_loc, "a config row is a mapping (id, vars, assert, ...)",
                              **where(row_loc))  # fmt: skip
                 continue
-            _check_test(loader, row, row_loc, **where(row_loc))
+            _check_test(loader, row, row_loc, False, **where(row_loc))
             for t_index, test in enumerate(tests, 1):
                 test_loc = (*loc, "tests", t_index - 1)
                 if not isinstance(test, dict):
@@ -79,9 +80,10 @@ def scenario_tests(loader: _Loader, value: Any) -> list[_Test]:
                                      "...)", **where(test_loc))  # fmt: skip
                     continue
                 if r_index == 1:
-                    _check_test(loader, test, test_loc, **where(test_loc))
+                    _check_test(loader, test, test_loc, False, **where(test_loc))
                 merged = _row(row, test, _id(row, test, (number, r_index, t_index), len(tests)))
                 placed = where(test_loc)
+                agentv_rows.complete(loader, merged, test_loc, placed)
                 found.append(_Test(merged, test_loc, placed.get("file"), placed.get("line")))
     return found
 

@@ -374,11 +374,14 @@ def _default_test(loader: _Loader, value: Any) -> dict[str, Any]:
     return value
 
 
-def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> None:
+def _check_test(
+    loader: _Loader, test: dict[str, Any], loc: Loc, whole: bool = True, **where: Any
+) -> None:
+    """`whole`: a test as it runs, not a part of one (an AgentV scenario's row or test)."""
     if loader.dialect == "agentv4":
         from accord.tasks.suites.promptfoo import agentv4, agentv_rows
 
-        kept = agentv_rows.admit(loader, test, loc, **where)
+        kept = agentv_rows.admit(loader, test, loc, whole, **where)
         loader.keys(kept, loc, agentv4.TEST_KEYS, agentv4.NOT_SUPPORTED_TEST, "a test", **where)
     else:
         loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
