@@ -1,8 +1,9 @@
 """Graders that compare the answer with a reference (field-accuracy, equals and the other
-text checks, a script grader, llm-rubric's reference answer) with the reference given as the
-test's `expected_output` var, as a conversation turn's `expected_output`, and not at all
-(tests/data/agentv4/reference-graders.suite.yaml), through AgentV itself and `accord eval`:
-the same scores, verdicts and assertion scores (the helpers of test_agentv4_differential).
+text checks, a script grader, python and javascript, llm-rubric's reference answer) with
+the reference given as the test's `expected_output` var, as a conversation turn's
+`expected_output`, and not at all (tests/data/agentv4/reference-graders.suite.yaml),
+through AgentV itself and `accord eval`: the same scores, verdicts and assertion scores
+(the helpers of test_agentv4_differential).
 
 Where the reference comes from in AgentV 4 (packages/core/src/evaluation at 58f316ca2):
 - yaml-parser.ts line 313 refuses a test's own `expected_output`; the reference goes in
@@ -19,6 +20,8 @@ Where the reference comes from in AgentV 4 (packages/core/src/evaluation at 58f3
   skipped ("missing value") unless their value, after interpolateRawEvalCase filled in the
   vars (a whole `{{ name }}` becoming the var's value, object or number included), is
   non-empty text.
+- graders/promptfoo-assertions.ts buildAssertionContext, lines 25-43: a python or
+  javascript assertion's context holds EvalTest.expected_output, and no vars.
 - graders/llm-grader.ts lines 1063-1064: the judge prompt has a reference section only for
   a non-empty reference_answer; graders/script-grader.ts line 258: the script's
   `expected_output` is EvalTest.expected_output.
@@ -87,18 +90,20 @@ def test_reference_graders_score_in_accord_as_in_agentv(tmp_path: Path, fake: Fa
     assert differential.model_requests(fake.requests) == agentv_sent
     assert expected == {
         # field-accuracy 0 (the var is no expected output), the script given [] scores 1,
-        # the equals whose value is an object skipped, the rubric 1
-        "fields-reference-in-vars": {"score": 0.6667, "passed": False,
-                                     "assertions": [0.0, 1.0, 1.0]},
+        # the equals whose value is an object skipped, the rubric 1, the python assertion
+        # finding no expected output and no vars in its context 1
+        "fields-reference-in-vars": {"score": 0.75, "passed": False,
+                                     "assertions": [0.0, 1.0, 1.0, 1.0]},
         # field-accuracy 0, the equals rendering as nothing skipped, contains 1
         "fields-reference-absent": {"score": 0.5, "passed": False, "assertions": [0.0, 1.0]},
         # equals the var 1, the judge's 0.9, the equals of a number skipped
         "text-reference-in-vars": {"score": 0.95, "passed": True, "assertions": [1.0, 0.9]},
-        # turns: text has no role (0); code 201 is not 200 (0.5); the message from a var
-        # (1, with the judge's 0.9); none (0); a user message (0); every field kind, as
+        # turns: text has no role (field-accuracy 0; python sees `[{content}]`: 1); code 201
+        # is not 200 (0.5); the message from a var (1, the judge's 0.9, javascript reading
+        # context.expectedOutput 1); none (0); a user message (0); every field kind, as
         # weighted (invoice 2, total 0, date 1, the missing optional field weighing 0: 0.75)
-        "fields-reference-in-turns": {"score": 0.3667, "passed": False,
-                                      "assertions": [0.0, 0.5, 0.95, 0.0, 0.0, 0.75]},
+        "fields-reference-in-turns": {"score": 0.4528, "passed": False,
+                                      "assertions": [0.5, 0.5, 0.9667, 0.0, 0.0, 0.75]},
     }  # fmt: skip
 
 
@@ -122,5 +127,57 @@ def test_a_skipped_assertion_is_noted_as_agentv_warns(tmp_path: Path, fake: Fake
     assert len(equals) == 4 and noted == [equals[0], equals[1], equals[3]], run.stderr
     # and they are not scored: of each test's assertions, one fewer is graded
     graded = {c["id"]: len(c["evaluations"]) for c in json.loads(run.stdout)["suites"][0]["cases"]}
-    assert graded == {"fields-reference-in-vars": 3, "fields-reference-absent": 2,
+    assert graded == {"fields-reference-in-vars": 4, "fields-reference-absent": 2,
                       "text-reference-in-vars": 2, "fields-reference-in-turns": 1}  # fmt: skip
+
+
+def _inline_suite(tmp_path: Path, asserts: str) -> Path:
+    (tmp_path / "config.yml").write_text("")
+    path = tmp_path / "s.eval.yaml"
+    path.write_text(
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n  - id: a\n"
+        "    metadata: {team: x}\n    vars: {input: '9', expected_output: '9'}\n"
+        f"    assert:\n{asserts}"
+    )
+    return path
+
+
+def test_python_and_javascript_get_agentvs_context_and_results(tmp_path: Path) -> None:
+    """promptfoo-assertions.ts: the context of AgentV's grader (no vars; the expected output
+    a test has is none), and normalizeScriptResult's reading of the result."""
+    checks = [
+        # the context: AgentV's names, no vars, no expected output for a test
+        ("python", "sorted(context) == ['cost_usd', 'criteria', 'dependency_results', "
+         "'duration_ms', 'expected_output', 'file_changes', 'input', 'metadata', 'token_usage', "
+         "'trace', 'workspace_path'] and context['metadata'] == {'team': 'x'} "
+         "and context['expected_output'] == []", 1.0),
+        ("javascript", "context.vars === undefined && context.expectedOutput.length === 0 "
+         "&& context.metadata.team === 'x'", 1.0),
+        # a number is the score; a list is no result (0); an object without score or pass 0
+        ("python", "0.3", 0.3), ("python", "[1]", 0.0), ("python", "{'reason': 'r'}", 0.0),
+        ("python", "{'pass': True}", 1.0), ("javascript", "({score: 0.25})", 0.25),
+        # code that raises scores 0; a body of several lines returns its value
+        ("python", "1/0", 0.0), ("python", "|\n          x = output.strip()\n"
+                                           "          return x == '9'", 1.0),
+    ]  # fmt: skip
+    entries = "".join(
+        f"      - type: {kind}\n        value: {code if code[0] == '|' else json.dumps(code)}\n"
+        for kind, code, _ in checks
+    )
+    run = differential.accord(
+        "eval", _inline_suite(tmp_path, entries), "--format", "json", "--cache", "off"
+    )
+    assert run.exit_code in (0, 1), run.stderr + run.stdout
+    found = json.loads(run.stdout)["suites"][0]["cases"][0]["evaluations"]
+    assert [round(e["score"], 4) for e in found] == [s for _, _, s in checks], found
+    assert "ZeroDivisionError" in found[7]["reason"]
+
+
+def test_a_file_reference_as_python_code_is_refused_at_its_line(tmp_path: Path) -> None:
+    """AgentV runs a python assertion's value as code: `file://check.py` fails there."""
+    path = _inline_suite(tmp_path, "      - type: python\n        value: file://check.py\n")
+    run = differential.accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr, run.stderr
+    assert "s.eval.yaml:9" in run.stderr and "runs a python assertion's value as code" in (
+        run.stderr
+    ), run.stderr
