@@ -46,6 +46,7 @@ ANSWERS = {
     ),
     "Report the build status": '{"status": "ok", "code": 200}',
     "Multiply 3 times 3": "9",
+    "Repeat the braces": "{{ expected_output }}",
 }
 
 
@@ -104,6 +105,35 @@ def test_reference_graders_score_in_accord_as_in_agentv(tmp_path: Path, fake: Fa
         # weighted (invoice 2, total 0, date 1, the missing optional field weighing 0: 0.75)
         "fields-reference-in-turns": {"score": 0.4528, "passed": False,
                                       "assertions": [0.5, 0.5, 0.9667, 0.0, 0.0, 0.75]},
+    }  # fmt: skip
+
+
+@differential.pytestmark
+def test_inherited_assertions_keep_their_values_as_written_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """yaml-parser.ts interpolateRawEvalCase (lines 489-522, called at 1553) fills the vars
+    into the test's own `assert` only, rubrics written as text included; the inherited
+    ones (combineInheritedAssertions, line 1534) keep `{{ expected_output }}` as written."""
+    name = "inherited-references.suite.yaml"
+    expected = differential.run_agentv(differential.project(tmp_path / "agentv", name))
+    agentv_asked = differential.judge_requests(fake.requests)
+    fake.requests.clear()
+    got = differential.run_accord(differential.project(tmp_path / "accord", name))
+    assert got == expected
+    assert agentv_asked and differential.judge_requests(fake.requests) == agentv_asked
+    users = [user for _, user in agentv_asked]
+    assert any("- [rubric-1] (REQUIRED): The reply is 9\n" in user for user in users), users
+    # each test's inherited llm-rubric: its criteria as written
+    assert sum("]]\nMatches the reference answer: {{ expected_output }}\n" in u for u in users) == 2
+    assert expected == {
+        # the own rubric and contains filled in (1, 1); the inherited equals compares with
+        # the text "{{ expected_output }}" (0); the inherited llm-rubric, the judge's 0.9
+        "own-rubric-names-the-reference": {"score": 0.725, "passed": False,
+                                           "assertions": [1.0, 1.0, 0.0, 0.9]},
+        # the answer is the text "{{ expected_output }}": the own contains of the filled-in
+        # input fails, the inherited equals holds
+        "literal-reference": {"score": 0.6333, "passed": False, "assertions": [0.0, 1.0, 0.9]},
     }  # fmt: skip
 
 

@@ -369,12 +369,19 @@ def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int
                                  "by accord (it reads skip_defaults only): remove it",
                                  key=True, **where)  # fmt: skip
             skip = execution.get("skip_defaults") is True
-    from accord.tasks.suites.promptfoo.agentv_skipped import skipped_value, test_vars
+    from accord.tasks.evaluators.base import EvaluatorFailure
+    from accord.tasks.suites.promptfoo.agentv_values import rubric_text, skipped_value, test_vars
 
     variables = test_vars(loader.default, item.test)
     out: list[tuple[int, Any]] = []
     for start, end in ((0, count), (count, 0 if skip else len(entries))):
-        texts = tuple(e.strip() for e in entries[start:end] if isinstance(e, str) and e.strip())
+        try:
+            own = variables if start == 0 else None
+            found = (rubric_text(e, own) for e in entries[start:end] if isinstance(e, str))
+            texts = tuple(text for text in found if text)
+        except EvaluatorFailure as exc:
+            loader.issue((*item.loc, "assert"), str(exc), **where)
+            texts = ()
         placed = False
         for index in range(start, end):
             entry = entries[index]
@@ -410,7 +417,7 @@ def _skip_notes(source: Source, data: Any) -> list[str]:
     if not isinstance(data, dict):
         return []
     marks = parse_yaml(source.text, source.path)[1]
-    from accord.tasks.suites.promptfoo.agentv_skipped import skip_note, skipped_value, test_vars
+    from accord.tasks.suites.promptfoo.agentv_values import skip_note, skipped_value, test_vars
 
     default = data.get("default_test")
     lists: list[tuple[Loc, Any, dict[str, Any] | None]] = [(("assert",), data.get("assert"), None)]

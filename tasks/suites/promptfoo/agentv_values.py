@@ -1,13 +1,30 @@
-"""The assertions of an AgentV 4 test that AgentV skips for want of a value
-(packages/core/src/evaluation/loaders/grader-parser.ts parseGraderList, at 58f316ca2), so
-that accord skips them too, with a note: not scored, not counted in the test's mean. The
-graders that compare with a reference answer meet this when the reference is given as a
-var (`value: "{{ expected_output }}"`) and the test has none, or an object."""
+"""What AgentV 4 makes of an assertion's value (packages/core/src/evaluation at 58f316ca2):
+
+- yaml-parser.ts interpolateRawEvalCase fills the test's vars into the test's own
+  assertions, rubrics written as text included; the assertions a test inherits
+  (`default_test.assert`, the file's `assert`) keep their values as written (cases.py marks
+  them `verbatim`).
+- loaders/grader-parser.ts parseGraderList skips, with a warning, an assertion whose value
+  is missing or not text: accord skips it too, with a note, not scored and not counted in
+  the test's mean. The graders that compare with a reference meet this when the reference
+  is given as a var (`value: "{{ expected_output }}"`) and the test has none, or an object."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+
+def rubric_text(text: str, variables: dict[str, Any] | None) -> str:
+    """A rubric written as text, the test's vars filled in (its own list's: `variables`
+    given), stripped; a value that is one `{{ name }}` naming something other than text
+    stays as written."""
+    if variables is not None:
+        from accord.tasks.suites.promptfoo.agentv_conversation import _interpolated
+
+        filled = _interpolated(text, variables)
+        text = filled if isinstance(filled, str) else text
+    return text.strip()
 
 
 def test_vars(default: Any, test: Any) -> dict[str, Any] | None:
@@ -19,11 +36,13 @@ def test_vars(default: Any, test: Any) -> dict[str, Any] | None:
     return {k: v for given in found for k, v in given.items()} if found else None
 
 
-# grader-parser.ts parseGraderList (lines 1509-1707 at 58f316ca2): these assertions are
+# grader-parser.ts parseGraderList (lines 1436-1440, 1509-1707 at 58f316ca2): these are
 # skipped with "missing value" unless their value is text that is not empty (asString), or
 # for the -any/-all forms a list holding text (asStringArrayStrict)
 TEXT_VALUE = frozenset({"contains", "icontains", "starts-with", "ends-with", "regex", "equals"})
 TEXTS_VALUE = frozenset({"contains-any", "contains-all", "icontains-any", "icontains-all"})
+CODE_VALUE = frozenset({"python", "javascript"})  # skipped also when the text is blank
+VALUED = TEXT_VALUE | TEXTS_VALUE | CODE_VALUE
 _WHOLE_NAME = re.compile(r"^\s*\{\{\s*(?:vars\.)?([A-Za-z_]\w*)\s*\}\}\s*$")
 
 
@@ -33,7 +52,7 @@ def skipped_value(entry: Any, variables: dict[str, Any] | None) -> bool:
     `{{ name }}` becomes that var's value, an object or number included, and a name with no
     var renders as nothing). So `value: "{{ expected_output }}"` in a test without that var,
     or whose var is an object, is skipped, as is an `equals` whose value is a number."""
-    if not isinstance(entry, dict) or entry.get("type") not in TEXT_VALUE | TEXTS_VALUE:
+    if not isinstance(entry, dict) or entry.get("type") not in VALUED:
         return False
     value = entry.get("value")
     if variables is not None and isinstance(value, str):
@@ -48,6 +67,8 @@ def skipped_value(entry: Any, variables: dict[str, Any] | None) -> bool:
             value = _interpolated(value, variables)
         except EvaluatorFailure:
             return False  # not renderable: the assertion says so when it runs
+    if entry["type"] in CODE_VALUE:
+        return not (isinstance(value, str) and value.strip())
     if entry["type"] in TEXT_VALUE:
         return not (isinstance(value, str) and value)
     return not (isinstance(value, list) and any(isinstance(v, str) for v in value))
