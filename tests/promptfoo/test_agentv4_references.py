@@ -211,3 +211,14 @@ def test_a_file_reference_as_python_code_is_refused_at_its_line(tmp_path: Path) 
     assert "s.eval.yaml:9" in run.stderr and "runs a python assertion's value as code" in (
         run.stderr
     ), run.stderr
+
+
+def test_python_without_code_is_skipped_with_a_note(tmp_path: Path) -> None:
+    """grader-parser.ts lines 1436-1440: python/javascript with no code are skipped."""
+    entries = "      - type: python\n      - type: contains\n        value: '9'\n"
+    path = _inline_suite(tmp_path, entries)
+    run = differential.accord("eval", path, "--format", "json", "--cache", "off")
+    assert run.exit_code == 0, run.stderr + run.stdout
+    assert "s.eval.yaml:9: this python has no text" in run.stderr, run.stderr
+    found = json.loads(run.stdout)["suites"][0]["cases"][0]["evaluations"]
+    assert [e["name"] for e in found] == ["contains"], found
