@@ -22,7 +22,7 @@ def rubric_text(text: str, variables: dict[str, Any] | None) -> str:
     if variables is not None:
         from accord.tasks.suites.promptfoo.agentv_conversation import _interpolated
 
-        filled = _interpolated(text, variables)
+        filled = _interpolated(text, {"vars": variables, **variables})
         text = filled if isinstance(filled, str) else text
     return text.strip()
 
@@ -64,7 +64,7 @@ def skipped_value(entry: Any, variables: dict[str, Any] | None) -> bool:
         from accord.tasks.suites.promptfoo.agentv_conversation import _interpolated
 
         try:
-            value = _interpolated(value, variables)
+            value = _interpolated(value, {"vars": variables, **variables})
         except EvaluatorFailure:
             return False  # not renderable: the assertion says so when it runs
     if entry["type"] in CODE_VALUE:
