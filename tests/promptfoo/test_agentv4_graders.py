@@ -296,26 +296,54 @@ def test_an_id_on_an_assertion_is_accepted_and_scores_the_same(
 # --- field-accuracy and execution-metrics ------------------------------------------------------
 
 
-def test_field_accuracy_scores_the_answers_fields_as_agentv(
+def test_field_accuracy_finds_no_reference_in_a_tests_vars_as_agentv(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
+    """AgentV 4 gives a test's graders no expected output (yaml-parser.ts line 313 refuses a
+    test's own `expected_output`; EvalTest.expected_output is built from that key alone,
+    lines 1642 and 1705-1714), so field-accuracy has no expected object whatever the
+    `expected_output` var holds (field-accuracy.ts lines 97-106): 0, with AgentV's reason.
+    The same reference in a conversation turn is compared field by field."""
     (tmp_path / "config.yml").write_text("")
-    path = tmp_path / "s.eval.yaml"
-    path.write_text(
-        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests:\n  - id: a\n    vars:\n"
-        '      input: \'{"invoice_number": "INV-1", "total": 101, "date": "2024-01-15"}\'\n'
-        "      expected_output: {invoice_number: INV-1, total: 100, date: 15-Jan-2024, po: P1}\n"
-        "    assert:\n      - type: field-accuracy\n        fields:\n"
-        "          - {path: invoice_number, match: exact, weight: 2}\n"
-        "          - {path: total, match: numeric_tolerance, tolerance: 0.5}\n"
-        "          - {path: date, match: date, formats: [YYYY-MM-DD, DD-MMM-YYYY]}\n"
-        "          - {path: po, match: exact, required: false}\n"
+    fields = (
+        "[{path: invoice_number, match: exact, weight: 2},"
+        " {path: total, match: numeric_tolerance, tolerance: 0.5},"
+        " {path: date, match: date, formats: [YYYY-MM-DD, DD-MMM-YYYY]},"
+        " {path: po, match: exact, required: false}]"
     )
-    case = _cases(accord("eval", path, "--format", "json", "--cache", "off"))["a"]
-    found = case["evaluations"][0]
-    # field-accuracy.ts: the weighted mean of the fields (invoice 1 at weight 2, total 0,
-    # date 1; a missing optional field weighs 0): (2 + 0 + 1) / 4; a pass at 0.8
-    assert (found["score"], found["passed"]) == (0.75, False), found
+    answer = '{"invoice_number": "INV-1", "total": 101, "date": "2024-01-15"}'
+    reference = "{invoice_number: INV-1, total: 100, date: 15-Jan-2024, po: P1}"
+    path = tmp_path / "s.eval.yaml"
+    path.write_text(f"""\
+name: t
+providers: [echo]
+prompts: ['{{{{ input }}}}']
+tests:
+  - id: a
+    vars:
+      input: '{answer}'
+      expected_output: {reference}
+    assert:
+      - type: field-accuracy
+        fields: {fields}
+  - id: b
+    mode: conversation
+    vars: {{input: start}}
+    turns:
+      - input: '{answer}'
+        expected_output: {{role: assistant, content: {reference}}}
+        assert:
+          - type: field-accuracy
+            fields: {fields}
+""")
+    cases = _cases(accord("eval", path, "--format", "json", "--cache", "off"))
+    found = cases["a"]["evaluations"][0]
+    assert (found["score"], found["passed"]) == (0.0, False), found
+    assert found["reason"] == "No expected data found in expected_output", found
+    # field-accuracy.ts aggregateResults: the weighted mean of the fields (invoice 1 at
+    # weight 2, total 0, date 1; a missing optional field weighs 0): (2 + 0 + 1) / 4
+    turn = cases["b"]["evaluations"][0]["metadata"]["components"][0]
+    assert turn["score"] == 0.75, cases["b"]
 
 
 def test_execution_metrics_counts_the_limits_met_as_agentv(

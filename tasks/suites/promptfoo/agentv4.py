@@ -401,9 +401,19 @@ def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int
                                  "by accord (it reads skip_defaults and threshold): remove it",
                                  key=True, **where)  # fmt: skip
             skip = execution.get("skip_defaults") is True
+    from accord.tasks.evaluators.base import EvaluatorFailure
+    from accord.tasks.suites.promptfoo.agentv_values import rubric_text, skipped_value, test_vars
+
+    variables = test_vars(loader.default, item.test)
     out: list[tuple[int, Any]] = []
     for start, end in ((0, count), (count, 0 if skip else len(entries))):
-        texts = tuple(e.strip() for e in entries[start:end] if isinstance(e, str) and e.strip())
+        try:
+            own = variables if start == 0 else None
+            found = (rubric_text(e, own) for e in entries[start:end] if isinstance(e, str))
+            texts = tuple(text for text in found if text)
+        except EvaluatorFailure as exc:
+            loader.issue((*item.loc, "assert"), str(exc), **where)
+            texts = ()
         placed = False
         for index in range(start, end):
             entry = entries[index]
@@ -411,7 +421,9 @@ def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int
                 if texts and not placed:
                     out.append((index, texts))
                     placed = True
-            elif not skipped_rubric(entry):
+            elif not skipped_rubric(entry) and not skipped_value(
+                entry, variables if index < count else None
+            ):
                 out.append((index, entry))
     return out
 
@@ -502,20 +514,25 @@ def _skip_notes(source: Source, data: Any) -> list[str]:
     if not isinstance(data, dict):
         return []
     marks = parse_yaml(source.text, source.path)[1]
-    lists: list[tuple[Loc, Any]] = [(("assert",), data.get("assert"))]
+    from accord.tasks.suites.promptfoo.agentv_values import skip_note, skipped_value, test_vars
+
     default = data.get("default_test")
+    lists: list[tuple[Loc, Any, dict[str, Any] | None]] = [(("assert",), data.get("assert"), None)]
     if isinstance(default, dict):
-        lists.append((("default_test", "assert"), default.get("assert")))
+        lists.append((("default_test", "assert"), default.get("assert"), None))
     tests = data.get("tests")
     for index, test in enumerate(tests if isinstance(tests, list) else []):
         if isinstance(test, dict):
-            lists.append((("tests", index, "assert"), test.get("assert")))
+            variables = test_vars(default, test)
+            lists.append((("tests", index, "assert"), test.get("assert"), variables))
     notes = []
-    for loc, entries in lists:
+    for loc, entries, variables in lists:
         for index, entry in enumerate(entries if isinstance(entries, list) else []):
             line = marks.find((*loc, index))[0]
             where = f"{source.path}:{line}" if line else str(source.path)
-            if isinstance(entry, str) and not entry.strip():
+            if skipped_value(entry, variables):
+                notes.append(f"{where}: {skip_note(entry)}")
+            elif isinstance(entry, str) and not entry.strip():
                 notes.append(f"{where}: an empty rubric is skipped, as AgentV skips it")
             elif skipped_rubric(entry):
                 notes.append(f"{where}: this llm-rubric has no 'value' and no prompt text of "

@@ -90,8 +90,10 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
     if agentv:
         from accord.tasks.suites.promptfoo.agentv4 import gathered
         from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
+        from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion
 
         numbered = gathered(loader, item, entries)
+    own = len(item.test["assert"]) if isinstance(item.test.get("assert"), list) else 0
 
     specs: list[EvaluatorSpec] = []
     names: set[str] = set()
@@ -125,11 +127,14 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
 
                 at = (*item.loc, "assert", index)
                 entry = resolved(loader, entry, at, _reporter(loader, item, at, index))
-                specs.append(
-                    build_agentv_assertion(
-                        entry, base_dir=loader.base, where=where, name=name, root=loader.root
-                    )
+                built = build_agentv_assertion(
+                    entry, base_dir=loader.base, where=where, name=name, root=loader.root
                 )
+                if index >= own and isinstance(built, PromptfooAssertion):
+                    # yaml-parser.ts interpolateRawEvalCase fills the vars into the test's
+                    # own assertions only: an inherited value stays as written
+                    built = built.model_copy(update={"verbatim": True})
+                specs.append(built)
         except (AccordError, ValueError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             message = message.removeprefix(f"{where}: ")  # the issue names the place itself

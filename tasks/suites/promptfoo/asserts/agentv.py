@@ -7,8 +7,8 @@
   gathered into one checklist, and `llm-rubric` is asked with AgentV's own judge prompt
   (agentv_judge.py); an llm-rubric may give AgentV's grader prompt (`prompt:`).
 - Any entry may say `required: true` (or a number, its `min_score`), `negate`, `id`/`name`.
-- `script` (a command-backed grader), `execution-metrics`, and the checks of
-  `agentv_checks`; every other type is promptfoo's.
+- `script` (a command-backed grader), `execution-metrics`, `python` and `javascript` (AgentV's
+  own, agentv_inline.py), and the checks of `agentv_checks`; every other type is promptfoo's.
 - A test's score (`combine_agentv`): 0 when a required assertion scored below its minimum
   (default the pass threshold 0.8), else the weighted mean; pass when the score reaches the
   test's threshold (default 0.8).
@@ -49,6 +49,16 @@ def _seed_grader(
     if inverse:
         raise ConfigError(f"{where}: 'negate' on {base} is not supported by accord")
     return build_seed(rest, where=where, name=name or rest.get("metric") or base)
+
+
+def _inline_code(
+    rest: dict[str, Any], root: Path, where: str, name: str | None, inverse: bool
+) -> PromptfooAssertion:
+    """`python` and `javascript` as AgentV runs them, with AgentV's context (agentv_inline.py)."""
+    from accord.tasks.suites.promptfoo.asserts.agentv_inline import build_inline
+
+    label = name or rest.get("metric") or str(rest["type"])
+    return build_inline(rest, root=root, where=where, name=label, inverse=inverse)
 
 
 def _prompt_rubric(
@@ -179,6 +189,8 @@ def build_agentv_assertion(
         spec = _prompt_rubric(rest, agentv_fields, base_dir, root or base_dir, where, name)
     elif base in ("field-accuracy", "execution-metrics"):
         spec = _seed_grader(rest, base, inverse, where, name)
+    elif kind in ("python", "javascript"):
+        spec = _inline_code(rest, root or base_dir, where, name, inverse)
     elif base == "assert-set":
         spec = _agentv_set(rest, base_dir, root or base_dir, where, name)
     elif base in AGENTV4:

@@ -145,13 +145,13 @@ EXPECTED = "agentv_expected"
 
 
 def expected_messages(case: Case) -> list[dict[str, Any]]:
-    """AgentV's `expected_output` of what is graded: the test's `expected_output` var as
-    messages, or a conversation turn's own (runConversationMode: none, or the turn's
-    `expected_output` as the one entry)."""
+    """AgentV's `expected_output` of what is graded (EvalTest.expected_output): a
+    conversation turn's own (orchestrator.ts runConversationMode: none, or the turn's
+    `expected_output` as the one entry), else none. An authored test has none of its own
+    (yaml-parser.ts refuses `expected_output` on a test; the test's `expected_output` var
+    is a var, which no grader reads as the expected output)."""
     meta = case.metadata if isinstance(case.metadata, dict) else {}
-    if EXPECTED in meta:
-        return [dict(m) for m in meta[EXPECTED]]
-    return _messages(case_vars(case).get("expected_output"), "assistant")
+    return [dict(m) for m in meta.get(EXPECTED) or []]
 
 
 def payload(case: Case, output: Output, config: dict[str, Any] | None) -> dict[str, Any]:
@@ -170,7 +170,7 @@ def payload(case: Case, output: Output, config: dict[str, Any] | None) -> dict[s
     usage = output.usage
     return {
         "criteria": str(variables.get("criteria") or ""),
-        "expected_output": [dict(m) for m in meta[EXPECTED]] if EXPECTED in meta else [],
+        "expected_output": expected_messages(case),
         "output": output.text,
         "messages": output.messages or [{"role": "assistant", "content": output.text}],
         "input_files": [],

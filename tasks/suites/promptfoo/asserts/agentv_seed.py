@@ -3,10 +3,13 @@ evaluators for AgentV's older format (tasks/suites/agentv: `field_accuracy` in c
 `execution_metrics` in metrics.py), which follow the same graders of AgentV's source
 (graders/field-accuracy.ts, graders/execution-metrics.ts).
 
-The test's `expected_output` var is the expected object (AgentV reads it from the last
-expected message: an object, or JSON text); the answer must be a JSON object. Where AgentV 4
-scores 0 with a reason (no expected object to compare), so does accord. The grader's pass is
-AgentV's: score >= 0.8.
+field-accuracy compares the answer with what AgentV gives its graders as the expected output
+(EvalTest.expected_output): a conversation turn's own, and nothing for a test, whose
+`expected_output` var is only a var (yaml-parser.ts refuses a test's own `expected_output`).
+The expected object is field-accuracy.ts's extractExpectedData: the last expected message
+with role `assistant` and a truthy content, that content when it is an object, else its text
+read as JSON. With none, AgentV scores 0 ("No expected data found in expected_output") and so
+does accord. The answer must be a JSON object. The grader's pass is AgentV's: score >= 0.8.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pydantic
 
 from accord.engine.errors import ConfigError
-from accord.tasks.evaluators.base import EvaluatorFailure, Finding
+from accord.tasks.evaluators.base import Finding
 from accord.tasks.suites.agentv.cases import AgentVCase
 from accord.tasks.suites.agentv.checks import FieldAccuracy
 from accord.tasks.suites.agentv.metrics import ExecutionMetrics
+from accord.tasks.suites.promptfoo.asserts.agentv_judge import parse_json
 from accord.tasks.suites.promptfoo.asserts.agentv_script import PASS, _messages, expected_messages
 from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion, case_vars
 
@@ -62,21 +66,53 @@ class AgentVSeed(PromptfooAssertion):
             {"type": self.type.replace("-", "_"), **(self.config or {}), "name": self.id}
         )
         variables = case_vars(case)
-        expected = expected_messages(case)
         question = variables.get("input")
+        expected: tuple[dict[str, Any], ...] = ()
+        if self.type == "field-accuracy":
+            data = expected_data(expected_messages(case))
+            if data is None:
+                return self.result(False, 0.0, "No expected data found in expected_output")
+            expected = ({"role": "assistant", "content": data},)
         seed_case = AgentVCase(
             id=case.id, input=tuple(_messages(question, "user")),
             question=question if isinstance(question, str) else "",
-            expected_messages=tuple(expected),
+            expected_messages=expected,
         )  # fmt: skip
-        try:
-            found = await inner.evaluate(ev, seed_case, output)
-        except EvaluatorFailure as exc:
-            if "expected_output holds no JSON object" not in str(exc):
-                raise
-            # field-accuracy.ts: nothing expected to compare is a 0, not an error
-            return self.result(False, 0.0, "No expected data found in expected_output")
+        found = await inner.evaluate(ev, seed_case, output)
         score = found.score or 0.0
         lines = [f"✓ {h}" for h in found.hits] + [f"✗ {m}" for m in found.misses]
         reason = "; ".join(lines) or found.reason
         return self.result(score >= PASS, score, reason)
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript's truthiness of a JSON value: an empty object or list is true."""
+    return isinstance(value, dict | list) or bool(value)
+
+
+def expected_data(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """field-accuracy.ts extractExpectedData (lines 123-143 at 58f316ca2): from the last
+    message, the first with role `assistant` and a truthy content: an object content as it
+    is, a text content read as JSON (parseJsonFromText; text that does not read goes on to
+    the message before). None when there is none, or it reads as a falsy value (`if
+    (!expectedData)`). What it holds as paths resolve it (resolvePath): a list by its
+    indexes, any other value has no fields."""
+    for message in reversed(messages):
+        content = message.get("content")
+        if message.get("role") != "assistant" or not _truthy(content):
+            continue
+        if isinstance(content, str):
+            try:
+                content = parse_json(content)
+            except ValueError:
+                continue
+        elif not isinstance(content, dict | list):
+            continue
+        if not _truthy(content):
+            return None
+        if isinstance(content, dict):
+            return content
+        if isinstance(content, list):
+            return {str(i): v for i, v in enumerate(content)}
+        return {}
+    return None

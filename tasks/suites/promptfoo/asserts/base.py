@@ -151,6 +151,8 @@ class PromptfooAssertion(EvaluatorSpec):
     provider: Any = None
     rubric_prompt: Any = None
     config: dict[str, Any] | None = None
+    # an assertion an AgentV 4 test inherits: AgentV fills in no vars in its value
+    verbatim: bool = False
     # AgentV's `required` with its minimum score (the test scores 0 below it)
     min_score: float | None = None
 
@@ -202,7 +204,9 @@ class PromptfooAssertion(EvaluatorSpec):
 
     def rendered(self, case: Case) -> Any:
         """The value with the test's vars filled in (`{{ name }}`, and `{{ vars.name }}`
-        as AgentV's files write them)."""
+        as AgentV's files write them); `verbatim`: as written."""
+        if self.verbatim:
+            return self.value
         variables = case_vars(case)
         return render_value(self.value, {"vars": variables, **variables})
 
