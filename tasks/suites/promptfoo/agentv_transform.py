@@ -10,8 +10,9 @@ two-space indents):
   gives the value), made a function of `output` and `context` (`new Function`);
 - `file://PATH[:FUNCTION]`: a JavaScript module (`.js`, `.mjs`, `.cjs`) found from the eval
   file's folder up to the project root, its FUNCTION (default: its default export). A
-  TypeScript file (`.ts`, `.mts`, `.cts`) is refused: AgentV imports it only when it runs
-  under Bun, and Node (which accord runs) cannot.
+  TypeScript file (`.ts`, `.mts`, `.cts`) is refused: AgentV imports it with the runtime it
+  runs on (Bun, or a Node.js that strips types: 22.18 or 23.6 and later); accord does not
+  run TypeScript transforms.
 
 `output` is the answer's text (the last assistant message), `context` holds `vars`,
 `prompt` (`label`, `raw`: the question), `metadata` (the test's), and `provider`
@@ -105,9 +106,9 @@ def check(loader: _Loader, options: Any, loc: Loc, where: dict[str, Any]) -> Non
         return
     reference, function = split(spec)
     if reference.endswith(TS_SUFFIXES):
-        loader.issue(at, f"the transform '{reference}' is TypeScript, which AgentV imports only "
-                     "under Bun and Node cannot run: write it as a JavaScript module (.mjs)",
-                     **where)  # fmt: skip
+        loader.issue(at, f"the transform '{reference}' is TypeScript, which accord does not "
+                     "run (AgentV imports it under Bun, or a Node.js that strips types): write "
+                     "it as a JavaScript module (.mjs)", **where)  # fmt: skip
         return
     if not reference.endswith(JS_SUFFIXES):
         loader.issue(at, f"unsupported transform file format: {spec} (a JavaScript module: "
