@@ -22,6 +22,10 @@ them (packages/core/src/evaluation/yaml-parser.ts loadTestsFromParsedYamlValue, 
   other value as indented JSON (expandExpectedOutputShorthand).
 - A test with nothing to grade it by (no criteria, expected output or assertion, nothing
   inherited, no turns) is refused, where AgentV skips it.
+- A test without an id, or whose id is no text (`id: 1`), is skipped as AgentV skips it
+  ("Skipping incomplete test", yaml-parser.ts `asString(renderedCase.id)`), with a warning
+  naming it; a file none of whose tests is left is refused. A CSV row's id is `row-N` when
+  it has none, a scenario's test has one made up (agentv_scenarios.py).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from accord.engine.yamlmarks import Loc
     from accord.tasks.evaluators.cases import Case
-    from accord.tasks.suites.promptfoo.config import _Loader
+    from accord.tasks.suites.promptfoo.config import _Loader, _Test
 
 ROW_KEYS = ("input", "expected_output", "criteria", "expected_outcome")
 # what a file without `prompts` runs: each test's input
@@ -126,6 +130,38 @@ def _needs_grading(loader: _Loader, test: dict[str, Any], loc: Loc, where: dict[
 def _expected(test: dict[str, Any]) -> bool:
     value = test.get("expected_output")
     return value is not None and value != []
+
+
+def has_id(loader: _Loader, test: dict[str, Any], where: str) -> bool:
+    """Whether AgentV runs the test: it skips one whose id is missing, empty or no text;
+    accord skips it too and says so on stderr (`where`: the test's file and line)."""
+    value = test.get("id")
+    if isinstance(value, str) and value:
+        return True
+    loader.skipped_tests += 1
+    if value is None:
+        why, fix = "it has no 'id'", "give it one (id: my-test)"
+    elif isinstance(value, str):
+        why, fix = "its 'id' is empty", "give it one (id: my-test)"
+    else:
+        shown = json.dumps(value, ensure_ascii=False)
+        why = f"its id {shown} is no text (AgentV reads only text ids)"
+        fix = f"quote it (id: '{shown}')" if isinstance(value, int | float) else "write it as text"
+    loader.notes.append(f"{where}: this test is skipped, as AgentV skips it (\"Skipping "
+                        f"incomplete test\"): {why}; {fix}")  # fmt: skip
+    return False
+
+
+def none_left(loader: _Loader, tests: list[_Test]) -> list[_Test]:
+    """The tests to run; a file all of whose tests were skipped for want of an id is refused
+    (AgentV: "No tests matched")."""
+    if not loader.skipped_tests:
+        return tests
+    kept = [t for t in tests if t.loc != () or t.test]  # not the stand-in for "no tests"
+    if not kept:
+        loader.issue(("tests",), f"no test is left to run: AgentV skips all {loader.skipped_tests} "
+                     "(a test needs a text 'id'): give each test an id")  # fmt: skip
+    return kept
 
 
 def _test_case(case: Case) -> dict[str, Any]:

@@ -80,6 +80,7 @@ class _Loader:
     prompt_lists: list[tuple[list[str], Loc]] = field(default_factory=list)  # every `prompts:`
     agentv_prompt_ids: list[str] = field(default_factory=list)  # AgentV: each prompt's id
     notes: list[str] = field(default_factory=list)  # warnings said on stderr at load
+    skipped_tests: int = 0  # AgentV: tests skipped for want of an id (agentv_rows.has_id)
     judge: Any = None  # AgentV: the model of the file's defaults.grader
     implicit_input: bool = False  # AgentV: no `prompts`, each test's `input` is its prompt
     grader_models: dict[str, Any] = field(default_factory=dict)  # AgentV: agentv_graders.py
@@ -422,6 +423,11 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
         if isinstance(item, str):
             found += _test_file(loader, item, loc)
         elif isinstance(item, dict):
+            if loader.dialect == "agentv4":
+                from accord.tasks.suites.promptfoo.agentv_rows import has_id
+
+                if not has_id(loader, item, f"{loader.path}:{loader.marks.find(loc)[0]}"):
+                    continue
             _check_test(loader, item, loc)
             found.append(_Test(item, loc))
         else:
@@ -431,9 +437,10 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
         found.append(_Test({}, ()))
     if loader.dialect == "agentv4":
         # AgentV's scenarios: promptfoo's config x tests, with scenario files and test ids
+        from accord.tasks.suites.promptfoo.agentv_rows import none_left
         from accord.tasks.suites.promptfoo.agentv_scenarios import scenario_tests
 
-        return [*found, *scenario_tests(loader, data.get("scenarios"))]
+        return none_left(loader, [*found, *scenario_tests(loader, data.get("scenarios"))])
     for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
         loc = ("scenarios", s_index)
         if not isinstance(scenario, dict):
@@ -466,11 +473,20 @@ def _test_file(loader: _Loader, item: str, loc: Loc) -> list[_Test]:
         loader.issue(loc, f"a test given as text must be `file://PATH`, not '{item[:60]}'")
         return []
     out: list[_Test] = []
+    read = sources.tests_from_file
+    if loader.dialect == "agentv4":  # AgentV's own reader of test files (CSV above all)
+        from accord.tasks.suites.promptfoo import agentv_csv, agentv_rows
+
+        read = agentv_csv.tests_from_file
     try:
         for path, shown in sources.expand(loader.base, loader.root, item[7:], "test file"):
-            for t_index, (test, line) in enumerate(sources.tests_from_file(path, shown)):
+            for t_index, (test, line) in enumerate(read(path, shown)):
                 if not isinstance(test, dict):
                     loader.issue((t_index,), "a test is a mapping", file=path, line=line)
+                    continue
+                if loader.dialect == "agentv4" and not agentv_rows.has_id(
+                    loader, test, f"{path}:{line}" if line else f"{path}, test {t_index + 1}"
+                ):
                     continue
                 _check_test(loader, test, (t_index,), file=path, line=line)
                 out.append(_Test(test, (t_index,), path, line))
