@@ -203,6 +203,7 @@ def test_an_expected_cell_is_read_as_agentv_reads_it(
         ("latency", "a latency cell needs its limit, e.g. latency(1)"),
         ("cost", "cost(1)"),
         ("file://check.txt", "only file://*.py script graders"),
+        ("cost(0.5)", "AgentV's cost grader (a budget in USD) is not supported"),
     ],
 )
 def test_cells_agentv_refuses_or_cannot_run_are_refused(

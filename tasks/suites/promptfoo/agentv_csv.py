@@ -15,7 +15,8 @@ CSV (parseCsvRows, parseCsvCases, parseAssertionFromString):
   icontains (with -any/-all, split on commas), starts-with, ends-with, regex, is-json, equals,
   latency, cost; `python:PATH` and `file://PATH.py` a script run as `uv run python PATH`; any
   other text is `equals` it. `__metric` names them; `__config:__expectedN:threshold` sets
-  the N-th one's `min_score`.
+  the N-th one's `min_score`. A `cost(N)` cell (AgentV's cost grader, a budget) is refused:
+  accord does not run that grader.
 - What AgentV refuses, accord refuses at the row (exit 2): `__provider_output`, another
   `__config` key, an unknown `TYPE:` or `TYPE(N)`, a latency or cost without its limit, a
   `file://` cell that is no `.py`. What AgentV reads but cannot run is refused too: a
@@ -267,6 +268,11 @@ def _assertion(cell: str, column: str, path: Path, refuse: Any) -> dict[str, Any
     if kind in ("latency", "cost") and limit is None:
         raise refuse(f"{column} '{cell[:40]}': a {kind} cell needs its limit, e.g. "
                      f"{kind}(1) (AgentV refuses the file without it)")  # fmt: skip
+    if kind == "cost":
+        # AgentV's cost grader (graders/cost.ts: `budget` in USD, 0 without cost data) is
+        # not one accord runs; promptfoo's cost (a `threshold`) differs where cost is unknown
+        raise refuse(f"{column} '{cell[:40]}': AgentV's cost grader (a budget in USD) is not "
+                     "supported by accord: remove the cell (docs/promptfoo.md)")  # fmt: skip
     entry: dict[str, Any] = {"type": kind}
     if negate:
         entry["negate"] = True
