@@ -313,3 +313,19 @@ def test_a_jsonl_row_without_id_is_skipped_naming_its_line(tmp_path: Path) -> No
     assert run.exit_code == 0, run.stdout + run.stderr
     assert [c["id"] for c in json.loads(run.stdout)["suites"][0]["cases"]] == ["a"]
     assert f"{tmp_path / 'evals' / 'rows.jsonl'}:2: this test is skipped" in run.stderr
+
+
+def test_env_in_a_jsonl_row_is_filled_in_when_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """case-file-loader.ts interpolateEnv: a JSON/JSONL/YAML row's `{{ env.NAME }}` is
+    filled in when the file is read (the echo provider answers the row's input)."""
+    monkeypatch.setenv("ROW_CITY", "Lisbon")
+    suite = "providers: [llm]\ntests: file://rows.jsonl\n"
+    row = {"id": "j", "input": "go to {{ env.ROW_CITY }}",
+           "assert": [{"type": "contains", "value": "go"}]}  # fmt: skip
+    path = project(tmp_path, suite, {"rows.jsonl": json.dumps(row) + "\n"})
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    found = {c["id"]: c["output"] for c in json.loads(run.stdout)["suites"][0]["cases"]}
+    assert found == {"j": "go to Lisbon"}

@@ -25,21 +25,26 @@ CSV (parseCsvRows, parseCsvCases, parseAssertionFromString):
   function, which fails at run time.
 
 JSON (an array of tests, or an object whose `tests` is one), JSONL (one object a line) and
-YAML (an array of tests); an empty file has no tests (AgentV warns and goes on).
+YAML (an array of tests); an empty file has no tests (AgentV warns and goes on). Their
+`{{ env.NAME }}` are filled in when the file is read, as in the eval file (agentv4.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from accord.engine.yamlmarks import load_core, read_text
 from accord.tasks.suites.promptfoo import sources
 from accord.tasks.suites.promptfoo.sources import SourceProblem
+
+if TYPE_CHECKING:
+    from accord.tasks.suites.promptfoo.config import _Loader
 
 # parseAssertionFromString: the types a `TYPE:VALUE` cell may name
 _TYPES = ("contains", "contains-any", "contains-all", "icontains", "icontains-any",
@@ -52,8 +57,22 @@ _FUNCTIONS = ("javascript:", "fn:", "eval:")
 _FLOAT = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def tests_from_file(path: Path, shown: str) -> list[tuple[dict[str, Any], int | None]]:
-    """The tests of one AgentV test file, each with its line where the format has lines."""
+def tests_from_file(
+    path: Path, shown: str, loader: _Loader | None = None
+) -> list[tuple[Any, int | None]]:
+    """The tests of one AgentV test file, each with its line where the format has lines;
+    a JSON, JSONL or YAML file's `{{ env.NAME }}` filled in as AgentV fills them when it
+    reads the file (interpolateEnv; a CSV file's are not)."""
+    found = _read(path, shown)
+    if loader is None or path.suffix.lower() == ".csv":
+        return found
+    from accord.tasks.suites.promptfoo.agentv4 import _interpolated
+
+    env = dict(os.environ)
+    return [(_interpolated(loader, test, env), line) for test, line in found]
+
+
+def _read(path: Path, shown: str) -> list[tuple[Any, int | None]]:
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".json", ".yaml", ".yml"):
         return sources.tests_from_file(path, shown)  # JSONL as AgentV reads it; others refused
@@ -131,13 +150,13 @@ def rows(text: str, path: Path) -> list[tuple[list[str], int]]:
     return found
 
 
-def tests_from_csv(text: str, path: Path) -> list[tuple[dict[str, Any], int | None]]:
+def tests_from_csv(text: str, path: Path) -> list[tuple[Any, int | None]]:
     """parseCsvCases: each row after the header as a test, with its line."""
     table = rows(text, path)
     if not table:
         return []
     headers = [h.strip() for h in table[0][0]]
-    out: list[tuple[dict[str, Any], int | None]] = []
+    out: list[tuple[Any, int | None]] = []
     for number, (cells, line) in enumerate(table[1:], start=1):
         record: dict[str, str] = {}
         for column, header in enumerate(headers):

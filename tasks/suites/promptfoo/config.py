@@ -475,9 +475,11 @@ def _test_file(loader: _Loader, item: str, loc: Loc) -> list[_Test]:
     out: list[_Test] = []
     read = sources.tests_from_file
     if loader.dialect == "agentv4":  # AgentV's own reader of test files (CSV above all)
+        import functools
+
         from accord.tasks.suites.promptfoo import agentv_csv, agentv_rows
 
-        read = agentv_csv.tests_from_file
+        read = functools.partial(agentv_csv.tests_from_file, loader=loader)
     try:
         for path, shown in sources.expand(loader.base, loader.root, item[7:], "test file"):
             for t_index, (test, line) in enumerate(read(path, shown)):
