@@ -52,16 +52,27 @@ def resolve_references(variables: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def render_prompt(raw: str, variables: dict[str, Any], env: dict[str, Any]) -> str:
-    """The prompt as the provider receives it."""
-    prepared = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v
+def prepare_vars(variables: dict[str, Any]) -> dict[str, Any]:
+    """The vars as promptfoo's `renderPrompt` leaves them: one trailing newline dropped from
+    each text var, then `{{name}}` references resolved. promptfoo changes the test's own vars
+    object so, and its assertions and result files read that same object afterwards."""
+    stripped = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v
                 for k, v in variables.items()}  # fmt: skip
-    prepared = resolve_references(prepared)
+    return resolve_references(stripped)
+
+
+def render_prompt(
+    raw: str, variables: dict[str, Any], env: dict[str, Any], *, prepared: bool = False
+) -> str:
+    """The prompt as the provider receives it (`prepared`: the vars went through
+    `prepare_vars` already)."""
+    if not prepared:
+        variables = prepare_vars(variables)
     try:
         json.loads(raw)
     except ValueError:
-        return templating.render_vars(raw, prepared, env)
-    return templating.render_json_prompt(raw, prepared, env)
+        return templating.render_vars(raw, variables, env)
+    return templating.render_json_prompt(raw, variables, env)
 
 
 def chat_messages(text: str) -> list[dict[str, Any]] | None:
@@ -163,12 +174,15 @@ def build(
             continue
         bar = _bar(loader, item, test.get("threshold"))
         first = len(cases)  # the test's first case: its embedding models are checked on it
+        promptfoo = loader.dialect != "agentv4"
         for variables in combos:
+            if promptfoo:  # the vars the case's assertions and result files see
+                variables = prepare_vars(variables)
             column = 0
             for provider, prompt in pairs:
                 raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
                 try:
-                    text = render_prompt(raw, variables, env)
+                    text = render_prompt(raw, variables, env, prepared=promptfoo)
                 except templating.NunjucksDifference as exc:
                     line = f" (its line {exc.line})" if exc.line else ""
                     loader.issue(item.loc, f"prompt '{prompt.label[:60]}' with this test's "

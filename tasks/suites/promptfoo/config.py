@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,9 @@ TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"
 NOT_SUPPORTED_TEST = {"provider", "providerOutput", "assertScoringFunction", "prompts"}
 OPTION_KEYS = {"prefix", "suffix", "provider", "rubricPrompt", "disableVarExpansion"}
 SCENARIO_KEYS = {"description", "config", "tests"}
+# promptfoo's evaluator fills `_conversation` with the earlier (prompt, output) pairs of the
+# tests sharing a `metadata.conversationId`, running those tests serially (evaluator.ts)
+_CONVERSATION = re.compile(r"\b_conversation\b")
 
 
 @dataclass
@@ -225,6 +229,13 @@ def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:
         except sources.SourceProblem as exc:
             loader.issue(loc, exc.message)
     for prompt in out:
+        if loader.dialect == "promptfoo" and _CONVERSATION.search(prompt.raw):
+            loader.issue(("prompts",), f"prompt '{prompt.label[:60]}' reads `_conversation`, "
+                         "promptfoo's record of the earlier tests of a conversation (run one "
+                         "after another, each seeing the answers before it): accord runs each "
+                         "test on its own and cannot fill it; write the earlier turns into the "
+                         "test's own messages")  # fmt: skip
+            continue
         try:
             templating.check(prompt.raw)
         except templating.NunjucksDifference as exc:

@@ -1,0 +1,187 @@
+"""Differences a sweep of real promptfoo configs found between accord and promptfoo 0.118,
+each shown on a config written for the test and run through both tools where node and
+promptfoo are installed (see test_differential.py); the expected values cite promptfoo's
+own code.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.evals.conftest import accord
+from tests.fakes import FakeOpenAI, Reply
+from tests.promptfoo.test_differential import PROMPTFOO, run_promptfoo, verdicts
+
+needs_promptfoo = pytest.mark.skipif(
+    shutil.which("node") is None or not PROMPTFOO.exists(),
+    reason=f"needs node and promptfoo 0.118 installed at {PROMPTFOO}",
+)
+
+
+def results(path: Path) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = json.loads(path.read_text())["results"]["results"]
+    return sorted(found, key=lambda r: (r["testIdx"], r["promptIdx"]))
+
+
+# A block scalar var ends in a newline; `ref` names another var. promptfoo's renderPrompt
+# (evaluatorHelpers.ts) drops one trailing newline from each text var and resolves such
+# references in the test's own vars object, which its assertions and result files then read.
+VARS_CONFIG = """
+prompts: ['Note: {{note}}', 'Say {{ref}}']
+providers: [echo]
+tests:
+  - vars:
+      note: |
+        kept line
+      ref: 'about {{note}}'
+    assert:
+      - type: equals
+        value: 'Note: {{note}}'
+      - type: javascript
+        value: "context.vars.note === 'kept line' && context.vars.ref === 'about kept line'"
+      - type: python
+        value: "context['vars']['note'] == 'kept line'"
+"""
+
+
+def test_assertions_and_results_see_the_vars_promptfoo_rendered_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(VARS_CONFIG)
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr  # the second prompt's `equals` fails
+    mine = results(tmp_path / "accord.json")
+    assert [(r["success"], r["score"]) for r in mine] == [(True, 1.0), (False, 2 / 3)]
+    assert {json.dumps(r["vars"]) for r in mine} == {
+        json.dumps({"note": "kept line", "ref": "about kept line"})
+    }
+
+
+@needs_promptfoo
+def test_the_vars_seen_are_those_promptfoo_sees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(VARS_CONFIG)
+    run_promptfoo(tmp_path, "promptfoo.json")
+    monkeypatch.chdir(tmp_path)
+    accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+    theirs, mine = results(tmp_path / "promptfoo.json"), results(tmp_path / "accord.json")
+    assert [r["vars"] for r in mine] == [r["vars"] for r in theirs]
+
+
+# The grader (promptfoo's default, OpenAI's, at OPENAI_BASE_URL; accord's the judge of
+# config.yml) is asked with a rubricPrompt of the config's own: a JSON output reaches it as
+# JSON.stringify writes it (matchers.ts processContextForTemplating), and a verdict without
+# a `score` scores its pass, 1 or 0 (matchesLlmRubric: Number(undefined) is NaN).
+GRADED_CONFIG = """
+prompts: ['List the {{{{kind}}}}']
+providers:
+  - id: openai:chat:fake-model
+    config: {{apiBaseUrl: '{url}', apiKey: test-key}}
+defaultTest:
+  options:
+    rubricPrompt:
+      - role: system
+        content: 'GRADE-ME. Reply with JSON: pass and reason.'
+      - role: user
+        content: 'Output: {{{{ output }}}}'
+tests:
+  - vars: {{kind: birds}}
+    assert: [{{type: llm-rubric, value: names a bird, metric: birds}}]
+  - vars: {{kind: fish}}
+    assert: [{{type: llm-rubric, value: names a fish, metric: fish}}]
+  - vars: {{kind: stones}}
+    assert: [{{type: llm-rubric, value: names a stone, threshold: 0.5}}]
+"""
+
+TARGET_ANSWERS = {
+    "birds": '{"names": ["wren", "héron"], "count": 2}',
+    "fish": "carp and pike",
+    "stones": '{"names": ["flint"]}',
+}
+
+
+def graded(body: dict[str, Any]) -> Reply:
+    text = json.dumps(body["messages"])
+    if "GRADE-ME" not in text:
+        asked = str(body["messages"][-1]["content"])
+        return Reply(text=next(a for k, a in TARGET_ANSWERS.items() if k in asked))
+    if "wren" in text:
+        return Reply(text='{"pass": true, "reason": "a bird is named"}')
+    if "flint" in text:
+        return Reply(text='{"pass": true, "score": null, "reason": "null score"}')
+    return Reply(text='{"pass": false, "reason": "no fish in JSON"}')
+
+
+def judged_project(tmp_path: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    (tmp_path / "config.yml").write_text(f"""models:
+  - {{name: grader, model: openai/gpt-4.1-2025-04-14, api_base: '{fake.url}', api_key: k}}
+defaults: {{judge_model: grader}}
+""")
+    (tmp_path / "promptfooconfig.yaml").write_text(GRADED_CONFIG.format(url=fake.url))
+
+
+def test_a_verdict_without_a_score_scores_its_pass(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm.responder = graded
+    judged_project(tmp_path, fake_llm, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    mine = results(tmp_path / "accord.json")
+    # a pass without a score is 1; a failure 0; a null score is Number(null), 0, under the
+    # assertion's threshold 0.5 a failure
+    assert [(r["success"], r["score"]) for r in mine] == [(True, 1.0), (False, 0.0),
+                                                          (False, 0.0)]  # fmt: skip
+    graders = [m for m in fake_llm.requests if "GRADE-ME" in json.dumps(m["messages"])]
+    asked = sorted(str(m["messages"][-1]["content"]) for m in graders)
+    assert 'Output: {"names":["wren","héron"],"count":2}' in asked
+
+
+@needs_promptfoo
+def test_a_graded_config_scores_and_asks_as_promptfoo_does(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm.responder = graded
+    judged_project(tmp_path, fake_llm, monkeypatch)
+    run_promptfoo(tmp_path, "promptfoo.json")
+    theirs_asked = sorted(json.dumps(r["messages"]) for r in fake_llm.requests)
+    fake_llm.requests.clear()
+    monkeypatch.chdir(tmp_path)
+    accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q", "--cache", "off")
+    mine_asked = sorted(json.dumps(r["messages"]) for r in fake_llm.requests)
+    assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+    assert mine_asked == theirs_asked  # the same messages, the grader's included
+
+
+def test_a_prompt_reading_the_conversation_var_is_refused_at_load(tmp_path: Path) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "chat.json").write_text(
+        '[{% for turn in _conversation %}{"role": "user", "content": "{{ turn.input }}"},'
+        '{% endfor %}{"role": "user", "content": "{{ question }}"}]'
+    )
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts:
+  - id: file://chat.json
+    label: thread
+providers: [echo]
+tests:
+  - vars: {question: first}
+    metadata: {conversationId: a}
+""")
+    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
+    assert run.exit_code == 2
+    assert "promptfooconfig.yaml:2" in run.stderr
+    assert "'thread' reads `_conversation`" in run.stderr
+    assert "Traceback" not in run.stderr
