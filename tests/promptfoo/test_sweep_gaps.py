@@ -185,3 +185,91 @@ tests:
     assert "promptfooconfig.yaml:2" in run.stderr
     assert "'thread' reads `_conversation`" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+# A grading provider with a config of its own is a provider promptfoo loads as such
+# (matchers.ts getAndCheckProvider): its apiBaseUrl and key are the ones the grader is asked at.
+OWN_GRADER = """
+prompts: ['List the {{{{kind}}}}']
+providers:
+  - id: openai:chat:fake-model
+    config: {{apiBaseUrl: '{url}', apiKey: test-key}}
+defaultTest:
+  options:
+    provider:
+      id: openai:chat:grader-model
+      config: {{apiBaseUrl: '{url}', apiKey: grader-key, temperature: 0}}
+    rubricPrompt: 'GRADE-ME {{{{ output }}}}'
+tests:
+  - vars: {{kind: birds}}
+    assert: [{{type: llm-rubric, value: names a bird}}]
+  - vars: {{kind: fish}}
+    assert:
+      - type: llm-rubric
+        value: names a fish
+        provider: {{id: 'openai:gpt-4.1-nano', config: {{apiBaseUrl: '{url}', apiKey: k2}}}}
+"""
+
+
+def test_a_grading_provider_with_a_config_is_asked_where_its_config_says(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm.responder = graded
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(OWN_GRADER.format(url=fake_llm.url))
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    assert [r["success"] for r in results(tmp_path / "accord.json")] == [True, False]
+    asked = sorted(
+        (body["model"], key)
+        for body, key in zip(fake_llm.requests, fake_llm.authorizations, strict=True)
+        if "GRADE-ME" in json.dumps(body["messages"])
+    )
+    assert asked == [("gpt-4.1-nano", "Bearer k2"), ("grader-model", "Bearer grader-key")]
+
+
+def test_a_grading_provider_accord_cannot_build_is_refused_at_its_test(tmp_path: Path) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts: ['hi']
+providers: [echo]
+tests:
+  - assert:
+      - type: llm-rubric
+        value: polite
+        provider: {id: 'openai:chat:m', config: {organization: acme}}
+""")
+    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
+    assert run.exit_code == 2
+    assert "promptfooconfig.yaml:4" in run.stderr
+    assert "grading provider 'openai:chat:m'" in run.stderr
+    assert "'organization' is not supported" in run.stderr
+
+
+@needs_promptfoo
+def test_a_grading_provider_with_a_config_is_asked_as_promptfoo_asks_it(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm.responder = graded
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(OWN_GRADER.format(url=fake_llm.url))
+
+    def asked() -> list[tuple[str, str | None, str]]:
+        found = sorted(
+            (body["model"], key, json.dumps(body["messages"]))
+            for body, key in zip(fake_llm.requests, fake_llm.authorizations, strict=True)
+        )
+        fake_llm.requests.clear()
+        fake_llm.authorizations.clear()
+        return found
+
+    run_promptfoo(tmp_path, "promptfoo.json")
+    theirs = asked()
+    monkeypatch.chdir(tmp_path)
+    accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q", "--cache", "off")
+    assert asked() == theirs
+    assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")

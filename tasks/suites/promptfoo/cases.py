@@ -161,6 +161,8 @@ def build(
     test_index = 0
     for item in tests:
         test = plain(_merged(item.test, default, loader.trailing))
+        if loader.dialect == "promptfoo":
+            _own_graders(loader, item, test, models)
         evaluators = _assertions(loader, item, test)
         options = test.get("options") or {}
         try:
@@ -236,6 +238,57 @@ def build(
                 column += 1
             test_index += 1
     return cases, columns
+
+
+def _own_graders(
+    loader: _Loader, item: _Test, test: dict[str, Any], models: dict[str, Any]
+) -> None:
+    """A grading provider given with its `config` (`{id, config: {apiBaseUrl, ...}}`, in the
+    test's options or on an assertion) is loaded by promptfoo as a provider of its own
+    (matchers.ts getAndCheckProvider): here it becomes a model of the run, as a target's
+    provider does, and the test names that model instead. One accord cannot build (an
+    embedding API, a config key it does not map) is refused at the test."""
+
+    def own(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if "id" not in value:  # {text: ..., embedding: ...}: a provider per use
+            return {k: own(v) for k, v in value.items()}
+        if not value.get("config"):
+            return value
+        key = "grader:" + json.dumps({"id": value["id"], "config": value["config"]},
+                                     sort_keys=True)  # fmt: skip
+        name = loader.built.get(key)
+        if name is None:
+            from accord.tasks.suites.promptfoo.providers import ProviderProblem, build_target
+
+            name = f"promptfoo-grader-{sum(k.startswith('grader:') for k in loader.built) + 1}"
+            entry = {"id": value["id"], "config": value["config"]}
+            try:
+                _target, model = build_target(entry, loader.base, loader.root, name,
+                                              env=loader.env)  # fmt: skip
+            except ProviderProblem as exc:
+                loader.issue(item.loc, f"grading provider '{value['id']}': {exc.message}",
+                             file=item.file, line=item.line)  # fmt: skip
+                return value
+            if model is None:
+                loader.issue(item.loc, f"grading provider '{value['id']}': a grader is a model "
+                             "provider (openai:, anthropic:, ...)", file=item.file,
+                             line=item.line)  # fmt: skip
+                return value
+            models[name] = model
+            loader.built[key] = name
+        return name
+
+    options = test.get("options")
+    if isinstance(options, dict) and "provider" in options:
+        test["options"] = {**options, "provider": own(options["provider"])}
+    pending = [a for a in test.get("assert") or [] if isinstance(a, dict)]
+    while pending:
+        entry = pending.pop()
+        if "provider" in entry:
+            entry["provider"] = own(entry["provider"])
+        pending += [a for a in entry.get("assert") or [] if isinstance(a, dict)]
 
 
 def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:
