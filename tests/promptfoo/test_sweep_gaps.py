@@ -273,3 +273,119 @@ def test_a_grading_provider_with_a_config_is_asked_as_promptfoo_asks_it(
     accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q", "--cache", "off")
     assert asked() == theirs
     assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+
+
+# promptfoo runs a test's assertions together (assertions/index.ts runAssertions) and its
+# reason is the last failure to settle (assertionsResult.ts addResult): a Python process's
+# after the checks done in its own process, an assert-set's after all the others
+SETTLING = r"""
+prompts: ['Say {{w}}']
+providers: [echo]
+tests:
+  - vars: {w: wind}
+    assert:
+      - {type: contains, value: rain}
+      - {type: python, value: "'snow' in output"}
+      - {type: icontains, value: HAIL}
+  - vars: {w: wind}
+    assert:
+      - type: assert-set
+        assert:
+          - {type: starts-with, value: Shout}
+      - {type: regex, value: '\d'}
+  - vars: {w: wind}
+    assert:
+      - {type: equals, value: calm}
+      - {type: contains, value: fog}
+"""
+
+
+def test_the_reason_of_a_failed_test_is_its_last_failure_to_settle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(SETTLING)
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    reasons = [r["gradingResult"]["reason"] for r in results(tmp_path / "accord.json")]
+    assert reasons == [
+        "Python code returned false\n'snow' in output",
+        'Expected output to start with "Shout"',
+        'Expected output to contain "fog"',
+    ]
+    if shutil.which("node") is not None and PROMPTFOO.exists():
+        run_promptfoo(tmp_path, "promptfoo.json")
+        assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+
+
+REPEATED = """
+prompts: ['Say {{w}}']
+providers: [echo]
+evaluateOptions: {repeat: 3, maxConcurrency: 1, showProgressBar: false}
+tests:
+  - vars: {w: sun}
+    assert: [{type: contains, value: sun}]
+  - vars: {w: moon}
+    assert: [{type: contains, value: sun}]
+"""
+
+
+def promptfoo_in(cwd: Path, config: str, output: str) -> None:
+    """`promptfoo eval -c CONFIG -o OUTPUT` run in `cwd` (run_promptfoo runs the folder's)."""
+    import contextlib
+    import os
+    import signal
+    import subprocess
+
+    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_CONFIG_DIR": str(cwd / ".promptfoo")}  # fmt: skip
+    argv = [str(PROMPTFOO), "eval", "-c", config, "-o", output, "--no-cache", "--no-table",
+            "--no-progress-bar"]  # fmt: skip
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        _out, err = process.communicate(timeout=180)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode in (0, 100), err.decode(errors="replace")[-2000:]
+
+
+def test_evaluate_options_repeat_the_working_folders_config_as_promptfoo_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(REPEATED)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    # promptfoo's --repeat takes its default from the working folder's config
+    # (commands/eval.ts, defaultConfig.evaluateOptions.repeat): that config runs 3 times
+    assert len(results(tmp_path / "accord.json")) == 6
+    monkeypatch.chdir(elsewhere)
+    accord("eval", "-c", "../promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert len(results(elsewhere / "accord.json")) == 2
+    monkeypatch.chdir(tmp_path)
+    accord("eval", "-c", "promptfooconfig.yaml", "-o", "once.json", "-q", "--repeat", "1")
+    assert len(results(tmp_path / "once.json")) == 2  # the command line wins
+    if shutil.which("node") is not None and PROMPTFOO.exists():
+        promptfoo_in(tmp_path, "promptfooconfig.yaml", "promptfoo.json")
+        promptfoo_in(elsewhere, "../promptfooconfig.yaml", "promptfoo.json")
+        for folder in (tmp_path, elsewhere):
+            assert verdicts(folder / "accord.json") == verdicts(folder / "promptfoo.json")
+
+
+def test_an_evaluate_option_accord_does_not_apply_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        REPEATED.replace("showProgressBar: false", "delay: 500")
+    )
+    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
+    assert run.exit_code == 2
+    assert "promptfooconfig.yaml:4" in run.stderr
+    assert "'delay' (evaluateOptions) is not supported by accord" in run.stderr

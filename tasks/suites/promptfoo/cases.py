@@ -177,6 +177,9 @@ def build(
         bar = _bar(loader, item, test.get("threshold"))
         first = len(cases)  # the test's first case: its embedding models are checked on it
         promptfoo = loader.dialect != "agentv4"
+        # the test's first combination and how many it has: promptfoo numbers the repeats of
+        # a test's combinations before the next test's (evaluator.ts: tests, then repeats)
+        test_range = [test_index, len(combos)]
         for variables in combos:
             if promptfoo:  # the vars the case's assertions and result files see
                 variables = prepare_vars(variables)
@@ -228,7 +231,7 @@ def build(
                         "threshold": test.get("threshold"),
                         "description": test.get("description"),
                         "prompt": {"raw": text, "label": prompt.label},
-                        "promptIdx": column, "testIdx": test_index,
+                        "promptIdx": column, "testIdx": test_index, "testRange": test_range,
                         "testCase": {**test, "vars": variables},
                     },
                 )  # fmt: skip

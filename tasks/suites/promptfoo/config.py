@@ -38,12 +38,17 @@ from accord.tasks.suites.promptfoo.providers import (
 
 SUPPORTED = {
     "description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios",
-    "derivedMetrics", "env", "outputPath", "tags", "metadata", "sharing",
+    "derivedMetrics", "env", "outputPath", "tags", "metadata", "sharing", "evaluateOptions",
 }  # fmt: skip
 NOT_SUPPORTED = {
-    "evaluateOptions", "commandLineOptions", "nunjucksFilters", "extensions", "redteam",
-    "tracing", "writeLatestResults",
+    "commandLineOptions", "nunjucksFilters", "extensions", "redteam", "tracing",
+    "writeLatestResults",
 }  # fmt: skip
+# evaluateOptions (types/index.ts EvaluateOptions) accord applies: `repeat` as --repeat,
+# `maxConcurrency` as --max-concurrency (frontend.py; the command line's win), and
+# `showProgressBar`, which changes no result
+EVALUATE_KEYS = {"repeat", "maxConcurrency", "showProgressBar"}
+NOT_SUPPORTED_EVALUATE = {"delay", "timeoutMs", "maxEvalTimeMs", "cache", "generateSuggestions"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"}
 NOT_SUPPORTED_TEST = {"provider", "providerOutput", "assertScoringFunction", "prompts"}
 OPTION_KEYS = {"prefix", "suffix", "provider", "rubricPrompt", "disableVarExpansion"}
@@ -141,6 +146,8 @@ def load(
         data, holders = refs.resolve(data, lambda loc, message: loader.issue(loc, message))
         loader.keys(data, (), SUPPORTED | (holders - NOT_SUPPORTED), NOT_SUPPORTED, "the config")
     env = loader.env
+    if dialect == "promptfoo":
+        _evaluate_options(loader, data.get("evaluateOptions"))
     prompts = _prompts(loader, data.get("prompts"))
     targets, models, columns_of = _providers(loader, data, workdir)
     named = {name: {"id": str(e.get("id")), "label": str(e.get("label") or "")}
@@ -190,6 +197,31 @@ def load(
         required_zeroes=dialect == "agentv4",
         empty_passes=dialect != "agentv4",
     )
+
+
+def _evaluate_options(loader: _Loader, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        loader.issue(("evaluateOptions",), "evaluateOptions is a mapping (repeat, "
+                     "maxConcurrency)")  # fmt: skip
+        return
+    loader.keys(value, ("evaluateOptions",), EVALUATE_KEYS, NOT_SUPPORTED_EVALUATE,
+                "evaluateOptions")  # fmt: skip
+    for key in ("repeat", "maxConcurrency"):
+        number = value.get(key)
+        if key in value and (isinstance(number, bool) or not isinstance(number, int)
+                             or number < 1):  # fmt: skip
+            loader.issue(("evaluateOptions", key), f"evaluateOptions.{key} is a whole number "
+                         "of 1 or more")  # fmt: skip
+
+
+def evaluate_options(suite: Suite) -> tuple[int | None, int | None]:
+    """(repeat, maxConcurrency) of a loaded config's evaluateOptions, None where not given."""
+    options = getattr(suite, "config", {}).get("evaluateOptions")
+    if not isinstance(options, dict):
+        return None, None
+    return options.get("repeat"), options.get("maxConcurrency")
 
 
 def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:

@@ -134,6 +134,7 @@ class Graded(PromptfooAssertion):
     """What every model-graded assertion shares: its judge and its prompt."""
 
     deterministic: ClassVar[bool] = False
+    settles: ClassVar[int] = 2
 
     def grading(self, case: Case) -> dict[str, Any]:
         """promptfoo's `getFinalTest(...).options`: the test's options, the assertion's
