@@ -389,3 +389,30 @@ def test_an_evaluate_option_accord_does_not_apply_is_refused_at_its_line(
     assert run.exit_code == 2
     assert "promptfooconfig.yaml:4" in run.stderr
     assert "'delay' (evaluateOptions) is not supported by accord" in run.stderr
+
+
+def test_a_labelled_glob_of_prompt_files_labels_each_file_as_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # promptfoo reads each file a glob matches as `{raw: path}` (prompts/index.ts
+    # processPrompt): the entry's label is dropped, each prompt labelled by its file
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "p1.txt").write_text("Praise {{x}}\n")
+    (tmp_path / "p2.txt").write_text("Blame {{x}}\n")
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts:
+  - {id: 'file://p*.txt', label: every}
+  - {id: file://p1.txt, label: first}
+providers: [echo]
+tests: [{vars: {x: rain}, assert: [{type: icontains, value: praise}]}]
+""")
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    mine = json.loads((tmp_path / "accord.json").read_text())["results"]["prompts"]
+    labels = sorted(p["label"] for p in mine)
+    assert labels == ["first: p1.txt: Praise {{x}}", "p1.txt: Praise {{x}}", "p2.txt: Blame {{x}}"]
+    if shutil.which("node") is not None and PROMPTFOO.exists():
+        run_promptfoo(tmp_path, "promptfoo.json")
+        theirs = json.loads((tmp_path / "promptfoo.json").read_text())["results"]["prompts"]
+        # the glob's files come in the file system's order in promptfoo, sorted in accord
+        assert sorted(p["label"] for p in theirs) == labels

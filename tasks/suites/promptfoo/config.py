@@ -300,8 +300,11 @@ def _prompt_files(
             )
         found = sources.expand(loader.base, loader.root, pattern, "prompt file")
     out: list[sources.Prompt] = []
+    globbed = any(c in pattern for c in "*?[]{}")
     for path, shown in found:
-        out += sources.prompts_from_file(path, shown, label)
+        # promptfoo reads each file a glob matches as a prompt of its own path alone
+        # (prompts/index.ts processPrompt: `{raw: path}`): the entry's label is not used
+        out += sources.prompts_from_file(path, shown, None if globbed else label)
     return out
 
 
