@@ -416,3 +416,43 @@ tests: [{vars: {x: rain}, assert: [{type: icontains, value: praise}]}]
         theirs = json.loads((tmp_path / "promptfoo.json").read_text())["results"]["prompts"]
         # the glob's files come in the file system's order in promptfoo, sorted in accord
         assert sorted(p["label"] for p in theirs) == labels
+
+
+def test_providers_from_yaml_and_json_files_run_as_promptfoo_loads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # providers/index.ts loadProvidersFromFile: a `file://` YAML or JSON provider is the
+    # provider (or the list of providers) the file holds
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "one.yaml").write_text("id: echo\nlabel: from-yaml\n")
+    (tmp_path / "two.json").write_text('[{"id": "echo", "label": "b"}, {"id": "echo"}]')
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts: ['Say {{w}}']
+providers:
+  - file://one.yaml
+  - file://two.json
+tests:
+  - vars: {w: hi}
+    assert: [{type: contains, value: Say hi}]
+""")
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 0, run.stderr
+    mine = json.loads((tmp_path / "accord.json").read_text())["results"]["prompts"]
+    assert [p["provider"] for p in mine] == ["from-yaml", "b", "echo"]
+    if shutil.which("node") is not None and PROMPTFOO.exists():
+        run_promptfoo(tmp_path, "promptfoo.json")
+        theirs = json.loads((tmp_path / "promptfoo.json").read_text())["results"]["prompts"]
+        assert [p["provider"] for p in theirs] == [p["provider"] for p in mine]
+        assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+
+
+def test_a_provider_file_without_an_id_is_refused_at_the_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "bad.yaml").write_text("label: nameless\n")
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: [hi]\nproviders:\n  - echo\n  - file://bad.yaml\n"
+    )
+    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
+    assert run.exit_code == 2
+    assert "promptfooconfig.yaml:4" in run.stderr
+    assert "bad.yaml: a provider file holds a provider" in run.stderr

@@ -26,7 +26,7 @@ from typing import Any
 
 from accord.engine.errors import AccordError, Issue, ValidationError
 from accord.engine.project import load_project
-from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
+from accord.engine.yamlmarks import Loc, Marks, format_path, load_core, parse_yaml, read_text
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target
 from accord.tasks.suites.promptfoo import derived, sources, templating
@@ -322,7 +322,7 @@ def _providers(
         loader.issue((), "'providers' is required: the models (or echo, exec:, python:) to run")
         return targets, models, names
     try:
-        entries = provider_entries(value)
+        entries = _provider_files(loader, key, provider_entries(value))
     except ProviderProblem as exc:
         loader.issue((key,), exc.message)
         return targets, models, names
@@ -365,6 +365,34 @@ def _providers(
         if chosen is not None:
             loader.provider_prompts[name] = chosen
     return targets, models, names
+
+
+def _provider_files(
+    loader: _Loader, key: str, entries: list[tuple[dict[str, Any], tuple[Any, ...]]]
+) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
+    """Each `file://X.yaml` (`.yml`, `.json`) given as a provider replaced by the providers
+    the file holds, one `{id, ...}` or a list of them (providers/index.ts
+    loadProvidersFromFile), each placed at the line naming the file."""
+    out: list[tuple[dict[str, Any], tuple[Any, ...]]] = []
+    for entry, loc in entries:
+        pid = entry.get("id")
+        if not (list(entry) == ["id"] and isinstance(pid, str) and pid.startswith("file://")
+                and pid.endswith((".yaml", ".yml", ".json"))):  # fmt: skip
+            out.append((entry, loc))
+            continue
+        try:
+            ((path, _shown),) = sources.expand(loader.base, loader.root, pid[7:], "provider file")
+            found = load_core(read_text(path))
+        except (sources.SourceProblem, ValueError, AccordError) as exc:
+            loader.issue((key, *loc), getattr(exc, "message", None) or str(exc))
+            continue
+        for item in found if isinstance(found, list) else [found]:
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                loader.issue((key, *loc), f"{pid[7:]}: a provider file holds a provider "
+                             "{id, label, config} or a list of them, each with an id")  # fmt: skip
+                continue
+            out.append((dict(item), loc))
+    return out
 
 
 def _prompt_keys(
