@@ -343,6 +343,7 @@ def _check_embeddings(loader: _Loader, item: _Test, case: PromptfooCase) -> None
     while pending:
         spec = pending.pop(0)
         pending.extend(getattr(spec, "asserts", None) or [])
+        pending.extend([spec.inner] if hasattr(spec, "inner") else [])  # a transform's
         embeds = getattr(spec, "embeds", False)
         if embeds and spec.embedding_model(case, default) is None:  # type: ignore[attr-defined]
             loader.issue(
