@@ -527,3 +527,34 @@ tests:
     assert run.exit_code == 2
     assert "promptfooconfig.yaml:5" in run.stderr
     assert "accord runs JavaScript transforms only" in run.stderr
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="transforms run on node")
+def test_a_tests_transform_comes_before_each_assertions_own_as_in_promptfoo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # evaluator.ts runEval: the test's options.transform (or postprocess) changes the output
+    # every assertion then checks; an assertion's own transform applies after it
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts: ['  Harbour {{n}}  ']
+providers: [echo]
+tests:
+  - vars: {n: 7}
+    options: {transform: output.trim()}
+    assert:
+      - {type: equals, value: Harbour 7}
+      - {type: equals, value: HARBOUR 7, transform: output.toUpperCase()}
+      - {type: starts-with, value: ' '}
+  - vars: {n: 8}
+    options: {postprocess: "output.trim().split(' ').length"}
+    assert:
+      - {type: javascript, value: output === 2}
+""")
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    mine = results(tmp_path / "accord.json")
+    assert [(r["success"], round(r["score"], 4)) for r in mine] == [(False, 0.6667), (True, 1.0)]
+    if PROMPTFOO.exists():
+        run_promptfoo(tmp_path, "promptfoo.json")
+        assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")

@@ -165,6 +165,8 @@ def build(
             _own_graders(loader, item, test, models)
         evaluators = _assertions(loader, item, test)
         options = test.get("options") or {}
+        if loader.dialect == "promptfoo":
+            evaluators = _test_transform(loader, item, options, evaluators)
         try:
             combos = (
                 [test["vars"]]
@@ -292,6 +294,29 @@ def _own_graders(
         if "provider" in entry:
             entry["provider"] = own(entry["provider"])
         pending += [a for a in entry.get("assert") or [] if isinstance(a, dict)]
+
+
+def _test_transform(
+    loader: _Loader, item: _Test, options: dict[str, Any], specs: tuple[EvaluatorSpec, ...]
+) -> tuple[EvaluatorSpec, ...]:
+    """A test's `options.transform` (or `postprocess`): promptfoo's evaluator applies it to
+    the provider's output before every assertion (evaluator.ts runEval), so each assertion
+    checks its result (then its own transform, if any)."""
+    code = options.get("transform") or options.get("postprocess")
+    if code is None:
+        return specs
+    from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion
+    from accord.tasks.suites.promptfoo.asserts.transforms import with_transform
+
+    where = f"{item.file or loader.path}:{item.line or loader.marks.find(item.loc)[0]}"
+    try:
+        return tuple(with_transform(spec, code, loader.base, where)
+                     if isinstance(spec, PromptfooAssertion) else spec
+                     for spec in specs)  # fmt: skip
+    except AccordError as exc:
+        message = exc.message.removeprefix(f"{where}: ")
+        loader.issue((*item.loc, "options"), message, file=item.file, line=item.line)
+        return specs
 
 
 def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:

@@ -450,7 +450,11 @@ def _check_test(loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -
     if isinstance(options, dict):
         # AgentV reads default_test.options.rubric_prompt (config-loader.ts
         # extractDefaultTestRubricPrompt) into suite.defaultTest, where no grader reads it
-        allowed = OPTION_KEYS | ({"rubric_prompt"} if loader.dialect == "agentv4" else set())
+        # promptfoo's test transform (evaluator.ts: `transform`, or its older name
+        # `postprocess`) is applied by cases.py; AgentV refuses it
+        allowed = OPTION_KEYS | (
+            {"rubric_prompt"} if loader.dialect == "agentv4" else {"transform", "postprocess"}
+        )
         loader.keys(options, (*loc, "options"), allowed,
                     {"transform", "transformVars", "storeOutputAs", "runSerially"},
                     "a test's options", **where)  # fmt: skip

@@ -83,8 +83,11 @@ def settling_order(assertions: Sequence[PromptfooAssertion]) -> list[int]:
         if members:
             sets.append(index)
             flat += [(getattr(m, "settles", 0), None) for m in members]
-        else:  # a transformed assertion settles as the one it wraps
-            flat.append((getattr(getattr(spec, "inner", spec), "settles", 0), index))
+        else:
+            wrapped = spec
+            while hasattr(wrapped, "inner"):  # a transformed assertion settles as its own
+                wrapped = wrapped.inner
+            flat.append((getattr(wrapped, "settles", 0), index))
     running: list[tuple[int, int, int | None]] = []  # (finish, start order, index)
     settled: list[int] = []
     now = 0
