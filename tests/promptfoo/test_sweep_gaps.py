@@ -456,3 +456,37 @@ def test_a_provider_file_without_an_id_is_refused_at_the_line_naming_it(tmp_path
     assert run.exit_code == 2
     assert "promptfooconfig.yaml:4" in run.stderr
     assert "bad.yaml: a provider file holds a provider" in run.stderr
+
+
+def test_scenarios_and_their_tests_from_files_run_as_promptfoo_loads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # util/config/load.ts resolveConfigs: a `file://` scenario (or scenarios) and a
+    # scenario's `tests: file://...` are loaded (maybeLoadFromExternalFile) before merging
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "scen.yaml").write_text("""config: [{vars: {lang: French}}, {vars: {lang: German}}]
+tests: [{vars: {w: hi}, assert: [{type: contains, value: French}]}]
+""")
+    (tmp_path / "more.yaml").write_text("""- vars: {w: bye}
+  assert: [{type: icontains, value: welsh}]
+- vars: {w: 'no'}
+  assert: [{type: contains, value: Welsh no}]
+""")
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts: ['Say {{w}} in {{lang}}']
+providers: [echo]
+scenarios:
+  - file://scen.yaml
+  - config: [{vars: {lang: Welsh}}]
+    tests: file://more.yaml
+""")
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    mine = results(tmp_path / "accord.json")
+    assert [(r["vars"]["lang"], r["vars"]["w"], r["success"]) for r in mine] == [
+        ("French", "hi", True), ("German", "hi", False), ("Welsh", "bye", True),
+        ("Welsh", "no", False),
+    ]  # fmt: skip
+    if shutil.which("node") is not None and PROMPTFOO.exists():
+        run_promptfoo(tmp_path, "promptfoo.json")
+        assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")

@@ -489,7 +489,7 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
             found.append(_Test(item, loc))
         else:
             loader.issue(loc, "a test is a mapping (vars, assert, ...) or `file://PATH`")
-    scenarios = data.get("scenarios") or []
+    scenarios = _scenario_files(loader, data.get("scenarios") or [])
     if not found and not scenarios:
         found.append(_Test({}, ()))
     for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
@@ -499,6 +499,8 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
             continue
         loader.keys(scenario, loc, SCENARIO_KEYS, set(), "a scenario")
         inner = scenario.get("tests") or [{}]
+        if isinstance(inner, str):  # file://: its tests (util/config/load.ts resolveConfigs)
+            inner = [t.test for t in _test_file(loader, inner, (*loc, "tests"))] or [{}]
         for d_index, entry in enumerate(scenario.get("config") or []):
             for t_index, test in enumerate(inner):
                 if not isinstance(entry, dict) or not isinstance(test, dict):
@@ -517,6 +519,27 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
                 _check_test(loader, entry, (*loc, "config", d_index))
                 found.append(_Test(merged, (*loc, "config", d_index)))
     return found
+
+
+def _scenario_files(loader: _Loader, value: Any) -> list[Any]:
+    """`scenarios` with each `file://` entry (or the whole value given as one) replaced by
+    the scenario, or the list of scenarios, each file it names holds (globs too), as
+    promptfoo's maybeLoadFromExternalFile loads them."""
+    items = value if isinstance(value, list) else [value]
+    out: list[Any] = []
+    for index, item in enumerate(items):
+        if not (isinstance(item, str) and item.startswith("file://")):
+            out.append(item)
+            continue
+        loc: Loc = ("scenarios", index) if isinstance(value, list) else ("scenarios",)
+        try:
+            for path, _shown in sources.expand(loader.base, loader.root, item[7:],
+                                               "scenario file"):  # fmt: skip
+                found = load_core(read_text(path))
+                out += found if isinstance(found, list) else [found]
+        except (sources.SourceProblem, ValueError, AccordError) as exc:
+            loader.issue(loc, getattr(exc, "message", None) or str(exc))
+    return out
 
 
 def _test_file(loader: _Loader, item: str, loc: Loc) -> list[_Test]:
