@@ -490,3 +490,30 @@ scenarios:
     if shutil.which("node") is not None and PROMPTFOO.exists():
         run_promptfoo(tmp_path, "promptfoo.json")
         assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+
+
+def test_a_providers_id_and_label_are_filled_from_the_environment_as_in_promptfoo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # providers/index.ts loadApiProvider renders the id and the label with nunjucks, `env`
+    # being the process environment (the config's `env:` is not in place yet then)
+    monkeypatch.setenv("SWEEP_PROVIDER", "echo")
+    monkeypatch.setenv("SWEEP_LABEL", "from the shell")
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text("""prompts: ['Say {{w}}']
+env: {SWEEP_LABEL: from the config}
+providers:
+  - id: '{{ env.SWEEP_PROVIDER }}'
+    label: '{{ env.SWEEP_LABEL }} ({{ env.SWEEP_PROVIDER }})'
+tests: [{vars: {w: hi}, assert: [{type: equals, value: Say hi}]}]
+""")
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 0, run.stderr
+    mine = json.loads((tmp_path / "accord.json").read_text())["results"]["prompts"]
+    assert [p["provider"] for p in mine] == ["from the shell (echo)"]
+    if shutil.which("node") is not None and PROMPTFOO.exists():
+        run_promptfoo(tmp_path, "promptfoo.json")
+        theirs = json.loads((tmp_path / "promptfoo.json").read_text())["results"]["prompts"]
+        assert [p["provider"] for p in theirs] == [p["provider"] for p in mine]
+        assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")

@@ -328,6 +328,8 @@ def _providers(
         return targets, models, names
     keyed: dict[str, tuple[list[str], Loc] | None] = {}
     for entry, loc in entries:
+        if loader.dialect == "promptfoo":
+            entry = _rendered_provider(loader, key, entry, loc)
         pid = entry.get("id")
         label = entry.get("label")
         name = str(label or pid)
@@ -365,6 +367,26 @@ def _providers(
         if chosen is not None:
             loader.provider_prompts[name] = chosen
     return targets, models, names
+
+
+def _rendered_provider(
+    loader: _Loader, key: str, entry: dict[str, Any], loc: tuple[Any, ...]
+) -> dict[str, Any]:
+    """A provider's id and label with their templates filled as promptfoo's loadApiProvider
+    fills them (providers/index.ts: rendered with `env`, the process environment alone: the
+    config's `env:` is not yet in place when providers load); its config is left as
+    written, as promptfoo leaves it."""
+    import os
+
+    out = dict(entry)
+    for name in ("id", "label"):
+        value = out.get(name)
+        if isinstance(value, str) and ("{{" in value or "{%" in value):
+            try:
+                out[name] = templating.render_vars(value, {}, dict(os.environ))
+            except (templating.NunjucksDifference, AccordError) as exc:
+                loader.issue((key, *loc, name), getattr(exc, "message", None) or str(exc))
+    return out
 
 
 def _provider_files(
