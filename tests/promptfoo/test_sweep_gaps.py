@@ -517,3 +517,18 @@ tests: [{vars: {w: hi}, assert: [{type: equals, value: Say hi}]}]
         theirs = json.loads((tmp_path / "promptfoo.json").read_text())["results"]["prompts"]
         assert [p["provider"] for p in theirs] == [p["provider"] for p in mine]
         assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+
+
+def test_an_assertion_given_as_a_file_path_is_refused_saying_what_to_write(
+    tmp_path: Path,
+) -> None:
+    # promptfoo 0.118 stops on it too: runAssertion reads `assertion.type` of the text
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "checks.yaml").write_text("- {type: contains, value: hi}\n")
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - file://checks.yaml\n"
+    )
+    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
+    assert run.exit_code == 2
+    assert "promptfooconfig.yaml:5" in run.stderr
+    assert "not the text 'file://checks.yaml'" in run.stderr

@@ -108,8 +108,15 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
         line = item.line if item.file else loader.marks.find((*item.loc, "assert", index))[0]
         where = f"{where_file}:{line}" if line else str(where_file)
         if not isinstance(entry, dict) and not (agentv and isinstance(entry, str | tuple)):
-            loader.issue((*item.loc, "assert", index), "an assertion is a mapping with 'type'",
-                         file=item.file, line=item.line)  # fmt: skip
+            message = "an assertion is a mapping with 'type'"
+            if isinstance(entry, str):
+                # promptfoo 0.118 stops on such an entry too (runAssertion reads its type)
+                message += (
+                    f", not the text '{entry[:60]}' (a file of assertions is not read "
+                    "by promptfoo either): write them here, or `$ref` a shared one"
+                )
+            loader.issue((*item.loc, "assert", index), message, file=item.file,
+                         line=item.line)  # fmt: skip
             continue
         kind = entry.get("metric") or entry.get("type") if isinstance(entry, dict) else "rubrics"
         name = str(kind or "assert")
