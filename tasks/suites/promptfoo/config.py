@@ -26,10 +26,10 @@ from typing import Any
 
 from accord.engine.errors import AccordError, Issue, ValidationError
 from accord.engine.project import load_project
-from accord.engine.yamlmarks import Loc, Marks, format_path, load_core, parse_yaml, read_text
+from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target
-from accord.tasks.suites.promptfoo import derived, sources, templating
+from accord.tasks.suites.promptfoo import derived, expansions, sources, templating
 from accord.tasks.suites.promptfoo.providers import (
     ProviderProblem,
     build_target,
@@ -44,11 +44,6 @@ NOT_SUPPORTED = {
     "commandLineOptions", "nunjucksFilters", "extensions", "redteam", "tracing",
     "writeLatestResults",
 }  # fmt: skip
-# evaluateOptions (types/index.ts EvaluateOptions) accord applies: `repeat` as --repeat,
-# `maxConcurrency` as --max-concurrency (frontend.py; the command line's win), and
-# `showProgressBar`, which changes no result
-EVALUATE_KEYS = {"repeat", "maxConcurrency", "showProgressBar"}
-NOT_SUPPORTED_EVALUATE = {"delay", "timeoutMs", "maxEvalTimeMs", "cache", "generateSuggestions"}
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"}
 NOT_SUPPORTED_TEST = {"provider", "providerOutput", "assertScoringFunction", "prompts"}
 OPTION_KEYS = {"prefix", "suffix", "provider", "rubricPrompt", "disableVarExpansion"}
@@ -147,7 +142,7 @@ def load(
         loader.keys(data, (), SUPPORTED | (holders - NOT_SUPPORTED), NOT_SUPPORTED, "the config")
     env = loader.env
     if dialect == "promptfoo":
-        _evaluate_options(loader, data.get("evaluateOptions"))
+        expansions.evaluate_options_of(loader, data.get("evaluateOptions"))
     prompts = _prompts(loader, data.get("prompts"))
     targets, models, columns_of = _providers(loader, data, workdir)
     named = {name: {"id": str(e.get("id")), "label": str(e.get("label") or "")}
@@ -197,31 +192,6 @@ def load(
         required_zeroes=dialect == "agentv4",
         empty_passes=dialect != "agentv4",
     )
-
-
-def _evaluate_options(loader: _Loader, value: Any) -> None:
-    if value is None:
-        return
-    if not isinstance(value, dict):
-        loader.issue(("evaluateOptions",), "evaluateOptions is a mapping (repeat, "
-                     "maxConcurrency)")  # fmt: skip
-        return
-    loader.keys(value, ("evaluateOptions",), EVALUATE_KEYS, NOT_SUPPORTED_EVALUATE,
-                "evaluateOptions")  # fmt: skip
-    for key in ("repeat", "maxConcurrency"):
-        number = value.get(key)
-        if key in value and (isinstance(number, bool) or not isinstance(number, int)
-                             or number < 1):  # fmt: skip
-            loader.issue(("evaluateOptions", key), f"evaluateOptions.{key} is a whole number "
-                         "of 1 or more")  # fmt: skip
-
-
-def evaluate_options(suite: Suite) -> tuple[int | None, int | None]:
-    """(repeat, maxConcurrency) of a loaded config's evaluateOptions, None where not given."""
-    options = getattr(suite, "config", {}).get("evaluateOptions")
-    if not isinstance(options, dict):
-        return None, None
-    return options.get("repeat"), options.get("maxConcurrency")
 
 
 def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:
@@ -322,14 +292,14 @@ def _providers(
         loader.issue((), "'providers' is required: the models (or echo, exec:, python:) to run")
         return targets, models, names
     try:
-        entries = _provider_files(loader, key, provider_entries(value))
+        entries = expansions.provider_files(loader, key, provider_entries(value))
     except ProviderProblem as exc:
         loader.issue((key,), exc.message)
         return targets, models, names
     keyed: dict[str, tuple[list[str], Loc] | None] = {}
     for entry, loc in entries:
         if loader.dialect == "promptfoo":
-            entry = _rendered_provider(loader, key, entry, loc)
+            entry = expansions.rendered_provider(loader, key, entry, loc)
         pid = entry.get("id")
         label = entry.get("label")
         name = str(label or pid)
@@ -367,54 +337,6 @@ def _providers(
         if chosen is not None:
             loader.provider_prompts[name] = chosen
     return targets, models, names
-
-
-def _rendered_provider(
-    loader: _Loader, key: str, entry: dict[str, Any], loc: tuple[Any, ...]
-) -> dict[str, Any]:
-    """A provider's id and label with their templates filled as promptfoo's loadApiProvider
-    fills them (providers/index.ts: rendered with `env`, the process environment alone: the
-    config's `env:` is not yet in place when providers load); its config is left as
-    written, as promptfoo leaves it."""
-    import os
-
-    out = dict(entry)
-    for name in ("id", "label"):
-        value = out.get(name)
-        if isinstance(value, str) and ("{{" in value or "{%" in value):
-            try:
-                out[name] = templating.render_vars(value, {}, dict(os.environ))
-            except (templating.NunjucksDifference, AccordError) as exc:
-                loader.issue((key, *loc, name), getattr(exc, "message", None) or str(exc))
-    return out
-
-
-def _provider_files(
-    loader: _Loader, key: str, entries: list[tuple[dict[str, Any], tuple[Any, ...]]]
-) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
-    """Each `file://X.yaml` (`.yml`, `.json`) given as a provider replaced by the providers
-    the file holds, one `{id, ...}` or a list of them (providers/index.ts
-    loadProvidersFromFile), each placed at the line naming the file."""
-    out: list[tuple[dict[str, Any], tuple[Any, ...]]] = []
-    for entry, loc in entries:
-        pid = entry.get("id")
-        if not (list(entry) == ["id"] and isinstance(pid, str) and pid.startswith("file://")
-                and pid.endswith((".yaml", ".yml", ".json"))):  # fmt: skip
-            out.append((entry, loc))
-            continue
-        try:
-            ((path, _shown),) = sources.expand(loader.base, loader.root, pid[7:], "provider file")
-            found = load_core(read_text(path))
-        except (sources.SourceProblem, ValueError, AccordError) as exc:
-            loader.issue((key, *loc), getattr(exc, "message", None) or str(exc))
-            continue
-        for item in found if isinstance(found, list) else [found]:
-            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-                loader.issue((key, *loc), f"{pid[7:]}: a provider file holds a provider "
-                             "{id, label, config} or a list of them, each with an id")  # fmt: skip
-                continue
-            out.append((dict(item), loc))
-    return out
 
 
 def _prompt_keys(
@@ -511,7 +433,7 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
             found.append(_Test(item, loc))
         else:
             loader.issue(loc, "a test is a mapping (vars, assert, ...) or `file://PATH`")
-    scenarios = _scenario_files(loader, data.get("scenarios") or [])
+    scenarios = expansions.scenario_files(loader, data.get("scenarios") or [])
     if not found and not scenarios:
         found.append(_Test({}, ()))
     for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
@@ -541,27 +463,6 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
                 _check_test(loader, entry, (*loc, "config", d_index))
                 found.append(_Test(merged, (*loc, "config", d_index)))
     return found
-
-
-def _scenario_files(loader: _Loader, value: Any) -> list[Any]:
-    """`scenarios` with each `file://` entry (or the whole value given as one) replaced by
-    the scenario, or the list of scenarios, each file it names holds (globs too), as
-    promptfoo's maybeLoadFromExternalFile loads them."""
-    items = value if isinstance(value, list) else [value]
-    out: list[Any] = []
-    for index, item in enumerate(items):
-        if not (isinstance(item, str) and item.startswith("file://")):
-            out.append(item)
-            continue
-        loc: Loc = ("scenarios", index) if isinstance(value, list) else ("scenarios",)
-        try:
-            for path, _shown in sources.expand(loader.base, loader.root, item[7:],
-                                               "scenario file"):  # fmt: skip
-                found = load_core(read_text(path))
-                out += found if isinstance(found, list) else [found]
-        except (sources.SourceProblem, ValueError, AccordError) as exc:
-            loader.issue(loc, getattr(exc, "message", None) or str(exc))
-    return out
 
 
 def _test_file(loader: _Loader, item: str, loc: Loc) -> list[_Test]:

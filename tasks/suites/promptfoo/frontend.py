@@ -31,8 +31,8 @@ def claims(source: Source) -> bool:
 def load(source: Source, request: Request) -> list[Suite]:
     import dataclasses
 
-    from accord.tasks.suites.promptfoo.config import evaluate_options
     from accord.tasks.suites.promptfoo.config import load as load_config
+    from accord.tasks.suites.promptfoo.expansions import evaluate_options
 
     suite = load_config(
         source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text
