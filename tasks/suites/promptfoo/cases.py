@@ -55,16 +55,27 @@ def resolve_references(variables: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def render_prompt(raw: str, variables: dict[str, Any], env: dict[str, Any]) -> str:
-    """The prompt as the provider receives it."""
-    prepared = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v
+def prepare_vars(variables: dict[str, Any]) -> dict[str, Any]:
+    """The vars as promptfoo's `renderPrompt` leaves them: one trailing newline dropped from
+    each text var, then `{{name}}` references resolved. promptfoo changes the test's own vars
+    object so, and its assertions and result files read that same object afterwards."""
+    stripped = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v
                 for k, v in variables.items()}  # fmt: skip
-    prepared = resolve_references(prepared)
+    return resolve_references(stripped)
+
+
+def render_prompt(
+    raw: str, variables: dict[str, Any], env: dict[str, Any], *, prepared: bool = False
+) -> str:
+    """The prompt as the provider receives it (`prepared`: the vars went through
+    `prepare_vars` already)."""
+    if not prepared:
+        variables = prepare_vars(variables)
     try:
         json.loads(raw)
     except ValueError:
-        return templating.render_vars(raw, prepared, env)
-    return templating.render_json_prompt(raw, prepared, env)
+        return templating.render_vars(raw, variables, env)
+    return templating.render_json_prompt(raw, variables, env)
 
 
 def chat_messages(text: str) -> list[dict[str, Any]] | None:
@@ -102,8 +113,15 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
         line = item.line if item.file else loader.marks.find((*item.loc, "assert", index))[0]
         where = f"{where_file}:{line}" if line else str(where_file)
         if not isinstance(entry, dict) and not (agentv and isinstance(entry, str | tuple)):
-            loader.issue((*item.loc, "assert", index), "an assertion is a mapping with 'type'",
-                         file=item.file, line=item.line)  # fmt: skip
+            message = "an assertion is a mapping with 'type'"
+            if isinstance(entry, str):
+                # promptfoo 0.118 stops on such an entry too (runAssertion reads its type)
+                message += (
+                    f", not the text '{entry[:60]}' (a file of assertions is not read "
+                    "by promptfoo either): write them here, or `$ref` a shared one"
+                )
+            loader.issue((*item.loc, "assert", index), message, file=item.file,
+                         line=item.line)  # fmt: skip
             continue
         kind = entry.get("metric") or entry.get("type") if isinstance(entry, dict) else "rubrics"
         name = str(kind or "assert")
@@ -183,8 +201,12 @@ def build(
     test_index = 0
     for item in tests:
         test = plain(_merged(item.test, default, loader.trailing))
+        if loader.dialect == "promptfoo":
+            _own_graders(loader, item, test, models)
         evaluators = _assertions(loader, item, test)
         options = test.get("options") or {}
+        if loader.dialect == "promptfoo":
+            evaluators = _test_transform(loader, item, options, evaluators)
         try:
             combos = (
                 [test["vars"]]
@@ -194,21 +216,20 @@ def build(
         except sources.SourceProblem as exc:
             loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
             continue
-        given = test.get("threshold")
-        if loader.dialect == "agentv4":
-            from accord.tasks.suites.promptfoo.agentv4 import threshold
-
-            # the test's execution/run threshold, else the file's default
-            own = threshold(loader, item)
-            given = own if own is not None else default.get("threshold")
-        bar = _bar(loader, item, given)
+        bar = _bar(loader, item, _given_bar(loader, item, test, default))
         first = len(cases)  # the test's first case: its embedding models are checked on it
+        promptfoo = loader.dialect != "agentv4"
+        # the test's first combination and how many it has: promptfoo numbers the repeats of
+        # a test's combinations before the next test's (evaluator.ts: tests, then repeats)
+        test_range = [test_index, len(combos)]
         for variables in combos:
+            if promptfoo:  # the vars the case's assertions and result files see
+                variables = prepare_vars(variables)
             column = 0
             for provider, prompt in pairs:
                 raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
                 try:
-                    text = render_prompt(raw, variables, env)
+                    text = render_prompt(raw, variables, env, prepared=promptfoo)
                 except templating.NunjucksDifference as exc:
                     line = f" (its line {exc.line})" if exc.line else ""
                     loader.issue(item.loc, f"prompt '{prompt.label[:60]}' with this test's "
@@ -253,7 +274,7 @@ def build(
                         "threshold": test.get("threshold"),
                         "description": test.get("description"),
                         "prompt": {"raw": text, "label": prompt.label},
-                        "promptIdx": column, "testIdx": test_index,
+                        "promptIdx": column, "testIdx": test_index, "testRange": test_range,
                         "testCase": {**test, "vars": variables},
                     },
                 )  # fmt: skip
@@ -282,6 +303,91 @@ def _unique_ids(loader: _Loader, cases: list[Case], owners: list[_Test]) -> None
                          **where)  # fmt: skip
             return
         seen.add(case.id)
+
+
+def _own_graders(
+    loader: _Loader, item: _Test, test: dict[str, Any], models: dict[str, Any]
+) -> None:
+    """A grading provider given with its `config` (`{id, config: {apiBaseUrl, ...}}`, in the
+    test's options or on an assertion) is loaded by promptfoo as a provider of its own
+    (matchers.ts getAndCheckProvider): here it becomes a model of the run, as a target's
+    provider does, and the test names that model instead. One accord cannot build (an
+    embedding API, a config key it does not map) is refused at the test."""
+
+    def own(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if "id" not in value:  # {text: ..., embedding: ...}: a provider per use
+            return {k: own(v) for k, v in value.items()}
+        if not value.get("config"):
+            return value
+        key = "grader:" + json.dumps({"id": value["id"], "config": value["config"]},
+                                     sort_keys=True)  # fmt: skip
+        name = loader.built.get(key)
+        if name is None:
+            from accord.tasks.suites.promptfoo.providers import ProviderProblem, build_target
+
+            name = f"promptfoo-grader-{sum(k.startswith('grader:') for k in loader.built) + 1}"
+            entry = {"id": value["id"], "config": value["config"]}
+            try:
+                _target, model = build_target(entry, loader.base, loader.root, name,
+                                              env=loader.env)  # fmt: skip
+            except ProviderProblem as exc:
+                loader.issue(item.loc, f"grading provider '{value['id']}': {exc.message}",
+                             file=item.file, line=item.line)  # fmt: skip
+                return value
+            if model is None:
+                loader.issue(item.loc, f"grading provider '{value['id']}': a grader is a model "
+                             "provider (openai:, anthropic:, ...)", file=item.file,
+                             line=item.line)  # fmt: skip
+                return value
+            models[name] = model
+            loader.built[key] = name
+        return name
+
+    options = test.get("options")
+    if isinstance(options, dict) and "provider" in options:
+        test["options"] = {**options, "provider": own(options["provider"])}
+    pending = [a for a in test.get("assert") or [] if isinstance(a, dict)]
+    while pending:
+        entry = pending.pop()
+        if "provider" in entry:
+            entry["provider"] = own(entry["provider"])
+        pending += [a for a in entry.get("assert") or [] if isinstance(a, dict)]
+
+
+def _test_transform(
+    loader: _Loader, item: _Test, options: dict[str, Any], specs: tuple[EvaluatorSpec, ...]
+) -> tuple[EvaluatorSpec, ...]:
+    """A test's `options.transform` (or `postprocess`): promptfoo's evaluator applies it to
+    the provider's output before every assertion (evaluator.ts runEval), so each assertion
+    checks its result (then its own transform, if any)."""
+    code = options.get("transform") or options.get("postprocess")
+    if code is None:
+        return specs
+    from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion
+    from accord.tasks.suites.promptfoo.asserts.transforms import with_transform
+
+    where = f"{item.file or loader.path}:{item.line or loader.marks.find(item.loc)[0]}"
+    try:
+        return tuple(with_transform(spec, code, loader.base, where)
+                     if isinstance(spec, PromptfooAssertion) else spec
+                     for spec in specs)  # fmt: skip
+    except AccordError as exc:
+        message = exc.message.removeprefix(f"{where}: ")
+        loader.issue((*item.loc, "options"), message, file=item.file, line=item.line)
+        return specs
+
+
+def _given_bar(loader: _Loader, item: _Test, test: dict[str, Any], default: dict[str, Any]) -> Any:
+    """The test's threshold as written: promptfoo's `threshold`; an AgentV test's
+    execution/run threshold, else the file's default."""
+    if loader.dialect != "agentv4":
+        return test.get("threshold")
+    from accord.tasks.suites.promptfoo.agentv4 import threshold
+
+    own = threshold(loader, item)
+    return own if own is not None else default.get("threshold")
 
 
 def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:
@@ -333,6 +439,7 @@ def _check_embeddings(loader: _Loader, item: _Test, case: PromptfooCase) -> None
     while pending:
         spec = pending.pop(0)
         pending.extend(getattr(spec, "asserts", None) or [])
+        pending.extend([spec.inner] if hasattr(spec, "inner") else [])  # a transform's
         embeds = getattr(spec, "embeds", False)
         if embeds and spec.embedding_model(case, default) is None:  # type: ignore[attr-defined]
             loader.issue(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from accord.engine.project import load_project
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target
-from accord.tasks.suites.promptfoo import derived, sources, templating
+from accord.tasks.suites.promptfoo import derived, expansions, sources, templating
 from accord.tasks.suites.promptfoo.providers import (
     ProviderProblem,
     build_target,
@@ -37,16 +38,19 @@ from accord.tasks.suites.promptfoo.providers import (
 
 SUPPORTED = {
     "description", "prompts", "providers", "targets", "tests", "defaultTest", "scenarios",
-    "derivedMetrics", "env", "outputPath", "tags", "metadata", "sharing",
+    "derivedMetrics", "env", "outputPath", "tags", "metadata", "sharing", "evaluateOptions",
 }  # fmt: skip
 NOT_SUPPORTED = {
-    "evaluateOptions", "commandLineOptions", "nunjucksFilters", "extensions", "redteam",
-    "tracing", "writeLatestResults",
+    "commandLineOptions", "nunjucksFilters", "extensions", "redteam", "tracing",
+    "writeLatestResults",
 }  # fmt: skip
 TEST_KEYS = {"description", "vars", "assert", "options", "threshold", "metadata"}
 NOT_SUPPORTED_TEST = {"provider", "providerOutput", "assertScoringFunction", "prompts"}
 OPTION_KEYS = {"prefix", "suffix", "provider", "rubricPrompt", "disableVarExpansion"}
 SCENARIO_KEYS = {"description", "config", "tests"}
+# promptfoo's evaluator fills `_conversation` with the earlier (prompt, output) pairs of the
+# tests sharing a `metadata.conversationId`, running those tests serially (evaluator.ts)
+_CONVERSATION = re.compile(r"\b_conversation\b")
 
 
 @dataclass
@@ -144,6 +148,8 @@ def load(
         data, holders = refs.resolve(data, lambda loc, message: loader.issue(loc, message))
         loader.keys(data, (), SUPPORTED | (holders - NOT_SUPPORTED), NOT_SUPPORTED, "the config")
     env = loader.env
+    if dialect == "promptfoo":
+        expansions.evaluate_options_of(loader, data.get("evaluateOptions"))
     prompts = _prompts(loader, data.get("prompts"))
     targets, models, columns_of = _providers(loader, data, workdir)
     named = {name: {"id": str(e.get("id")), "label": str(e.get("label") or "")}
@@ -235,6 +241,13 @@ def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:
         except sources.SourceProblem as exc:
             loader.issue(loc, exc.message)
     for prompt in out:
+        if loader.dialect == "promptfoo" and _CONVERSATION.search(prompt.raw):
+            loader.issue(("prompts",), f"prompt '{prompt.label[:60]}' reads `_conversation`, "
+                         "promptfoo's record of the earlier tests of a conversation (run one "
+                         "after another, each seeing the answers before it): accord runs each "
+                         "test on its own and cannot fill it; write the earlier turns into the "
+                         "test's own messages")  # fmt: skip
+            continue
         try:
             templating.check(prompt.raw)
         except templating.NunjucksDifference as exc:
@@ -267,8 +280,11 @@ def _prompt_files(
             )
         found = sources.expand(loader.base, loader.root, pattern, "prompt file")
     out: list[sources.Prompt] = []
+    globbed = any(c in pattern for c in "*?[]{}")
     for path, shown in found:
-        out += sources.prompts_from_file(path, shown, label)
+        # promptfoo reads each file a glob matches as a prompt of its own path alone
+        # (prompts/index.ts processPrompt: `{raw: path}`): the entry's label is not used
+        out += sources.prompts_from_file(path, shown, None if globbed else label)
     return out
 
 
@@ -286,12 +302,14 @@ def _providers(
         loader.issue((), "'providers' is required: the models (or echo, exec:, python:) to run")
         return targets, models, names
     try:
-        entries = provider_entries(value)
+        entries = expansions.provider_files(loader, key, provider_entries(value))
     except ProviderProblem as exc:
         loader.issue((key,), exc.message)
         return targets, models, names
     keyed: dict[str, tuple[list[str], Loc] | None] = {}
     for entry, loc in entries:
+        if loader.dialect == "promptfoo":
+            entry = expansions.rendered_provider(loader, key, entry, loc)
         pid = entry.get("id")
         label = entry.get("label")
         name = str(label or pid)
@@ -390,11 +408,14 @@ def _check_test(
     if isinstance(options, dict):
         # AgentV reads default_test.options.rubric_prompt (config-loader.ts
         # extractDefaultTestRubricPrompt) into suite.defaultTest, where no grader reads it
-        # AgentV runs a test's transform (agentv_transform.py)
-        agentv = {"rubric_prompt", "transform"} if loader.dialect == "agentv4" else set()
-        allowed = OPTION_KEYS | agentv
+        # AgentV runs a test's transform (agentv_transform.py); promptfoo's test transform
+        # (evaluator.ts: `transform`, or its older name `postprocess`) is applied by cases.py
+        allowed = OPTION_KEYS | (
+            {"rubric_prompt", "transform"} if loader.dialect == "agentv4"
+            else {"transform", "postprocess"}
+        )  # fmt: skip
         loader.keys(options, (*loc, "options"), allowed,
-                    {"transform", "transformVars", "storeOutputAs", "runSerially"} - agentv,
+                    {"transform", "transformVars", "storeOutputAs", "runSerially"} - allowed,
                     "a test's options", **where)  # fmt: skip
     for name in ("vars", "options", "metadata"):
         if name in test and not isinstance(test[name], dict):
@@ -433,6 +454,8 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
         else:
             loader.issue(loc, "a test is a mapping (vars, assert, ...) or `file://PATH`")
     scenarios = data.get("scenarios") or []
+    if loader.dialect != "agentv4":  # AgentV's scenario files: agentv_scenarios.py
+        scenarios = expansions.scenario_files(loader, scenarios)
     if not found and not scenarios:
         found.append(_Test({}, ()))
     if loader.dialect == "agentv4":
@@ -441,6 +464,13 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
         from accord.tasks.suites.promptfoo.agentv_scenarios import scenario_tests
 
         return none_left(loader, [*found, *scenario_tests(loader, data.get("scenarios"))])
+    return [*found, *_scenario_tests(loader, scenarios, default)]
+
+
+def _scenario_tests(loader: _Loader, scenarios: Any, default: dict[str, Any]) -> list[_Test]:
+    """promptfoo's scenarios: each config row crossed with each test, merged as its
+    evaluator merges them."""
+    found: list[_Test] = []
     for s_index, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
         loc = ("scenarios", s_index)
         if not isinstance(scenario, dict):
@@ -448,6 +478,8 @@ def _tests(loader: _Loader, data: dict[str, Any], default: dict[str, Any]) -> li
             continue
         loader.keys(scenario, loc, SCENARIO_KEYS, set(), "a scenario")
         inner = scenario.get("tests") or [{}]
+        if isinstance(inner, str):  # file://: its tests (util/config/load.ts resolveConfigs)
+            inner = [t.test for t in _test_file(loader, inner, (*loc, "tests"))] or [{}]
         for d_index, entry in enumerate(scenario.get("config") or []):
             for t_index, test in enumerate(inner):
                 if not isinstance(entry, dict) or not isinstance(test, dict):

@@ -29,12 +29,30 @@ def claims(source: Source) -> bool:
 
 
 def load(source: Source, request: Request) -> list[Suite]:
+    import dataclasses
+
     from accord.tasks.suites.promptfoo.config import load as load_config
+    from accord.tasks.suites.promptfoo.expansions import evaluate_options
 
     suite = load_config(
         source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text
     )
+    # evaluateOptions: its repeat and maxConcurrency, unless the command line gives them (as
+    # promptfoo's command line wins over the config's, commands/eval.ts). promptfoo takes
+    # `repeat` as the default of its --repeat option, read from the working folder's own
+    # config (loadDefaultConfig): a config named from elsewhere runs once
+    repeat, concurrency = evaluate_options(suite)
+    if request.repeat is None and repeat is not None and _working_folders(source.path):
+        suite = dataclasses.replace(suite, repeat=repeat)
+    if request.max_concurrency is None and concurrency is not None:
+        suite = dataclasses.replace(suite, max_concurrency=concurrency)
     return [suite]
+
+
+def _working_folders(path: Path) -> bool:
+    """Whether `path` is the config `promptfoo eval` finds in the working folder."""
+    found = next((Path.cwd() / n for n in CONFIG_NAMES if (Path.cwd() / n).is_file()), None)
+    return found is not None and found.resolve() == path.resolve()
 
 
 # promptfoo's own files (outputs.py, imported when a config runs): `-o FILE` (`--output`) in

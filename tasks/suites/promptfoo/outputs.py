@@ -139,12 +139,16 @@ def _records(run: SuiteRun) -> list[dict[str, Any]]:
     suite = run.suite
     assert isinstance(suite, PromptfooSuite)
     by_id = {c.id: c for c in suite.cases}
-    tests = 1 + max((c.metadata["testIdx"] for c in suite.cases), default=0)
     records = []
     for result in (r for r in run.cases if r.id in by_id):
-        record = result_record(by_id[result.id], result, suite)
-        # promptfoo's --repeat numbers each repeat's tests after the previous repeat's
-        record["testIdx"] += result.repeat * tests
+        case = by_id[result.id]
+        record = result_record(case, result, suite)
+        # promptfoo numbers a test's combinations, each repeat's after the one before, then
+        # the next test's (evaluator.ts: for each test, for each repeat, for each combination)
+        first, count = case.metadata.get("testRange") or (record["testIdx"], 1)
+        record["testIdx"] = (
+            first * suite.repeat + result.repeat * count + (record["testIdx"] - first)
+        )
         records.append(record)
     return records
 

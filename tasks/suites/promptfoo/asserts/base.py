@@ -157,6 +157,10 @@ class PromptfooAssertion(EvaluatorSpec):
     min_score: float | None = None
 
     default_threshold: ClassVar[ThresholdSpec | None] = None
+    # how long promptfoo's check of this type takes to settle among a test's, which run
+    # together (combine.py settling_order): 0 in its own process, 1 a Python process, 2 a
+    # model or embedding call; the test's reason is its last failure to settle
+    settles: ClassVar[int] = 0
     # the keys of the file's entry this type reads beyond the common ones
     own_keys: ClassVar[frozenset[str]] = frozenset()
 

@@ -49,7 +49,6 @@ COMMON_KEYS = frozenset(
 # keys promptfoo has that accord does not apply yet: refused, never ignored, since each
 # changes what is compared
 NOT_SUPPORTED_KEYS = {
-    "transform": "a 'transform' of the output before the check",
     "contextTransform": "a 'contextTransform' (context-* assertions read 'context' from vars)",
 }
 
@@ -72,6 +71,12 @@ def build_assertion(
     kind = entry.get("type")
     if not isinstance(kind, str) or not kind:
         raise ConfigError(f"{where}: an assertion needs a 'type' (for example 'contains')")
+    if "transform" in entry and kind != "assert-set":
+        from accord.tasks.suites.promptfoo.asserts.transforms import with_transform
+
+        inner = {k: v for k, v in entry.items() if k != "transform"}
+        built = build_assertion(inner, base_dir=base_dir, where=where, name=name)
+        return with_transform(built, entry["transform"], base_dir, where)
     inverse = kind.startswith("not-")
     base = kind[4:] if inverse else kind
     _register(base)  # a type of no module: all of them, for the list of known ones

@@ -5,7 +5,8 @@
   0 when the weights add up to 0.
 - pass: every assertion passed (a `weight: 0` assertion always passes); with a `threshold`
   on the test (or on an assert-set) the score decides instead: pass when score >= threshold.
-- reason: the last failed assertion's reason, else "All assertions passed"; with a
+- reason: the reason of the last failed assertion to settle (promptfoo runs a test's
+  assertions three at a time: see `settling_order`), else "All assertions passed"; with a
   threshold, "Aggregate score S >= T threshold" (or "<").
 - named scores: for each `metric`, the sum of the scores of the assertions naming it.
 
@@ -43,9 +44,10 @@ def combine(
     )
     weights = sum(spec.weight for spec in assertions)
     score = total / weights if weights > 0 else 0.0
-    failed = [f for f in findings if f.passed is False]
+    order = settling_order(assertions)
+    failed = [i for i in order if findings[i].passed is False]
     passed = not failed
-    reason = failed[-1].reason if failed else "All assertions passed"
+    reason = findings[failed[-1]].reason if failed else "All assertions passed"
     if threshold:  # promptfoo tests `if (threshold)`: a threshold of 0 is none
         passed = score >= threshold
         sign = "≥" if passed else "<"
@@ -58,6 +60,46 @@ def combine(
         children=list(findings),
         metadata={"namedScores": named_scores(findings, assertions)},
     )
+
+
+# how many assertions promptfoo checks at once (assertions/index.ts
+# ASSERTIONS_MAX_CONCURRENCY)
+AT_ONCE = 3
+
+
+def settling_order(assertions: Sequence[PromptfooAssertion]) -> list[int]:
+    """The order in which promptfoo's assertions of one test settle, whose last failure
+    gives the test's reason (assertionsResult.ts addResult). runAssertions runs them
+    AT_ONCE at a time, in order, each starting when a slot frees; an assert-set's members
+    run in the same pool and the set settles after every other. Each type's `settles` is
+    its time: 0 (checked in promptfoo's own process), 1 (a Python process), 2 (a model
+    call); equal times settle in the order they started."""
+    import heapq
+
+    flat: list[tuple[int, int | None]] = []  # (time, the top-level index; None: a member)
+    sets: list[int] = []
+    for index, spec in enumerate(assertions):
+        members = getattr(spec, "asserts", None)
+        if members:
+            sets.append(index)
+            flat += [(getattr(m, "settles", 0), None) for m in members]
+        else:
+            wrapped = spec
+            while hasattr(wrapped, "inner"):  # a transformed assertion settles as its own
+                wrapped = wrapped.inner
+            flat.append((getattr(wrapped, "settles", 0), index))
+    running: list[tuple[int, int, int | None]] = []  # (finish, start order, index)
+    settled: list[int] = []
+    now = 0
+    for started, (time, owner) in enumerate(flat):
+        if len(running) == AT_ONCE:
+            now, _, done = heapq.heappop(running)
+            settled += [] if done is None else [done]
+        heapq.heappush(running, (now + time, started, owner))
+    while running:
+        _, _, done = heapq.heappop(running)
+        settled += [] if done is None else [done]
+    return settled + sets
 
 
 def named_scores(

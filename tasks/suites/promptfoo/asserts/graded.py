@@ -110,10 +110,16 @@ def js_text(value: float) -> str:
 def template_value(value: Any) -> Any:
     """A value as promptfoo hands it to a grading template: objects as JSON text."""
     if isinstance(value, list):
-        return [json.dumps(v) if isinstance(v, dict | list) else v for v in value]
+        return [js_json(v) if isinstance(v, dict | list) else v for v in value]
     if isinstance(value, dict):
-        return json.dumps(value)
+        return js_json(value)
     return value
+
+
+def js_json(value: Any) -> str:
+    """JavaScript's `JSON.stringify(value)`: no spaces, other scripts left as they are
+    (matchers.ts processContextForTemplating hands objects to the grader so)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def parsed_output(text: str) -> Any:
@@ -128,6 +134,7 @@ class Graded(PromptfooAssertion):
     """What every model-graded assertion shares: its judge and its prompt."""
 
     deterministic: ClassVar[bool] = False
+    settles: ClassVar[int] = 2
 
     def grading(self, case: Case) -> dict[str, Any]:
         """promptfoo's `getFinalTest(...).options`: the test's options, the assertion's
@@ -267,7 +274,11 @@ class LlmRubric(Graded):
             passed = True
         if not isinstance(passed, bool):
             passed = read_pass(passed)
-        return passed, read_score(verdict.get("score"), passed)
+        if "score" not in verdict:
+            # JavaScript's Number(undefined) is NaN, so the pass decides (matchers.ts
+            # matchesLlmRubric); a `score: null` is Number(null), 0, read below
+            return passed, float(passed)
+        return passed, read_score(verdict["score"], passed)
 
 
 def read_pass(value: Any) -> bool:

@@ -204,6 +204,7 @@ class Python(Script):
     suffixes: ClassVar[tuple[str, ...]] = PYTHON_SUFFIXES
     default_function: ClassVar[str | None] = "get_assert"
     language: ClassVar[str] = "python"
+    settles: ClassVar[int] = 1
 
     def inline(self, code: str) -> dict[str, Any]:
         """promptfoo's wrapper: `def main(output, context):` around the code, a one-line

@@ -31,7 +31,7 @@ class AssertSet(PromptfooAssertion):
         from accord.tasks.suites.core.nodes import evaluate_one
 
         findings = []
-        for spec in self.asserts:  # in order: promptfoo's reason is the last failure's
+        for spec in self.asserts:
             findings.append(
                 await evaluate_one(dataclasses.replace(ev, calls=0), spec, case, output)
             )
