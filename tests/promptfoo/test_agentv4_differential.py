@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,42 @@ def answer(body: dict[str, Any]) -> Reply:
         if found is not None:
             return Reply(text=found)
     return Reply(text="no answer")
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+def answering(table: dict[str, str], otherwise: Responder | None = None) -> Responder:
+    """A responder for another suite's fake server: the judge when AgentV's judge prompt
+    asks, else the answer of the first phrase of `table` in the last message, else
+    `otherwise` (or "no answer")."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        messages = body["messages"]
+        if len(messages) == 2 and messages[0]["role"] == "system":
+            found = judge(messages[0]["content"], messages[1]["content"])
+            if found is not None:
+                return found
+        last = json.dumps(messages[-1])
+        mine = next((a for phrase, a in table.items() if phrase in last), None)
+        if mine is not None:
+            return Reply(text=mine)
+        return otherwise(body) if otherwise is not None else Reply(text="no answer")
+
+    return respond
+
+
+def serving(
+    fake_llm: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    responder: Callable[[dict[str, Any]], Reply],
+) -> FakeOpenAI:
+    """The fake server answering with `responder`, named to the catalog by FAKE_URL and
+    FAKE_KEY."""
+    fake_llm.responder = responder
+    monkeypatch.setenv("FAKE_URL", fake_llm.url)
+    monkeypatch.setenv("FAKE_KEY", "test-key")
+    return fake_llm
 
 
 def model_requests(requests: list[dict[str, Any]]) -> list[str]:
@@ -211,10 +248,7 @@ def run_accord(suite: Path) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture
 def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    fake_llm.responder = answer
-    monkeypatch.setenv("FAKE_URL", fake_llm.url)
-    monkeypatch.setenv("FAKE_KEY", "test-key")
-    return fake_llm
+    return serving(fake_llm, monkeypatch, answer)
 
 
 @pytest.mark.parametrize(

@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.fakes import FakeOpenAI, Reply
+from tests.fakes import FakeOpenAI
 from tests.promptfoo import test_agentv4_differential as differential
 
 NAME = "reference-graders.suite.yaml"
@@ -50,23 +49,12 @@ ANSWERS = {
 }
 
 
-def answer(body: dict[str, Any]) -> Reply:
-    messages = body["messages"]
-    if len(messages) == 2 and messages[0]["role"] == "system":
-        found = differential.judge(messages[0]["content"], messages[1]["content"])
-        if found is not None:
-            return found
-    last = json.dumps(messages[-1])
-    mine = next((a for phrase, a in ANSWERS.items() if phrase in last), None)
-    return Reply(text=mine) if mine is not None else differential.answer(body)
+answer = differential.answering(ANSWERS, differential.answer)
 
 
 @pytest.fixture
 def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    fake_llm.responder = answer
-    monkeypatch.setenv("FAKE_URL", fake_llm.url)
-    monkeypatch.setenv("FAKE_KEY", "test-key")
-    return fake_llm
+    return differential.serving(fake_llm, monkeypatch, answer)
 
 
 @differential.pytestmark

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.evals.conftest import accord
-from tests.fakes import FakeOpenAI, Reply
+from tests.fakes import FakeOpenAI
 from tests.promptfoo import test_agentv4_differential as differential
 
 # the model's answers to the rows of graded-rows/rows/support-replies.jsonl
@@ -33,22 +33,12 @@ ROW_ANSWERS = {
 }
 
 
-def answer(body: dict[str, Any]) -> Reply:
-    messages = body["messages"]
-    if len(messages) == 2 and messages[0]["role"] == "system":
-        found = differential.judge(messages[0]["content"], messages[1]["content"])
-        if found is not None:
-            return found
-    text = json.dumps(messages[-1])
-    return Reply(text=next((a for p, a in ROW_ANSWERS.items() if p in text), "no answer"))
+answer = differential.answering(ROW_ANSWERS)
 
 
 @pytest.fixture
 def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    fake_llm.responder = answer
-    monkeypatch.setenv("FAKE_URL", fake_llm.url)
-    monkeypatch.setenv("FAKE_KEY", "test-key")
-    return fake_llm
+    return differential.serving(fake_llm, monkeypatch, answer)
 
 
 @differential.pytestmark
