@@ -4,9 +4,10 @@ every kill the store passes SQLite's integrity check, and `--resume last` takes 
 the store recorded: the resumed run's outputs equal an uninterrupted run's, with no finished
 task run again; with no run recorded yet it is refused, saying how to start fresh.
 
-A run is recorded from its writer's first transaction on, a moment after the store file exists:
-a kill between the two leaves a store without the run (a random kill in start-up lands there on
-a busy machine), which a second test reaches every time by holding that transaction back."""
+A run is recorded from its writer's first transaction on, a moment after it opens the store: a
+kill between the two leaves a store without the run. The start-up kills aim at that moment
+(after an event, the store's WAL file appearing, not after a time, which lands elsewhere on a
+faster or slower machine); a second test reaches it every time by holding the transaction back."""
 
 from __future__ import annotations
 
@@ -120,6 +121,25 @@ def _wait_for_run(db: Path, before: int, process: subprocess.Popen[bytes]) -> No
         time.sleep(0.02)
 
 
+def _kill_moment_in_start_up(db: Path, rng: random.Random) -> str:
+    """Wait for a random moment of a run's start-up, and say which: a random time after the
+    process started, or sooner a random moment of the 40 ms after the run opened its store,
+    where the store exists and the run's row may not be stored yet (the writer's first
+    transaction stores it some 20-40 ms later). The second is reached on a machine of any
+    speed, the first mostly on a busy one. The store's opening is an event: its WAL file
+    appears (SQLite removes it when the last connection closes, so no earlier process left
+    it)."""
+    pause, after = rng.uniform(0.0, 1.5), rng.uniform(0.0, 0.04)
+    wal = db.with_name(db.name + "-wal")
+    deadline = time.monotonic() + pause
+    while time.monotonic() < deadline:
+        if wal.exists():
+            time.sleep(after)
+            return f"{after * 1000:.0f} ms after the store opened"
+        time.sleep(0.005)
+    return f"{pause:.3f} s into start-up"
+
+
 def _resume_last(path: Path) -> Any:
     return CliRunner().invoke(
         main, ["run", str(path), "--format", "json", "--cache", "off", "--resume", "last"]
@@ -187,23 +207,19 @@ def test_sigkill_at_random_points_then_resume(tmp_path: Path, fake_llm: FakeOpen
                 command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
             try:
-                if kill % 4 == 0:
-                    # at a random moment of start-up: before the store exists, while it opens,
-                    # or after the run is recorded, depending on how busy the machine is
-                    pause = rng.uniform(0.0, 1.5)
-                    time.sleep(pause)
+                if kill % 4 == 0:  # in start-up: before the store opens or just after
+                    when = _kill_moment_in_start_up(db, rng)
                 else:  # once the run is recorded, at a random point of its work
                     _wait_for_run(db, len(before), process)
                     recorded += 1
                     pause = rng.uniform(0.0, 2.5)
                     time.sleep(pause)
+                    when = f"{pause:.3f} s after its run was recorded"
             finally:
                 process.send_signal(signal.SIGKILL)
                 process.wait(timeout=30)
-            moments.append(
-                f"kill {kill} after {pause:.3f} s: store {'present' if db.exists() else 'absent'},"
-                f" runs {len(before)} -> {len(_run_ids(db))}"
-            )
+            runs = len(_run_ids(db))
+            moments.append(f"kill {kill} {when}: runs {len(before)} -> {runs}")
             if _check_resume(db, path, before, reference):
                 survived += 1
     except Exception as exc:  # how to replay it, and where each kill landed
