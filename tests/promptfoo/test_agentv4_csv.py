@@ -309,7 +309,8 @@ def test_env_in_a_jsonl_row_is_filled_in_when_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """case-file-loader.ts interpolateEnv: a JSON/JSONL/YAML row's `{{ env.NAME }}` is
-    filled in when the file is read (the echo provider answers the row's input)."""
+    filled in when the file is read (the echo provider answers the row's input); the value,
+    read from the environment, is masked in what accord writes (docs/security.md)."""
     monkeypatch.setenv("ROW_CITY", "Lisbon")
     suite = "providers: [llm]\ntests: file://rows.jsonl\n"
     row = {"id": "j", "input": "go to {{ env.ROW_CITY }}",
@@ -318,4 +319,4 @@ def test_env_in_a_jsonl_row_is_filled_in_when_read(
     run = accord("eval", path, "--format", "json", "--cache", "off")
     assert run.exit_code == 0, run.stdout + run.stderr
     found = {c["id"]: c["output"] for c in json.loads(run.stdout)["suites"][0]["cases"]}
-    assert found == {"j": "go to Lisbon"}
+    assert found == {"j": "go to [redacted]"}

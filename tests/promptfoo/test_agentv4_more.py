@@ -365,3 +365,36 @@ def test_a_promptfoo_cost_assertion_reads_a_python_providers_cost(tmp_path: Path
     run = accord("eval", tmp_path / "promptfooconfig.yaml", "--format", "json", "--cache", "off")
     cases = _cases(run)
     assert [c["status"] for c in cases.values()] == ["passed", "failed"]
+
+
+def test_an_env_value_a_test_file_reads_is_masked_in_what_accord_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test file's `{{ env.NAME }}` is filled when the file is read (case-file-loader.ts
+    interpolateEnv); the value is then masked wherever accord writes it, as every value read
+    from the environment is (docs/security.md), even when NAME does not look like a key."""
+    monkeypatch.setenv("SHARED_DB", "postgres://u:hunter2pw@db")
+    (tmp_path / "cases.jsonl").write_text(json.dumps({
+        "id": "leak", "vars": {"input": "connect to {{ env.SHARED_DB }}"},
+        "assert": [{"type": "contains", "value": "connect"}],
+    }) + "\n")  # fmt: skip
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests: file://cases.jsonl\n"
+    ))  # fmt: skip
+    run = accord("eval", path, "--format", "json", "--cache", "off")
+    assert _cases(run)["leak"]["status"] == "passed"
+    assert "hunter2pw" not in run.stdout + run.stderr
+    stored = b"".join(p.read_bytes() for p in (tmp_path / ".accord").rglob("*") if p.is_file())
+    assert b"hunter2pw" not in stored
+
+
+def test_a_python_cell_that_is_an_option_is_refused(tmp_path: Path) -> None:
+    """A CSV `python:` cell runs `uv run python CELL` (case-file-loader.ts
+    parseAssertionFromString); `python:-c CODE` would make the cell's text code: refused."""
+    (tmp_path / "cases.csv").write_text('id,input,__expected\none,hi,"python:-cprint(1)"\n')
+    path = _write(tmp_path, (
+        "name: t\nproviders: [echo]\nprompts: ['{{ input }}']\ntests: file://cases.csv\n"
+    ))  # fmt: skip
+    run = accord("eval", path)
+    assert run.exit_code == 2 and "Traceback" not in run.stderr
+    assert "names a script file of the project" in run.stderr

@@ -595,3 +595,18 @@ def test_a_test_without_assertions_passes_at_one_as_in_promptfoo(
     assert run.exit_code == 1, run.stderr
     cases = run.doc()["suites"][0]["cases"]
     assert [(c["status"], c["score"]) for c in cases] == [("passed", 1.0), ("failed", 0.0)]
+
+
+def test_an_absolute_glob_outside_the_project_is_refused_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tests: file:///etc/host*` matches files outside the project: refused at its line
+    (it was an internal error: the matches were named relative to the config's folder)."""
+    project(tmp_path, {"promptfooconfig.yaml": (
+        "prompts: ['{{ w }}']\nproviders: [echo]\ntests: file:///etc/host*\n"
+    )})  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval")
+    assert run.exit_code == 2, run.stderr
+    assert "promptfooconfig.yaml:3" in run.stderr and "outside the project root" in run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr

@@ -251,6 +251,19 @@ _WHOLE_ENV_OUTPUT = re.compile(r"^\s*\{\{\s*env\.[\s\S]*?\}\}\s*$")
 _NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?$")
 
 
+_ENV_NAME = re.compile(r"env\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
+
+
+def remember_env_refs(text: str, env: dict[str, str]) -> None:
+    """Mask from now on the value of every variable `text`'s `{{ env.NAME }}` reads, as
+    every value accord reads from the environment is masked (docs/security.md)."""
+    from accord.engine.masking import remember
+
+    for found in _ENV_NAME.finditer(text):
+        name = found.group(1) or found.group(2)
+        remember(env.get(name), name)
+
+
 def _interpolated(loader: _Loader, value: Any, env: dict[str, str], loc: Loc = ()) -> Any:
     if isinstance(value, dict):
         return {k: _interpolated(loader, v, env, (*loc, k)) for k, v in value.items()}
@@ -260,6 +273,7 @@ def _interpolated(loader: _Loader, value: Any, env: dict[str, str], loc: Loc = (
         return value
     try:
         text = _ENV_OUTPUT.sub(lambda m: templating.render(m.group(0), {"env": env}), value)
+        remember_env_refs(value, env)
     except templating.NunjucksDifference as exc:
         loader.issue(loc, f"{{{{ env.… }}}}: {exc.message}")
         return value

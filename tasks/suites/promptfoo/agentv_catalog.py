@@ -262,6 +262,9 @@ def _text(value: Any, key: str) -> str:
     name = found.group(1)
     if not os.environ.get(name):
         raise CatalogProblem(f"'{key}' reads the environment variable {name}, which is not set")
+    from accord.engine.masking import remember
+
+    remember(os.environ[name], name)  # masked wherever it could show (docs/security.md)
     return os.environ[name]
 
 

@@ -247,6 +247,16 @@ def _parse_float(value: str) -> float | None:
     return float(match.group(0)) if match else None
 
 
+def _script(cell: str, column: str, refuse: Any) -> str:
+    """A python: cell's script; an option (`-c CODE`) would make the cell's text Python code,
+    and a cell is data."""
+    script = cell[7:].strip()
+    if not script or script.startswith("-"):
+        raise refuse(f"{column} '{cell[:40]}': a python: cell names a script file of the "
+                     "project (python:graders/check.py), not python's options")  # fmt: skip
+    return script
+
+
 def _assertion(cell: str, column: str, path: Path, refuse: Any) -> dict[str, Any]:
     """parseAssertionFromString, refusing what AgentV refuses or cannot run."""
     if cell.startswith(("grade:", "llm-rubric:")):
@@ -262,7 +272,7 @@ def _assertion(cell: str, column: str, path: Path, refuse: Any) -> dict[str, Any
                      "error: write the test in a YAML or JSONL test file with {type: "
                      "javascript, value: ...}")  # fmt: skip
     if cell.startswith("python:"):
-        return {"type": "script", "command": ["uv", "run", "python", cell[7:].strip()]}
+        return {"type": "script", "command": ["uv", "run", "python", _script(cell, column, refuse)]}
     if cell.startswith("file://"):
         script = cell[7:].strip()
         if not script.endswith(".py"):

@@ -172,7 +172,12 @@ class TransformTarget(Target):
         if MARKER not in text:
             tail = stderr.decode(errors="replace").strip()[-800:]
             raise TargetFailure(f"the transform exited with {code}: {tail or '(no stderr)'}")
-        answer = json.loads(text.rsplit(MARKER, 1)[1].strip().splitlines()[0])
+        try:
+            answer = json.loads(text.rsplit(MARKER, 1)[1].strip().splitlines()[0])
+        except (ValueError, IndexError):
+            answer = None
+        if not isinstance(answer, dict):
+            raise TargetFailure("the transform printed an answer that does not read") from None
         if "error" in answer:
             label = "[file transform]" if self.spec.startswith("file://") else "[inline transform]"
             raise TargetFailure(f"Transform failed ({label}): {answer['error']}")

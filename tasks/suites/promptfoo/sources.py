@@ -96,7 +96,9 @@ def expand(base: Path, root: Path, pattern: str, what: str) -> list[tuple[Path, 
         if not found:
             raise SourceProblem(f"{what} '{pattern}' matches no file")
         return [
-            (project_file(base, root, str(Path(f).relative_to(base)), what), _shown(base, f))
+            # relpath, not relative_to: an absolute pattern's files are named from `base`
+            # too (then refused by project_file as outside the project, not a crash)
+            (project_file(base, root, os.path.relpath(f, base), what), _shown(base, f))
             for f in found
         ]
     path = project_file(base, root, pattern, what)

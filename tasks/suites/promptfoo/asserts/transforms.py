@@ -85,7 +85,12 @@ class Transformed(PromptfooAssertion):
         if NODE_MARKER not in text:
             tail = stderr.decode(errors="replace").strip()[-800:]
             raise EvaluatorFailure(f"transform exited with {status}: {tail or '(no stderr)'}")
-        answer = json.loads(text.rsplit(NODE_MARKER, 1)[1].strip().splitlines()[0])
+        try:
+            answer = json.loads(text.rsplit(NODE_MARKER, 1)[1].strip().splitlines()[0])
+        except (ValueError, IndexError):
+            answer = None
+        if not isinstance(answer, dict):
+            raise EvaluatorFailure("transform: it printed an answer that does not read") from None
         if "error" in answer:
             raise EvaluatorFailure(f"transform: {answer['error']}")
         result = answer.get("result")
