@@ -111,6 +111,11 @@ tests:
     assert run.exit_code == 1, run.stderr
     mine = results(tmp_path / "accord.json")
     assert [(r["success"], round(r["score"], 4)) for r in mine] == [(False, 0.6667), (True, 1.0)]
+    # the results hold the test transform's result as the response's output (runEval sets
+    # processedResponse.output), a number where it returned one
+    assert [r["response"]["output"] for r in mine] == ["Harbour 7", 2]
     if PROMPTFOO.exists():
         run_promptfoo(tmp_path, "promptfoo.json")
         assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+        theirs = results(tmp_path / "promptfoo.json")
+        assert [r["response"]["output"] for r in theirs] == ["Harbour 7", 2]

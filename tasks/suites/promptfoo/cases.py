@@ -370,7 +370,7 @@ def _test_transform(
 
     where = f"{item.file or loader.path}:{item.line or loader.marks.find(item.loc)[0]}"
     try:
-        return tuple(with_transform(spec, code, loader.base, where)
+        return tuple(with_transform(spec, code, loader.base, where, test_level=True)
                      if isinstance(spec, PromptfooAssertion) else spec
                      for spec in specs)  # fmt: skip
     except AccordError as exc:

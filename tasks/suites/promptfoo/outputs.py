@@ -101,6 +101,13 @@ def result_record(case: Case, result: CaseResult, suite: PromptfooSuite) -> dict
         error = grading["reason"]
     named = grading.get("namedScores", {}) if grading else {}
     output = result.output if result.output is not None else ""
+    raw = output
+    # a test's transform changed the output its assertions checked: promptfoo's evaluator
+    # writes that as the response's output (evaluator.ts runEval), the provider's as raw
+    transformed = next((f.metadata["transformedOutput"] for f in result.findings
+                        if "transformedOutput" in f.metadata), None)  # fmt: skip
+    if transformed is not None:
+        output = transformed
     record: dict[str, Any] = {
         "cost": result.cost or 0,
         "gradingResult": grading,
@@ -115,7 +122,7 @@ def result_record(case: Case, result: CaseResult, suite: PromptfooSuite) -> dict
         ),
         "response": {
             "output": output,
-            "raw": output,
+            "raw": raw,
             "cost": result.cost or 0,
             "cached": False,
             "tokenUsage": _tokens(result.usage),

@@ -52,6 +52,9 @@ class Transformed(PromptfooAssertion):
     code: str | None = None
     file: str | None = None
     function: str | None = None
+    # a test's options.transform: its result is the test's output, as promptfoo's results
+    # write it (`response.output`); kept on the finding for the -o files
+    test_level: bool = False
 
     def calls_model(self, judge_model: str | None) -> bool:
         return self.inner.calls_model(judge_model)
@@ -103,11 +106,14 @@ class Transformed(PromptfooAssertion):
             if isinstance(result, str)
             else dataclasses.replace(output, text=js_json(result), value=result)
         )
-        return await self.inner.evaluate(ev, case, changed)
+        finding = await self.inner.evaluate(ev, case, changed)
+        if self.test_level:
+            finding.metadata["transformedOutput"] = result
+        return finding
 
 
 def with_transform(
-    inner: PromptfooAssertion, transform: Any, base_dir: Path, where: str
+    inner: PromptfooAssertion, transform: Any, base_dir: Path, where: str, test_level: bool = False
 ) -> Transformed:
     """`inner` checking the result of `transform` (the entry's `transform` value)."""
     if not isinstance(transform, str) or not transform.strip():
@@ -130,4 +136,4 @@ def with_transform(
         fields = {"file": str(path.resolve()), "function": function}
     shared = {k: getattr(inner, k) for k in ("type", "base_type", "inverse", "name",
                                              "metric", "weight", "pass_threshold")}  # fmt: skip
-    return Transformed(inner=inner, **shared, **fields)
+    return Transformed(inner=inner, test_level=test_level, **shared, **fields)
