@@ -42,6 +42,21 @@ if TYPE_CHECKING:
     from accord.engine.context import TaskContext
 
 
+async def url_answers(url: str, timeout: float) -> tuple[bool, str]:
+    """A healthcheck URL's GET: whether it answered below 400, and what it said (a `cli`
+    target's `healthcheck: {url}`, in either AgentV format)."""
+    from aiohttp import ClientError, ClientSession, ClientTimeout
+
+    try:
+        async with (
+            ClientSession(timeout=ClientTimeout(total=timeout)) as session,
+            session.get(url) as response,
+        ):
+            return response.status < 400, f"HTTP {response.status}"
+    except (ClientError, TimeoutError) as exc:
+        return False, str(exc) or type(exc).__name__
+
+
 @target("cli")
 class CliTarget(Target):
     """A program given the case through its command line (AgentV's `cli` provider)."""
@@ -91,18 +106,8 @@ class CliTarget(Target):
                 return
             check = self.healthcheck
             if check.get("type") == "http" or "url" in check:
-                from aiohttp import ClientError, ClientSession, ClientTimeout
-
-                limit = ClientTimeout(total=float(check.get("timeout_seconds", 30)))
-                try:
-                    async with (
-                        ClientSession(timeout=limit) as session,
-                        session.get(str(check["url"])) as response,
-                    ):
-                        ok = response.status < 400
-                        detail = f"HTTP {response.status}"
-                except (ClientError, TimeoutError) as exc:
-                    ok, detail = False, str(exc) or type(exc).__name__
+                timeout = float(check.get("timeout_seconds", 30))
+                ok, detail = await url_answers(str(check["url"]), timeout)
             else:
                 argv = ["/bin/sh", "-c", str(check.get("command_template", ""))]
                 folder = self.folder(tctx, check.get("cwd"))

@@ -157,16 +157,9 @@ class CliCommandTarget(Target):
                 return
             check = self.healthcheck
             if "url" in check:
-                from aiohttp import ClientError, ClientSession, ClientTimeout
+                from accord.tasks.suites.agentv.providers import url_answers
 
-                try:
-                    async with (
-                        ClientSession(timeout=ClientTimeout(total=30)) as session,
-                        session.get(str(check["url"])) as response,
-                    ):
-                        ok, detail = response.status < 400, f"HTTP {response.status}"
-                except (ClientError, TimeoutError) as exc:
-                    ok, detail = False, str(exc) or type(exc).__name__
+                ok, detail = await url_answers(str(check["url"]), 30.0)
             else:
                 out, err, code = await run_program(
                     ["/bin/sh", "-c", str(check["command"])], b"", Path(tctx.root) / check["cwd"],
