@@ -392,6 +392,21 @@ def weight_label(item: Rubric) -> str:
     return f" (weight: {js_string(item.weight)})" if item.weight != 1 else ""
 
 
+def graded_sections(case: Case, output: Output, criteria: str) -> list[str]:
+    """What AgentV's rubric and score-range prompts both give the judge (llm-grader.ts
+    buildRubricPrompt, buildScoreRangePrompt): the question, the criteria, the test's
+    reference answer when it has one (agentv_rows.py), the answer."""
+    from accord.tasks.suites.promptfoo import agentv_rows
+
+    reference = agentv_rows.reference_answer(case)
+    return [
+        "[[ ## question ## ]]", question(case), "",
+        "[[ ## criteria ## ]]", criteria, "",
+        *(["[[ ## reference_answer ## ]]", reference, ""] if reference.strip() else []),
+        "[[ ## answer ## ]]", output_string(output), "",
+    ]  # fmt: skip
+
+
 class AgentVChecklist(AgentVJudged):
     """Rubrics written as text, gathered into one llm-rubric (its `value` the list)."""
 
@@ -420,7 +435,6 @@ class AgentVChecklist(AgentVJudged):
         from accord.tasks.suites.promptfoo import agentv_rows
 
         listed = self.listed(case)
-        reference = agentv_rows.reference_answer(case)
         parts = [
             "You are an expert grader. Evaluate the candidate answer against each rubric item "
             "below.",
@@ -429,17 +443,7 @@ class AgentVChecklist(AgentVJudged):
             "Cite paths, diffs, tool calls, or answer excerpts in reasoning whenever they are "
             "available.",
             "",
-            "[[ ## question ## ]]",
-            question(case),
-            "",
-            "[[ ## criteria ## ]]",
-            agentv_rows.criteria(case),
-            "",
-            # a test's expected_output, when it has one (agentv_rows.py)
-            *(["[[ ## reference_answer ## ]]", reference, ""] if reference.strip() else []),
-            "[[ ## answer ## ]]",
-            output_string(output),
-            "",
+            *graded_sections(case, output, agentv_rows.criteria(case)),
             "[[ ## rubrics ## ]]",
         ]
         guidance = operator_guidance(listed)

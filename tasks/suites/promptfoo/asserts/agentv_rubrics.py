@@ -47,11 +47,11 @@ from accord.tasks.suites.promptfoo.asserts.agentv_judge import (
     PASS,
     AgentVJudged,
     Rubric,
+    graded_sections,
     operator_guidance,
-    question,
     weight_label,
 )
-from accord.tasks.suites.promptfoo.asserts.base import case_vars, output_string
+from accord.tasks.suites.promptfoo.asserts.base import case_vars
 
 if TYPE_CHECKING:
     from accord.tasks.evaluators.base import Finding
@@ -275,9 +275,13 @@ class AgentVScoreRanges(AgentVJudged):
         """buildScoreRangePrompt (no file changes or tool calls)."""
         from accord.tasks.suites.promptfoo import agentv_rows
 
-        reference = agentv_rows.reference_answer(case)
         variables = case_vars(case)
         items = tuple(i.filled(variables) for i in self.items)
+        # a text value is the case's criteria (builtin-graders.ts llmGraderFactory), else
+        # the test's own (agentv_rows.py)
+        criteria = (
+            self.rendered(case) if isinstance(self.value, str) else agentv_rows.criteria(case)
+        )
         parts = [
             "You are an expert grader. Score the candidate answer on each criterion below "
             "using the provided score ranges.",
@@ -288,19 +292,7 @@ class AgentVScoreRanges(AgentVJudged):
             "Cite paths, diffs, tool calls, or answer excerpts in reasoning whenever they are "
             "available.",
             "",
-            "[[ ## question ## ]]",
-            question(case),
-            "",
-            "[[ ## criteria ## ]]",
-            # a text value is the case's criteria (builtin-graders.ts llmGraderFactory),
-            # else the test's own (agentv_rows.py)
-            self.rendered(case) if isinstance(self.value, str) else agentv_rows.criteria(case),
-            "",
-            # a test's expected_output, when it has one (llm-grader.ts buildScoreRangePrompt)
-            *(["[[ ## reference_answer ## ]]", reference, ""] if reference.strip() else []),
-            "[[ ## answer ## ]]",
-            output_string(output),
-            "",
+            *graded_sections(case, output, criteria),
             "[[ ## scoring_criteria ## ]]",
         ]
         for item in items:
