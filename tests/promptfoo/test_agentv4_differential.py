@@ -186,16 +186,21 @@ def project(root: Path, name: str) -> Path:
         named = DATA / name.removesuffix(".suite.yaml")
         if named.is_dir():
             shutil.copytree(named, root / "evals", dirs_exist_ok=True)
+    settings(root)
+    return root / "evals" / "suite.yaml"
+
+
+def settings(root: Path, catalog: str = CATALOG) -> None:
+    """The project's AgentV catalog and configuration, and accord's: its judge the same
+    fake model (AgentV's `grader`)."""
     (root / ".agentv").mkdir()
-    (root / ".agentv" / "providers.yaml").write_text(CATALOG)
+    (root / ".agentv" / "providers.yaml").write_text(catalog)
     (root / ".agentv" / "config.yaml").write_text(AGENTV_CONFIG)
-    # accord's judge: the same fake model (AgentV's `grader`)
     (root / "config.yml").write_text(
         "models:\n  - name: grader\n    model: openai/fake-model\n"
         f"    api_base: {os.environ['FAKE_URL']}\n    key_var: FAKE_KEY\n"
         "defaults:\n  judge_model: grader\n"
     )
-    return root / "evals" / "suite.yaml"
 
 
 def run_agentv(suite: Path) -> dict[str, dict[str, Any]]:

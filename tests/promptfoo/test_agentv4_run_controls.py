@@ -24,7 +24,12 @@ import pytest
 
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.promptfoo.test_agentv4_differential import AGENTV, answer, pytestmark  # noqa: F401
+from tests.promptfoo.test_agentv4_differential import (  # noqa: F401
+    AGENTV,
+    answer,
+    pytestmark,
+    settings,
+)
 
 # gpt-4o-mini: a model both price tables know (AgentV's pi-ai registry and litellm's), at
 # $0.15 per million input tokens and $0.60 per million output tokens
@@ -50,8 +55,6 @@ CATALOG = """\
   api_key: "{{ env.FAKE_KEY }}"
   model: strict-judge
 """
-AGENTV_CONFIG = "$schema: agentv-config-v2\nproviders: file://providers.yaml\n" \
-    "defaults:\n  grader: grader\n"  # fmt: skip
 # the fake counts a token per 4 characters: 4000 characters are 1001 output tokens, about
 # $0.0006 each answer
 LONG = "4 " * 2000
@@ -60,15 +63,7 @@ LONG = "4 " * 2000
 def project(root: Path, suite: str) -> Path:
     (root / "evals").mkdir(parents=True)
     (root / "evals" / "suite.yaml").write_text(suite)
-    (root / ".agentv").mkdir()
-    (root / ".agentv" / "providers.yaml").write_text(CATALOG)
-    (root / ".agentv" / "config.yaml").write_text(AGENTV_CONFIG)
-    # accord's judge: AgentV's `grader` of .agentv/config.yaml
-    (root / "config.yml").write_text(
-        "models:\n  - name: grader\n    model: openai/fake-model\n"
-        f"    api_base: {os.environ['FAKE_URL']}\n    key_var: FAKE_KEY\n"
-        "defaults:\n  judge_model: grader\n"
-    )
+    settings(root, CATALOG)  # accord's judge: AgentV's `grader` of .agentv/config.yaml
     return root / "evals" / "suite.yaml"
 
 
