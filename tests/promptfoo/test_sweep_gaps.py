@@ -49,6 +49,18 @@ tests:
 """
 
 
+def refused(tmp_path: Path, config: str, line: int) -> str:
+    """`accord eval` of the promptfoo config `config` in a project of its own: refused (exit
+    2, no traceback) at its line `line`; what it said."""
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text(config)
+    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert f"promptfooconfig.yaml:{line}" in run.stderr, run.stderr
+    return run.stderr
+
+
 def test_assertions_and_results_see_the_vars_promptfoo_rendered_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -167,24 +179,24 @@ def test_a_graded_config_scores_and_asks_as_promptfoo_does(
 
 
 def test_a_prompt_reading_the_conversation_var_is_refused_at_load(tmp_path: Path) -> None:
-    (tmp_path / "config.yml").write_text("")
     (tmp_path / "chat.json").write_text(
         '[{% for turn in _conversation %}{"role": "user", "content": "{{ turn.input }}"},'
         '{% endfor %}{"role": "user", "content": "{{ question }}"}]'
     )
-    (tmp_path / "promptfooconfig.yaml").write_text("""prompts:
+    stderr = refused(
+        tmp_path,
+        """prompts:
   - id: file://chat.json
     label: thread
 providers: [echo]
 tests:
   - vars: {question: first}
     metadata: {conversationId: a}
-""")
-    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
-    assert run.exit_code == 2
-    assert "promptfooconfig.yaml:2" in run.stderr
-    assert "'thread' reads `_conversation`" in run.stderr
-    assert "Traceback" not in run.stderr
+""",
+        2,
+    )
+    assert "'thread' reads `_conversation`" in stderr
+    assert "Traceback" not in stderr
 
 
 # A grading provider with a config of its own is a provider promptfoo loads as such
@@ -232,20 +244,20 @@ def test_a_grading_provider_with_a_config_is_asked_where_its_config_says(
 
 
 def test_a_grading_provider_accord_cannot_build_is_refused_at_its_test(tmp_path: Path) -> None:
-    (tmp_path / "config.yml").write_text("")
-    (tmp_path / "promptfooconfig.yaml").write_text("""prompts: ['hi']
+    stderr = refused(
+        tmp_path,
+        """prompts: ['hi']
 providers: [echo]
 tests:
   - assert:
       - type: llm-rubric
         value: polite
         provider: {id: 'openai:chat:m', config: {organization: acme}}
-""")
-    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
-    assert run.exit_code == 2
-    assert "promptfooconfig.yaml:4" in run.stderr
-    assert "grading provider 'openai:chat:m'" in run.stderr
-    assert "'organization' is not supported" in run.stderr
+""",
+        4,
+    )
+    assert "grading provider 'openai:chat:m'" in stderr
+    assert "'organization' is not supported" in stderr
 
 
 @needs_promptfoo
@@ -381,14 +393,8 @@ def test_evaluate_options_repeat_the_working_folders_config_as_promptfoo_does(
 def test_an_evaluate_option_accord_does_not_apply_is_refused_at_its_line(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "config.yml").write_text("")
-    (tmp_path / "promptfooconfig.yaml").write_text(
-        REPEATED.replace("showProgressBar: false", "delay: 500")
-    )
-    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
-    assert run.exit_code == 2
-    assert "promptfooconfig.yaml:4" in run.stderr
-    assert "'delay' (evaluateOptions) is not supported by accord" in run.stderr
+    stderr = refused(tmp_path, REPEATED.replace("showProgressBar: false", "delay: 500"), 4)
+    assert "'delay' (evaluateOptions) is not supported by accord" in stderr
 
 
 def test_a_labelled_glob_of_prompt_files_labels_each_file_as_its_own(
@@ -447,15 +453,9 @@ tests:
 
 
 def test_a_provider_file_without_an_id_is_refused_at_the_line_naming_it(tmp_path: Path) -> None:
-    (tmp_path / "config.yml").write_text("")
     (tmp_path / "bad.yaml").write_text("label: nameless\n")
-    (tmp_path / "promptfooconfig.yaml").write_text(
-        "prompts: [hi]\nproviders:\n  - echo\n  - file://bad.yaml\n"
-    )
-    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
-    assert run.exit_code == 2
-    assert "promptfooconfig.yaml:4" in run.stderr
-    assert "bad.yaml: a provider file holds a provider" in run.stderr
+    stderr = refused(tmp_path, "prompts: [hi]\nproviders:\n  - echo\n  - file://bad.yaml\n", 4)
+    assert "bad.yaml: a provider file holds a provider" in stderr
 
 
 def test_scenarios_and_their_tests_from_files_run_as_promptfoo_loads_them(
@@ -523,12 +523,10 @@ def test_an_assertion_given_as_a_file_path_is_refused_saying_what_to_write(
     tmp_path: Path,
 ) -> None:
     # promptfoo 0.118 stops on it too: runAssertion reads `assertion.type` of the text
-    (tmp_path / "config.yml").write_text("")
     (tmp_path / "checks.yaml").write_text("- {type: contains, value: hi}\n")
-    (tmp_path / "promptfooconfig.yaml").write_text(
-        "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - file://checks.yaml\n"
+    stderr = refused(
+        tmp_path,
+        "prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - file://checks.yaml\n",
+        5,
     )
-    run = accord("eval", "-c", str(tmp_path / "promptfooconfig.yaml"), "-q")
-    assert run.exit_code == 2
-    assert "promptfooconfig.yaml:5" in run.stderr
-    assert "not the text 'file://checks.yaml'" in run.stderr
+    assert "not the text 'file://checks.yaml'" in stderr
