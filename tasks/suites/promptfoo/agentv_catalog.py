@@ -75,21 +75,26 @@ def providers(loader: _Loader, value: Any) -> Any:
     return out
 
 
-def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[str, Any] | None:
-    folder = loader.base.resolve()
-    root = loader.root.resolve()
+def nearest_catalog(base: Path, root: Path) -> Path | None:
+    """The nearest `.agentv/providers.yaml` from the eval file's folder up to the root."""
+    folder, top = base.resolve(), root.resolve()
     while True:
-        path = folder / CATALOG
-        if path.is_file():
-            break
-        if folder == root or folder.parent == folder:
-            loader.issue(loc, f"provider '{label}' is an AgentV provider label, and no "
-                         f"{CATALOG} defines it (searched from {loader.base} up to the project "
-                         f"root): define '{label}' there, or give a provider accord runs "
-                         "(echo, exec:, python:, a model id such as openai:chat:MODEL)"
-                         )  # fmt: skip
+        if (folder / CATALOG).is_file():
+            return folder / CATALOG
+        if folder == top or folder.parent == folder:
             return None
         folder = folder.parent
+
+
+def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[str, Any] | None:
+    path = nearest_catalog(loader.base, loader.root)
+    if path is None:
+        loader.issue(loc, f"provider '{label}' is an AgentV provider label, and no "
+                     f"{CATALOG} defines it (searched from {loader.base} up to the project "
+                     f"root): define '{label}' there, or give a provider accord runs "
+                     "(echo, exec:, python:, a model id such as openai:chat:MODEL)"
+                     )  # fmt: skip
+        return None
     try:
         data, marks = parse_yaml(read_text(path), path, core=True)
     except Exception as exc:  # the catalog's own syntax error, with its line

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from accord.engine.errors import ConfigError
 from accord.engine.spec import ModelSpec
 from accord.engine.yamlmarks import parse_yaml, read_text
+from accord.tasks.suites.promptfoo.agentv_catalog import nearest_catalog
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -81,25 +82,12 @@ def access(value: Any, base_dir: Path, root: Path, where: str) -> ProviderAccess
             f"script may call models through AgentV's provider proxy), not {value!r}: AgentV "
             "ignores any other value and runs the script without the proxy"
         )
-    catalog = _catalog(base_dir, root)
+    catalog = nearest_catalog(base_dir, root)
     if catalog is None:
         return ProviderAccess(max_calls=calls)
     # the catalog's `{{ env.NAME }}` values are the environment's: a part of the key
     key = (catalog.stat().st_mtime_ns, frozenset(os.environ.items()))
     return ProviderAccess(max_calls=calls, **_resolved(str(catalog), key))
-
-
-def _catalog(base_dir: Path, root: Path) -> Path | None:
-    """The nearest `.agentv/providers.yaml` from the eval file's folder up to the root."""
-    from accord.tasks.suites.promptfoo.agentv_catalog import CATALOG
-
-    folder, top = base_dir.resolve(), root.resolve()
-    while True:
-        if (folder / CATALOG).is_file():
-            return folder / CATALOG
-        if folder == top or folder.parent == folder:
-            return None
-        folder = folder.parent
 
 
 @functools.lru_cache(maxsize=16)
