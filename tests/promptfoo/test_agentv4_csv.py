@@ -42,11 +42,7 @@ def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
 @differential.pytestmark
 def test_csv_rows_score_as_in_agentv(tmp_path: Path, fake: FakeOpenAI) -> None:
     name = "csv-rows"
-    expected = differential.run_agentv(differential.project(tmp_path / "agentv", name))
-    asked = differential.judge_requests(fake.requests)
-    sent = differential.model_requests(fake.requests)
-    fake.requests.clear()
-    got = differential.run_accord(differential.project(tmp_path / "accord", name))
+    expected, asked, sent, got = differential.through_both(tmp_path, name, fake)
     assert got == expected
     assert asked and differential.judge_requests(fake.requests) == asked
     assert differential.model_requests(fake.requests) == sent

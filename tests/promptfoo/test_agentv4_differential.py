@@ -203,6 +203,18 @@ def settings(root: Path, catalog: str = CATALOG) -> None:
     )
 
 
+def through_both(
+    root: Path, name: str, fake: FakeOpenAI
+) -> tuple[dict[str, Any], list[tuple[str, str]], list[str], dict[str, Any]]:
+    """The suite `name` run by AgentV and then by accord on the one fake server: AgentV's
+    results, the judge's and the model's requests in AgentV's run, accord's results (the
+    fake then holds accord's requests only)."""
+    expected = run_agentv(project(root / "agentv", name))
+    asked, sent = judge_requests(fake.requests), model_requests(fake.requests)
+    fake.requests.clear()
+    return expected, asked, sent, run_accord(project(root / "accord", name))
+
+
 def run_agentv(suite: Path) -> dict[str, dict[str, Any]]:
     """`agentv eval` of the project's suite: per test id, its score, verdict and the scores
     of its assertions in order (grading.json's component_results)."""
@@ -268,10 +280,7 @@ def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
     ],
 )
 def test_a_suite_scores_in_accord_as_in_agentv(tmp_path: Path, fake: FakeOpenAI, name: str) -> None:
-    expected = run_agentv(project(tmp_path / "agentv", name))
-    agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
-    fake.requests.clear()
-    got = run_accord(project(tmp_path / "accord", name))
+    expected, agentv_asked, agentv_sent, got = through_both(tmp_path, name, fake)
     assert got == expected
     # the judge was asked the same text by both: AgentV's own prompt, word for word; and
     # the model under test got the same messages
@@ -294,10 +303,7 @@ def test_failed_turns_play_and_score_in_accord_as_in_agentv(
     with an HTTP error (conversation going on, and stopping): AgentV's scores, and the
     same requests; the turns after a stop are asked of neither."""
     name = "conversation-failures.suite.yaml"
-    expected = run_agentv(project(tmp_path / "agentv", name))
-    agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
-    fake.requests.clear()
-    got = run_accord(project(tmp_path / "accord", name))
+    expected, agentv_asked, agentv_sent, got = through_both(tmp_path, name, fake)
     assert got == expected
     assert judge_requests(fake.requests) == agentv_asked
     assert model_requests(fake.requests) == agentv_sent
@@ -329,10 +335,7 @@ def test_a_turns_expected_output_reaches_its_graders_in_accord_as_in_agentv(
     grader checks what it is given, field-accuracy compares with it), in AgentV's form; a
     turn without one has none; a turn with one and no assertion scores 1."""
     name = "conversation-expected.suite.yaml"
-    expected = run_agentv(project(tmp_path / "agentv", name))
-    agentv_asked, agentv_sent = judge_requests(fake.requests), model_requests(fake.requests)
-    fake.requests.clear()
-    got = run_accord(project(tmp_path / "accord", name))
+    expected, agentv_asked, agentv_sent, got = through_both(tmp_path, name, fake)
     assert got == expected
     assert agentv_asked and judge_requests(fake.requests) == agentv_asked
     assert model_requests(fake.requests) == agentv_sent

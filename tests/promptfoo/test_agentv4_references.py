@@ -59,11 +59,7 @@ def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
 
 @differential.pytestmark
 def test_reference_graders_score_in_accord_as_in_agentv(tmp_path: Path, fake: FakeOpenAI) -> None:
-    expected = differential.run_agentv(differential.project(tmp_path / "agentv", NAME))
-    agentv_asked = differential.judge_requests(fake.requests)
-    agentv_sent = differential.model_requests(fake.requests)
-    fake.requests.clear()
-    got = differential.run_accord(differential.project(tmp_path / "accord", NAME))
+    expected, agentv_asked, agentv_sent, got = differential.through_both(tmp_path, NAME, fake)
     assert got == expected
     # the judge was asked the same, its reference answer empty (the reference is a var, or
     # a turn's expected output), and the model got the same messages
@@ -104,10 +100,7 @@ def test_inherited_assertions_keep_their_values_as_written_as_in_agentv(
     into the test's own `assert` only, rubrics written as text included; the inherited
     ones (combineInheritedAssertions, line 1534) keep `{{ expected_output }}` as written."""
     name = "inherited-references.suite.yaml"
-    expected = differential.run_agentv(differential.project(tmp_path / "agentv", name))
-    agentv_asked = differential.judge_requests(fake.requests)
-    fake.requests.clear()
-    got = differential.run_accord(differential.project(tmp_path / "accord", name))
+    expected, agentv_asked, _sent, got = differential.through_both(tmp_path, name, fake)
     assert got == expected
     assert agentv_asked and differential.judge_requests(fake.requests) == agentv_asked
     users = [user for _, user in agentv_asked]

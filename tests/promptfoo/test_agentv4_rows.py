@@ -46,11 +46,7 @@ def test_rows_with_input_criteria_and_expected_output_score_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
     name = "graded-rows"
-    expected = differential.run_agentv(differential.project(tmp_path / "agentv", name))
-    asked = differential.judge_requests(fake.requests)
-    sent = differential.model_requests(fake.requests)
-    fake.requests.clear()
-    got = differential.run_accord(differential.project(tmp_path / "accord", name))
+    expected, asked, sent, got = differential.through_both(tmp_path, name, fake)
     assert got == expected
     # the judge got the same text from both (the criteria, the reference answer, the
     # question), and the model the same messages (each row's input)
@@ -243,10 +239,7 @@ def test_a_tests_transform_runs_before_its_graders_as_in_agentv(
     body reading context.vars; every grader of the test (contains, is-json, equals, the
     judge) gets what the transform returned."""
     name = "output-transforms"
-    expected = differential.run_agentv(differential.project(tmp_path / "agentv", name))
-    asked = differential.judge_requests(fake.requests)
-    fake.requests.clear()
-    got = differential.run_accord(differential.project(tmp_path / "accord", name))
+    expected, asked, _sent, got = differential.through_both(tmp_path, name, fake)
     assert got == expected
     assert asked and differential.judge_requests(fake.requests) == asked
     assert any("[[ ## answer ## ]]\nLISBON IS THE CAPITAL." in user for _s, user in asked)
