@@ -737,3 +737,39 @@ def runs_show(run_id: str, fmt: str, folder: Path) -> None:
     path = store_path(folder)
     stored = find_run(path, run_id)
     click.echo(store_report.render_run(stored, run_results(path, stored.run_id), fmt))
+
+
+@main.command()
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--revoke", is_flag=True, help="Stop trusting the files.")
+@click.option("--list", "listing", is_flag=True, help="List the files trusted, and whether each "
+              "is unchanged since.")
+@handle_errors
+def trust(files: tuple[Path, ...], revoke: bool, listing: bool) -> None:
+    """Let FILES send keys to the URLs they name and run programs that are not the project's
+    own (docs/security.md), as they are now: an edited file must be trusted again."""
+    from accord.engine import trust as trusting
+    from accord.engine.errors import AccordError
+
+    if listing:
+        if files or revoke:
+            raise AccordError("accord trust --list takes no files and no --revoke")
+        for name, recorded in trusting.granted().items():
+            try:
+                state = "unchanged" if trusting.digest(Path(name)) == recorded else "changed"
+            except OSError:
+                state = "missing"
+            click.echo(f"{name}  {state}")
+        return
+    if not files:
+        raise AccordError("accord trust: give the files to trust (or --list, --revoke FILE)")
+    if revoke:
+        gone = set(trusting.revoke(list(files)))
+        for file in files:
+            click.echo(f"{'no longer trusted' if file in gone else 'was not trusted'}: {file}")
+        return
+    for file in files:
+        if not file.is_file():
+            raise AccordError(f"{file}: no such file; give the file to trust")
+    for file, digest in trusting.grant(list(files)).items():
+        click.echo(f"trusted: {file} (sha256 {digest[:12]}; edit it and it must be trusted again)")

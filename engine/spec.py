@@ -303,6 +303,12 @@ class ConfigSpec(Spec):
         description="Deprecated, no effect (a warning says so): model calls run in the run's "
         "own process, which was faster than worker processes on every machine measured.",
     )
+    trusted: list[str] = Field(
+        default_factory=list,
+        description="Globs of project files (relative to the project root, `*` crossing "
+        "folders) that may send a key to a URL they name or run a program that is not the "
+        "project's own (docs/security.md); `accord trust FILE` trusts one file by its content.",
+    )
     executor: Literal["local", "ray"] = Field(
         "local", description="Where node bodies run: this process, or a Ray cluster."
     )

@@ -38,6 +38,15 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _own_trust_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """`accord trust` records outside the project (engine/trust.py): each test has its own
+    record, never the user's, and inherited by the `accord` processes it starts."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+
+
+@pytest.fixture(autouse=True)
 def _fresh_secrets() -> None:
     """Each test is a command of its own: no secret remembered by an earlier one."""
     from accord.engine.masking import forget
