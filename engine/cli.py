@@ -742,8 +742,12 @@ def runs_show(run_id: str, fmt: str, folder: Path) -> None:
 @main.command()
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--revoke", is_flag=True, help="Stop trusting the files.")
-@click.option("--list", "listing", is_flag=True, help="List the files trusted, and whether each "
-              "is unchanged since.")
+@click.option(
+    "--list",
+    "listing",
+    is_flag=True,
+    help="List the files trusted, and whether each is unchanged since.",
+)
 @handle_errors
 def trust(files: tuple[Path, ...], revoke: bool, listing: bool) -> None:
     """Let FILES send keys to the URLs they name and run programs that are not the project's
