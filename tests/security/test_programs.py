@@ -161,10 +161,15 @@ def test_f13_exec_of_a_program_not_the_projects_is_refused(tmp_path: Path, provi
     """F13: the reproduction; the refusal names the line and the way to trust the file."""
     root = write(
         tmp_path,
-        {"config.yml": "defaults: {}\n", "promptfooconfig.yaml": PROMPTFOO.format(provider=provider)},
+        {
+            "config.yml": "defaults: {}\n",
+            "promptfooconfig.yaml": PROMPTFOO.format(provider=provider),
+        },
     )
     run = accord(root, "eval", "-c", "promptfooconfig.yaml")
-    refused(run, "promptfooconfig.yaml:2", "accord trust promptfooconfig.yaml", "script of the project")
+    refused(
+        run, "promptfooconfig.yaml:2", "accord trust promptfooconfig.yaml", "script of the project"
+    )
     assert pwned(root) == []
     assert accord(root, "validate", "promptfooconfig.yaml").returncode == 2
 
@@ -174,7 +179,9 @@ def test_f13_a_trusted_config_runs_its_exec(tmp_path: Path) -> None:
         tmp_path,
         {
             "config.yml": "defaults: {}\n",
-            "promptfooconfig.yaml": PROMPTFOO.format(provider="'exec: sh -c \"echo hi; touch ran\"'"),
+            "promptfooconfig.yaml": PROMPTFOO.format(
+                provider="'exec: sh -c \"echo hi; touch ran\"'"
+            ),
         },
     )
     assert accord(root, "trust", "promptfooconfig.yaml").returncode == 0
