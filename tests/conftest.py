@@ -37,6 +37,30 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+def trusted(*files: Path) -> None:
+    """The user trusts `files` as they are now (`accord trust FILES`, recorded in the test's
+    own store): for a file that runs a program that is not the project's own (a PATH program,
+    an absolute path, `sh -c`, `python3 -c`) or code written in it (engine/programs.py)."""
+    from accord.engine import trust
+
+    trust.grant(list(files))
+
+
+def trust_project(folder: Path) -> None:
+    """The user trusts every YAML, JSON, JSONL and CSV file of the project holding `folder`
+    (its nearest folder with config.yml, else `folder`): a differential test's suite runs
+    inline code or programs of the PATH as promptfoo and AgentV run them."""
+    root = next((f for f in (folder, *folder.parents) if (f / "config.yml").is_file()), folder)
+    files = [
+        path
+        for path in root.rglob("*")
+        if path.is_file()
+        and path.suffix in (".yaml", ".yml", ".json", ".jsonl", ".csv")
+        and ".accord" not in path.parts
+    ]
+    trusted(*files)
+
+
 @pytest.fixture(autouse=True)
 def _own_trust_store(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory

@@ -228,7 +228,7 @@ def _check_target(
         problem = project_catalog(project).problem(target.model)
         if problem is not None:
             issues.append(loaded.issue(loc, problem))
-    problem = target.problem(root)
+    problem = target.problem(root) or target.admission(loaded.path, root)
     if problem is not None:
         issues.append(loaded.issue(loc, problem))
 

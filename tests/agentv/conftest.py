@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import trusted
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
 
@@ -143,6 +144,7 @@ def agentv(tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
         + f"  - name: mock_agent\n    provider: cli\n    command_template: {agent}\n"
         + "    judge_target: azure_base\n"
     )
+    trusted(root / "targets.test.yaml")  # its cli target runs a script outside the project
     (root / ".env").write_text(f"FAKE_URL={fake_llm.url}\nFAKE_KEY=test-key\n")
     # litellm loads a `.env` of the working folder into the environment when it is first
     # imported; set here, the test's own values win and leave with the test

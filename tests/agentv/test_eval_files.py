@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.agentv.conftest import judge_with, run, write
+from tests.conftest import trusted
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
 
@@ -318,6 +319,7 @@ def test_code_judge_failures_are_errors(
     folder: Path, fake_llm: FakeOpenAI, code: str, error: str
 ) -> None:
     file = write(folder, CODE_JUDGE.format(py=sys.executable, code=code))
+    trusted(file)  # its code judge is `python -c CODE`: code written in the file
     exit_code, found, _ = run(folder, file)
     assert found["t"]["verdict"] == "error" and found["t"]["score"] is None
     assert error in found["t"]["error"]

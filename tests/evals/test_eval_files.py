@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.conftest import trust_project
 from tests.evals.conftest import accord
 
 SUITE = """\
@@ -180,6 +181,7 @@ def test_bad_input_exits_2_with_lines(project: Callable[..., Path]) -> None:
 def test_everything_errored_exits_3(project: Callable[..., Path]) -> None:
     suite = 'target: {type: command, command: [sh, -c, "exit 4"]}\nevaluators: [{type: is_json}]\ncases: [{input: x}]\n'
     root = project({"e.eval.yml": suite})
+    trust_project(root)  # inline code, or a program of the PATH: the test's own file
     run = accord("eval", root / "e.eval.yml")
     assert run.exit_code == 3 and "no case produced a result" in run.stderr
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
 
@@ -244,6 +245,7 @@ def run_agentv(suite: Path) -> dict[str, dict[str, Any]]:
 
 
 def run_accord(suite: Path) -> dict[str, dict[str, Any]]:
+    trust_project(suite.parent)  # inline python/javascript and transforms, as AgentV runs them
     run = accord("eval", suite, "--format", "json", "--cache", "off")
     assert run.exit_code in (0, 1), run.stderr + run.stdout
 

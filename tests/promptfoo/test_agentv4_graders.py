@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import fake_model_config
+from tests.conftest import fake_model_config, trust_project
 from tests.evals.conftest import Run, accord
 from tests.fakes import FakeOpenAI, Reply
 
@@ -155,6 +155,7 @@ def test_a_script_grader_that_cannot_start_is_an_error_not_a_score(
     path = _write(tmp_path, fake_llm, (
         "      - type: script\n        command: [no-such-program-here, g.py]\n"
     ))  # fmt: skip
+    trust_project(path.parent)  # inline code, or a program of the PATH: the test's own file
     run = accord("eval", path, "--format", "json", "--cache", "off")
     found = run.suite()["cases"][0]["evaluations"][0]
     assert found["score"] is None and "no-such-program-here" in found["error"], found

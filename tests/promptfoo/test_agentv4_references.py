@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import trust_project
 from tests.fakes import FakeOpenAI
 from tests.promptfoo import test_agentv4_differential as differential
 
@@ -122,6 +123,7 @@ def test_a_skipped_assertion_is_noted_as_agentv_warns(tmp_path: Path, fake: Fake
     """AgentV warns of each assertion it skips for want of a value (grader-parser.ts:
     "Skipping equals evaluator ...: missing value"); accord says so, at the entry's line."""
     suite = differential.project(tmp_path, NAME)
+    trust_project(suite.parent)  # inline code, or a program of the PATH: the test's own file
     run = differential.accord("eval", suite, "--format", "json", "--cache", "off")
     assert run.exit_code == 1, run.stderr + run.stdout
     noted = [
@@ -175,9 +177,9 @@ def test_python_and_javascript_get_agentvs_context_and_results(tmp_path: Path) -
         f"      - type: {kind}\n        value: {code if code[0] == '|' else json.dumps(code)}\n"
         for kind, code, _ in checks
     )
-    run = differential.accord(
-        "eval", _inline_suite(tmp_path, entries), "--format", "json", "--cache", "off"
-    )
+    suite = _inline_suite(tmp_path, entries)
+    trust_project(suite.parent)  # inline code, or a program of the PATH: the test's own file
+    run = differential.accord("eval", suite, "--format", "json", "--cache", "off")
     assert run.exit_code in (0, 1), run.stderr + run.stdout
     found = json.loads(run.stdout)["suites"][0]["cases"][0]["evaluations"]
     assert [round(e["score"], 4) for e in found] == [s for _, _, s in checks], found

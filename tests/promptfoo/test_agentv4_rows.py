@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI
 from tests.promptfoo import test_agentv4_differential as differential
@@ -287,6 +288,7 @@ def test_a_transform_that_throws_fails_the_answer_with_agentvs_words(tmp_path: P
         "    options: {transform: 'output.notAFunction()'}\n"
         "    assert: [{type: contains, value: hi}]\n"
     ))  # fmt: skip
+    trust_project(path.parent)  # inline code, or a program of the PATH: the test's own file
     run = accord("eval", path, "--format", "json", "--cache", "off")
     case = json.loads(run.stdout)["suites"][0]["cases"][0]
     assert case["status"] == "error", case

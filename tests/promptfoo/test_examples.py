@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
 from tests.promptfoo.test_differential import PROMPTFOO, run_promptfoo
@@ -261,6 +262,7 @@ def write(name: str, tmp_path: Path, fake: FakeOpenAI) -> Path:
   - {{name: embedder, model: openai/text-embedding-3-large, api_base: '{fake.url}', api_key: k}}
 defaults: {{judge_model: grader, embedding_model: embedder}}
 """)
+    trust_project(folder)  # some examples hold inline javascript, as promptfoo runs it
     return folder
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
 from tests.promptfoo.test_differential import PROMPTFOO, run_promptfoo, verdicts
@@ -67,6 +68,7 @@ def test_assertions_and_results_see_the_vars_promptfoo_rendered_with(
     (tmp_path / "config.yml").write_text("")
     (tmp_path / "promptfooconfig.yaml").write_text(VARS_CONFIG)
     monkeypatch.chdir(tmp_path)
+    trust_project(Path.cwd())  # inline code, or a program of the PATH: the test's own file
     run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
     assert run.exit_code == 1, run.stderr  # the second prompt's `equals` fails
     mine = results(tmp_path / "accord.json")
@@ -318,6 +320,7 @@ def test_the_reason_of_a_failed_test_is_its_last_failure_to_settle(
     (tmp_path / "config.yml").write_text("")
     (tmp_path / "promptfooconfig.yaml").write_text(SETTLING)
     monkeypatch.chdir(tmp_path)
+    trust_project(Path.cwd())  # inline code, or a program of the PATH: the test's own file
     run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
     assert run.exit_code == 1, run.stderr
     reasons = [r["gradingResult"]["reason"] for r in results(tmp_path / "accord.json")]

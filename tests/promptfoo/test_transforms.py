@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.promptfoo.test_differential import PROMPTFOO, run_promptfoo, verdicts
 from tests.promptfoo.test_sweep_gaps import results
@@ -58,6 +59,7 @@ def test_an_assertions_transform_is_what_it_checks_as_in_promptfoo(
     )
     (tmp_path / "promptfooconfig.yaml").write_text(TRANSFORMS)
     monkeypatch.chdir(tmp_path)
+    trust_project(Path.cwd())  # inline code, or a program of the PATH: the test's own file
     run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
     assert run.exit_code == 1, run.stderr
     mine = results(tmp_path / "accord.json")
@@ -107,6 +109,7 @@ tests:
       - {type: javascript, value: output === 2}
 """)
     monkeypatch.chdir(tmp_path)
+    trust_project(Path.cwd())  # inline code, or a program of the PATH: the test's own file
     run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
     assert run.exit_code == 1, run.stderr
     mine = results(tmp_path / "accord.json")

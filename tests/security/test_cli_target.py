@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import trusted
 from tests.evals.conftest import accord
 
 ATTACK = "a'$(touch pwned)'\"$(touch pwned2)\"`touch pwned3`"
@@ -110,15 +111,20 @@ def test_data_inside_single_quotes_is_refused_at_load(tmp_path: Path, placeholde
     assert result.exit_code == 2
     assert "targets.yaml:4:" in result.stderr  # the command_template line
     assert f"{placeholder} sits inside single quotes" in result.stderr
-    assert f'write "{placeholder}" in double quotes' in result.stderr
+    # the fix named is a script file reading the variable, never double quotes (which
+    # splice the value into the script of `sh -c "..."`: F18)
+    assert "double quotes" not in result.stderr
+    assert f'reads "$AGENTV_{placeholder[1:-1]}" from its environment' in result.stderr
     assert "Traceback" not in result.stderr
     assert not (root / "seen.jsonl").exists()
     no_file_created(root)
 
 
 def test_a_nested_script_reads_the_variable(tmp_path: Path) -> None:
-    """The fix the refusal names: a script for another shell reads "$AGENTV_PROMPT"."""
+    """A script for another shell reads "$AGENTV_PROMPT" (`sh -c` with code written in the
+    file: the user trusts targets.yaml)."""
     root = project(tmp_path, "sh -c 'printf %s \"$AGENTV_PROMPT\" > {OUTPUT_FILE}'")
+    trusted(root / ".agentv" / "targets.yaml")
     (root / "suite.yaml").write_text(EVAL % (json.dumps(ATTACK), json.dumps(QUESTION)))
     (root / "attack.txt").write_text(ATTACK)
     result = accord("eval", root / "suite.yaml", "--output", root / "out.jsonl")

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from tests.conftest import trusted
 from tests.evals.conftest import Run, accord
 from tests.executors.conftest import ray_cluster
 from tests.fakes import FakeOpenAI
@@ -55,6 +56,7 @@ def agentv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "tests:\n  - id: ../x/y\n    criteria: says hello\n    input: hi\n"
         "    execution:\n      evaluators:\n        - {name: c, type: contains, value: hello}\n"
     )
+    trusted(tmp_path / "ev.yaml")  # its workspace script is `python -c pass`
     return tmp_path
 
 

@@ -17,7 +17,12 @@ result as code:
   run a value as its own code. accord's own values, a temporary file's path and the attempt
   number, are written there as they are (they hold only `[A-Za-z0-9_./-]`); a value from the
   eval file (`{PROMPT}`, `{GUIDELINES}`, `{EVAL_ID}`, `{FILES}`) is refused when the target
-  is loaded, with the fix: double quotes, or `"$AGENTV_PROMPT"` inside that script.
+  is loaded, with the fix: a script file of the project reading `"$AGENTV_PROMPT"`.
+
+Double quotes do not make a script safe: in `sh -c "echo {PROMPT}"` the outer shell expands
+the reference into the script of the inner one, which runs the value. A value from the eval
+file inside the script of `sh -c` (`bash -lc`, `env sh -c`, ...), in `eval`'s words, or piped
+into a shell, is refused whatever its quotes, trusted or not (engine/programs.splice_problem).
 
 A placeholder right after a backslash is refused too: the backslash would quote the first
 character of the reference and leave the rest to the shell.
@@ -125,12 +130,16 @@ def template_problem(template: str) -> str | None:
         if slot.context == "single" and slot.name in FROM_DATA:
             return (
                 f"{{{slot.name}}} sits inside single quotes in command_template, where the "
-                "shell hands the text on unread (often as a script for another shell, which "
-                f'would run the value as code): write "{{{slot.name}}}" in double quotes or '
-                f"{{{slot.name}}} unquoted (accord passes the value as one word, never as "
-                f"code); a script given to `sh -c '...'` reads it as \"${variable}\""
+                "shell hands the text on unread (most often as a script for another shell, "
+                "which would run the value as code). A value never goes into a script: give "
+                f"it to the program as an argument of its own ({{{slot.name}}} outside every "
+                "quoted script), or write the script in a file of the project that reads "
+                f'"${variable}" from its environment (accord sets it to the exact text) and '
+                "run that file"
             )
-    return None
+    from accord.engine.programs import splice_problem
+
+    return splice_problem(template)
 
 
 def render(template: str, own_values: dict[str, str]) -> str:

@@ -217,10 +217,27 @@ class Builder:
             )
         return path
 
+    def admitted(self, command: str | list[str], loc: Loc, cwd: Path) -> None:
+        """The program a key at `loc` runs in `cwd` passes the door (engine/programs.admit),
+        else an issue at the key's line."""
+        from accord.engine.programs import admit
+
+        refused = admit(command, self.source.at(loc)[1], self.root, cwd)
+        if refused is not None:
+            self.issues.append(self.source.issue(loc, refused))
+
     def check_workspace(self, workspace: WorkspaceSpec | None, loc: Loc) -> None:
         """A workspace template is copied into every workspace: only a folder of the
-        project (relative to the eval file's folder, as AgentV reads it)."""
-        if workspace is None or not workspace.template:
+        project (relative to the eval file's folder, as AgentV reads it); each script passes
+        the door of programs."""
+        if workspace is None:
+            return
+        for hook in ("before_all", "before_each", "setup", "teardown", "after_each", "after_all"):
+            script = getattr(workspace, hook)
+            if script is not None:
+                cwd = self.folder / (script.cwd or ".")
+                self.admitted(list(script.script), (*loc, "workspace", hook, "script"), cwd)
+        if not workspace.template:
             return
         try:
             self.within(self.folder, workspace.template, "workspace template")
@@ -338,6 +355,19 @@ class Builder:
             # AgentV resolves a cli target's cwd and workspace_template from the eval file
             program = resolved.target.model_copy(update={"base": str(self.folder)})
             resolved = dataclasses.replace(resolved, target=program)
+        if resolved is not None:
+            # the programs a target runs pass the door with the file that names them
+            named = name in self.targets.entries and self.targets.path is not None
+            file = self.targets.path if named and self.targets.path else self.source.path
+            refused = resolved.target.admission(file, self.root)
+            if refused is not None:
+                if named:
+                    self.issues.append(
+                        self.targets.issue(("targets", self.targets.index[name]), refused)
+                    )
+                else:
+                    self.issues.append(self.source.issue(loc, refused))
+                resolved = None
         if resolved is not None and resolved.model is not None:
             self.models[resolved.model.name] = resolved.model
         self.resolved[name] = resolved
@@ -405,6 +435,7 @@ class Builder:
             script = spec.prompt.model_copy(
                 update={"script": [*spec.prompt.script[:-1], str(found)]}
             )
+            self.admitted(script.script, (*loc, "prompt", "script"), found.parent)
             return spec.model_copy(update={"prompt": script, "base": base})
         if isinstance(spec, LlmJudge | AgentJudge) and isinstance(spec.prompt, str):
             return spec.model_copy(update={"template": self.prompt(spec.prompt, (*loc, "prompt"))})
@@ -414,6 +445,12 @@ class Builder:
             if aggregator.type == "llm_judge" and aggregator.prompt:
                 text = self.prompt(aggregator.prompt, (*loc, "aggregator", "prompt"))
                 aggregator = aggregator.model_copy(update={"template": text})
+            program = aggregator.script or aggregator.path
+            if aggregator.type == "code_judge" and program:
+                key = "script" if aggregator.script else "path"
+                self.admitted(
+                    program, (*loc, "aggregator", key), self.folder / (aggregator.cwd or ".")
+                )
             names = {m.id for m in members}
             for name in aggregator.weights:
                 if names and name not in names:
@@ -431,6 +468,9 @@ class Builder:
             cwd = getattr(spec, "cwd", None)
             if cwd and not (self.folder / cwd).is_dir():
                 self.issues.append(self.source.issue((*loc, "cwd"), f"folder '{cwd}' not found"))
+            command = getattr(spec, "script", None)
+            if isinstance(command, str | list) and command:
+                self.admitted(command, (*loc, "script"), self.folder / (cwd or "."))
             return spec.model_copy(update={"base": base})
         return spec
 

@@ -82,6 +82,18 @@ class CliTarget(Target):
     def describe(self) -> str:
         return f"cli {self.command_template.split()[0]}"
 
+    def admission(self, file: Path, root: Path) -> str | None:
+        from accord.engine.programs import admit
+
+        base = Path(self.base or root)
+        problem = admit(self.command_template, file, root, base / (self.cwd or "."))
+        check = self.healthcheck or {}
+        if problem is None and "command_template" in check:
+            folder = base / str(check.get("cwd") or ".")
+            problem = admit(str(check["command_template"]), file, root, folder)
+            problem = problem and f"healthcheck: {problem}"
+        return problem
+
     def folder(self, tctx: TaskContext, cwd: str | None) -> Path:
         return Path(self.base or tctx.root) / (cwd or ".")
 

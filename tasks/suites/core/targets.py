@@ -61,6 +61,12 @@ class Target(Spec):
         anything runs (a file outside the project, code that is not the project's), or None."""
         return None
 
+    def admission(self, file: Path, root: Path) -> str | None:
+        """Why the programs this target runs may not run when `file` (of the project at
+        `root`) names them (engine/programs.admit: not the project's own, and the file not
+        trusted), or None."""
+        return None
+
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         raise NotImplementedError
 
@@ -227,6 +233,11 @@ class CommandTarget(Target):
 
     def describe(self) -> str:
         return f"command {' '.join(self.argv())}"
+
+    def admission(self, file: Path, root: Path) -> str | None:
+        from accord.engine.programs import admit
+
+        return admit(self.argv(), file, root, root / (self.cwd or "."))
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         payload = json.dumps({**case.data(), "repeat": repeat}, default=str).encode()

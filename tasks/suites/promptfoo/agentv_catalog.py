@@ -116,7 +116,10 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
         if pid == "replay":  # recorded answers (agentv_replay.py)
             return _replay(loader, entry, label, loc, f"{path}:{line}")
         if pid == "cli":  # a program of AgentV's placeholders (agentv_cli.py)
-            return _cli(loader, entry, label, loc, f"{path}:{line}")
+            found = _cli(loader, entry, label, loc, f"{path}:{line}")
+            if found is not None:  # its program is judged with the catalog's trust
+                loader.entry_sources[id(found)] = (path, line)
+            return found
         if not isinstance(pid, str) or not RUNNABLE.match(pid):
             loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
                          f"{line}), which accord does not run (it drives a coding agent or a "
@@ -132,7 +135,9 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             # a catalog's provider file is the catalog's folder's, wherever the eval file is
             rest = pid.split(":", 1)[1].removeprefix("//")
             pid = f"python:{(path.parent / rest).resolve()}"
-        return {**entry, "id": pid, "label": label}
+        found = {**entry, "id": pid, "label": label}
+        loader.entry_sources[id(found)] = (path, line)  # an `exec:` is the catalog's program
+        return found
     # as AgentV's resolveUseTarget says it, with the labels there are; 'default' is no
     # special label but the one AgentV runs when the file names none (pickProviderLabel)
     listed = entries if isinstance(entries, list) else []

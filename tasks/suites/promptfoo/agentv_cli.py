@@ -148,6 +148,16 @@ class CliCommandTarget(Target):
     def describe(self) -> str:
         return f"cli {self.command.split()[0]}"
 
+    def admission(self, file: Path, root: Path) -> str | None:
+        from accord.engine.programs import admit
+
+        problem = admit(self.command, file, root, root / self.cwd)
+        check = self.healthcheck or {}
+        if problem is None and "command" in check:
+            problem = admit(str(check["command"]), file, root, root / str(check["cwd"]))
+            problem = problem and f"healthcheck: {problem}"
+        return problem
+
     async def _check_health(self, tctx: TaskContext) -> None:
         """ensureHealthy: once, before the first question."""
         if self.healthcheck is None:

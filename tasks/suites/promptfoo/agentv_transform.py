@@ -102,6 +102,13 @@ def check(loader: _Loader, options: Any, loc: Loc, where: dict[str, Any]) -> Non
         return
     spec = value.strip()
     if not spec.startswith("file://"):
+        from accord.engine.programs import admit_code
+
+        file = where.get("file") or loader.path
+        refused = admit_code(file, loader.root, "options.transform")
+        if refused is not None:  # code written in a file runs only in a trusted one
+            loader.issue(at, refused, **where)
+            return
         options["transform"] = spec
         return
     reference, function = split(spec)

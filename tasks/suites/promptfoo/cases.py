@@ -14,9 +14,11 @@ import dataclasses
 import hashlib
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accord.engine.errors import AccordError
+from accord.engine.errors import AccordError, ConfigError
+from accord.engine.programs import admit_code
 from accord.tasks.evaluators.base import EvaluatorSpec
 from accord.tasks.evaluators.cases import Case, case_digest
 from accord.tasks.suites.promptfoo import sources, templating
@@ -90,6 +92,26 @@ def chat_messages(text: str) -> list[dict[str, Any]] | None:
     return None
 
 
+def _inline_code(entry: dict[str, Any]) -> str | None:
+    """What code an assertion entry writes inline (a `python`/`javascript` value, a
+    `transform`; an assert-set's members too), or None: a `file://` module is the project's
+    own code."""
+    kind = str(entry.get("type") or "").removeprefix("not-")
+    value = entry.get("value")
+    if kind in ("python", "javascript") and not (isinstance(value, str)
+                                                 and value.startswith("file://")):  # fmt: skip
+        return f"the inline {kind} assertion"
+    transform = entry.get("transform")
+    if isinstance(transform, str) and not transform.strip().startswith("file://"):
+        return "the assertion's transform"
+    members = entry.get("assert") if kind == "assert-set" else None
+    for member in members if isinstance(members, list) else []:
+        found = _inline_code(member) if isinstance(member, dict) else None
+        if found is not None:
+            return found
+    return None
+
+
 def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[EvaluatorSpec, ...]:
     entries = test.get("assert") or []
     if not entries:
@@ -130,6 +152,11 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
             number += 1
             name = f"{kind}#{number}"
         names.add(name)
+        inline = _inline_code(entry) if isinstance(entry, dict) else None
+        refused = inline and admit_code(where_file, loader.root, inline)
+        if refused:  # code written in a file runs only when the user trusts the file
+            loader.issue((*item.loc, "assert", index), refused, file=item.file, line=item.line)
+            continue
         try:
             if isinstance(entry, dict) and not agentv:
                 # defaultTest's assertions are in every test: one spec each, shared (a spec
@@ -148,6 +175,13 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
                 built = build_agentv_assertion(
                     entry, base_dir=loader.base, where=where, name=name, root=loader.root
                 )
+                command, folder = getattr(built, "command", None), getattr(built, "folder", None)
+                if getattr(built, "type", "") == "script" and command and folder:
+                    from accord.engine.programs import admit
+
+                    refused = admit(list(command), where_file, loader.root, Path(folder))
+                    if refused is not None:  # a script grader's program passes the door
+                        raise ConfigError(f"{where}: {refused}")
                 if index >= own and isinstance(built, PromptfooAssertion):
                     # yaml-parser.ts interpolateRawEvalCase fills the vars into the test's
                     # own assertions only: an inherited value stays as written
@@ -365,6 +399,12 @@ def _test_transform(
     code = options.get("transform") or options.get("postprocess")
     if code is None:
         return specs
+    if isinstance(code, str) and not code.strip().startswith("file://"):
+        key = "transform" if "transform" in options else "postprocess"
+        refused = admit_code(item.file or loader.path, loader.root, f"the test's options.{key}")
+        if refused is not None:
+            loader.issue((*item.loc, "options"), refused, file=item.file, line=item.line)
+            return specs
     from accord.tasks.suites.promptfoo.asserts.base import PromptfooAssertion
     from accord.tasks.suites.promptfoo.asserts.transforms import with_transform
 

@@ -89,6 +89,9 @@ class _Loader:
     implicit_input: bool = False  # AgentV: no `prompts`, each test's `input` is its prompt
     grader_models: dict[str, Any] = field(default_factory=dict)  # AgentV: agentv_graders.py
     trailing_locs: list[Loc | None] = field(default_factory=list)  # AgentV: where `trailing` is
+    # a provider entry written in another file (a provider file, an AgentV catalog), by id()
+    # of the entry: that file and the entry's line there, where its program is judged
+    entry_sources: dict[int, tuple[Path, int | None]] = field(default_factory=dict)
 
     @property
     def base(self) -> Path:
@@ -302,12 +305,13 @@ def _providers(
         loader.issue((), "'providers' is required: the models (or echo, exec:, python:) to run")
         return targets, models, names
     try:
-        entries = expansions.provider_files(loader, key, provider_entries(value))
+        entries = expansions.provider_files(loader, key, _sourced(loader, value))
     except ProviderProblem as exc:
         loader.issue((key,), exc.message)
         return targets, models, names
     keyed: dict[str, tuple[list[str], Loc] | None] = {}
     for entry, loc in entries:
+        source, source_line = loader.entry_sources.get(id(entry), (loader.path, None))
         if loader.dialect == "promptfoo":
             entry = expansions.rendered_provider(loader, key, entry, loc)
         pid = entry.get("id")
@@ -333,6 +337,10 @@ def _providers(
         problem = target.problem(loader.root)
         if problem is not None:
             loader.issue((key, *loc), problem)
+        refused = target.admission(source, loader.root)
+        if refused is not None:  # the door of programs (engine/programs.admit)
+            loader.issue((key, *loc), refused, file=source, line=source_line)
+            continue
         item = value[loc[0]] if isinstance(value, list) else value
         _prompt_keys(loader, entry, item, (key, *loc, "prompts"), keyed)
         targets[name] = target
@@ -347,6 +355,17 @@ def _providers(
         if chosen is not None:
             loader.provider_prompts[name] = chosen
     return targets, models, names
+
+
+def _sourced(loader: _Loader, value: Any) -> list[tuple[dict[str, Any], Loc]]:
+    """provider_entries, an AgentV catalog's entry keeping the file it was written in
+    (`loader.entry_sources`, set by agentv_catalog) through the copy."""
+    listed = provider_entries(value)
+    for entry, loc in listed:
+        item = value[loc[0]] if isinstance(value, list) and loc else value
+        if id(item) in loader.entry_sources:
+            loader.entry_sources[id(entry)] = loader.entry_sources[id(item)]
+    return listed
 
 
 def _prompt_keys(

@@ -89,7 +89,9 @@ def provider_files(
                 loader.issue((key, *loc), f"{pid[7:]}: a provider file holds a provider "
                              "{id, label, config} or a list of them, each with an id")  # fmt: skip
                 continue
-            out.append((dict(item), loc))
+            provider = dict(item)
+            loader.entry_sources[id(provider)] = (path, None)
+            out.append((provider, loc))
     return out
 
 

@@ -123,6 +123,11 @@ class ExecTarget(Target):
     def describe(self) -> str:
         return "exec " + " ".join(self.argv)
 
+    def admission(self, file: Path, root: Path) -> str | None:
+        from accord.engine.programs import admit
+
+        return admit(self.argv, file, root, root / self.cwd)
+
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         context = {"vars": case.metadata.get("vars", {}), "prompt": case.metadata.get("prompt")}
         argv = [*self.argv, case.prompt, json.dumps(self.options), json.dumps(context)]

@@ -231,8 +231,9 @@ class _Builder:
         return key
 
     def check_target(self, target: Target, where: Loc) -> None:
-        """Refuse, at the line that named it, an agent that is not the project's own."""
-        problem = target.problem(self.root)
+        """Refuse, at the line that named it, an agent that is not the project's own (a
+        command target's program passes the door: engine/programs.admit)."""
+        problem = target.problem(self.root) or target.admission(self.loaded.path, self.root)
         if problem is None:
             return
         scenario = self.spec.scenarios[int(where[-1])]
