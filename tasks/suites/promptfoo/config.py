@@ -318,14 +318,15 @@ def _providers(
         try:
             target, model = build_target(
                 entry, loader.base, loader.root, f"promptfoo:{name}", env=loader.env,
-                agent_trace=loader.dialect == "agentv4",
+                agent_trace=loader.dialect == "agentv4", file=loader.path,
             )  # fmt: skip
             if workdir is not None and hasattr(target, "cwd"):
                 target = target.model_copy(update={"cwd": workdir})
             if loader.process_env and hasattr(target, "process_env"):
                 target = target.model_copy(update={"process_env": loader.process_env})
         except ProviderProblem as exc:
-            loader.issue((key, *loc, *exc.key), exc.message)
+            at = (key, *loc, *exc.key) if exc.file is None else ()  # another file's line
+            loader.issue(at, exc.message, file=exc.file, line=exc.line)
             continue
         except (ValueError, AccordError) as exc:
             loader.issue((key, *loc), str(exc))

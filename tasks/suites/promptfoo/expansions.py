@@ -4,9 +4,9 @@ scenario files, and `evaluateOptions`."""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
+from accord.engine import keys
 from accord.engine.errors import AccordError
 from accord.engine.yamlmarks import Loc, load_core, read_text
 from accord.tasks.suites.promptfoo import sources, templating
@@ -59,7 +59,8 @@ def rendered_provider(
         value = out.get(name)
         if isinstance(value, str) and ("{{" in value or "{%" in value):
             try:
-                out[name] = templating.render_vars(value, {}, dict(os.environ))
+                # each variable looked up is read through engine/keys.py: masked (F15)
+                out[name] = templating.render_vars(value, {}, keys.environment())
             except (templating.NunjucksDifference, AccordError) as exc:
                 loader.issue((key, *loc, name), getattr(exc, "message", None) or str(exc))
     return out
