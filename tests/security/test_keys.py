@@ -151,6 +151,22 @@ def test_a_promptfoo_env_block_writing_the_base_url_is_refused(
     assert sink.requests == []
 
 
+def test_a_provider_file_is_trusted_on_its_own(tmp_path: Path, sink: FakeOpenAI) -> None:
+    (tmp_path / "config.yml").write_text("")
+    providers = tmp_path / "providers.yaml"
+    providers.write_text(f"- id: openai:chat:m\n  config:\n    apiBaseUrl: {sink.url}\n"
+                         "    apiKeyEnvar: AWS_SECRET_ACCESS_KEY\n")  # fmt: skip
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: ['hi']\nproviders: [file://providers.yaml]\n"
+                      "tests:\n  - assert: [{type: contains, value: hello}]\n")  # fmt: skip
+    trust(config)  # the config names the file; the file writes the URL
+    refused(accord("eval", config, "--cache", "off"), f"{providers}:3", f"accord trust {providers}")
+    assert sink.requests == []
+    trust(providers)
+    assert accord("eval", config, "--cache", "off").exit_code == 0
+    assert sink.authorizations == [f"Bearer {SECRET}"]
+
+
 def test_a_grading_provider_with_its_own_url_is_refused(tmp_path: Path, sink: FakeOpenAI) -> None:
     (tmp_path / "config.yml").write_text("")
     config = tmp_path / "promptfooconfig.yaml"
