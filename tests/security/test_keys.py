@@ -230,6 +230,22 @@ def test_an_agentv4_catalog_base_url_gets_no_key_unless_trusted(
     assert sink.authorizations == [f"Bearer {SECRET}"]
 
 
+def test_an_agentv4_file_api_key_read_from_the_environment_counts_as_the_environment_s(
+    tmp_path: Path, sink: FakeOpenAI
+) -> None:
+    """AgentV 4 fills `{{ env.X }}` everywhere in its file: an apiKey so filled is a key from
+    the environment (engine/keys.py knows the variable it was read from)."""
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "evals").mkdir()
+    suite = tmp_path / "evals" / "suite.yaml"
+    suite.write_text(SUITE.replace("providers: [llm]\n", (
+        f"providers:\n  - id: openai:chat:m\n    config:\n      apiBaseUrl: {sink.url}\n"
+        "      apiKey: '{{ env.AWS_SECRET_ACCESS_KEY }}'\n"
+    )))  # fmt: skip
+    refused(accord("eval", suite, "--cache", "off"), f"{suite}:5:", "AWS_SECRET_ACCESS_KEY")
+    assert sink.requests == []
+
+
 def test_an_agentv4_catalog_base_url_from_the_environment_needs_no_trust(
     tmp_path: Path, sink: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
