@@ -60,6 +60,9 @@ def forget() -> None:
     with _lock:
         _values.clear()
         _pattern = None
+    from accord.engine import keys  # what it knows came from the environment
+
+    keys.forget()
 
 
 def remember_environment(environ: dict[str, str] | None = None) -> None:

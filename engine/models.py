@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any
 
-from accord.engine import log, openai_wire
+from accord.engine import keys, log, openai_wire
 from accord.engine.cache import CallCache, call_key
 from accord.engine.catalog import LOCAL_LITELLM as LOCAL_LITELLM
 from accord.engine.catalog import LOCAL_MODEL as LOCAL_MODEL
@@ -278,7 +278,7 @@ class ModelClient:
     def _credentials(self, model: ModelConfig, task: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if model.api_base_var:
-            base = os.environ.get(model.api_base_var)
+            base = keys.read(model.api_base_var)
             if not base:
                 raise ModelError(
                     f"needs its API base URL: set the environment variable "
@@ -293,7 +293,7 @@ class ModelClient:
         if model.api_version:
             out["api_version"] = model.api_version
         if model.key_var:
-            key = os.environ.get(model.key_var)
+            key = keys.read(model.key_var)
             if not key:
                 raise ModelError(
                     f"needs an API key: set the environment variable {model.key_var} "
@@ -326,7 +326,7 @@ class ModelClient:
                         model=model.name,
                         permanent=True,
                     )
-                headers[name] = os.environ[env]
+                headers[name] = keys.read(env) or ""
             else:
                 headers[name] = value
         if headers:

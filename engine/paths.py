@@ -39,7 +39,54 @@ def resolved(path: Path) -> Path:
 
 def inside(root: Path, relative: str | Path, what: str) -> Path:
     """`root / relative`, refused when it is absolute or leads outside the root (`..`, or a
-    symbolic link to elsewhere)."""
+    symbolic link to elsewhere), or when it is a file no project file may read as data: a
+    `.env` file (`.env.*` too) or anything under `.accord/` (`private`)."""
+    target = _confined(root, relative, what)
+    reason = private(root, target, relative)
+    if reason is not None:
+        raise PathError(f"{what} '{relative}' {reason}")
+    return target
+
+
+# files that hold secrets or accord's own records: never data, whatever reads them
+PRIVATE_FOLDER = ".accord"
+
+
+def _private_name(name: str) -> bool:
+    return name == ".env" or name.startswith(".env.")
+
+
+def private(root: Path, path: Path, given: str | Path | None = None) -> str | None:
+    """Why `path` (under `root`) may not be read as data, else None: a `.env` file (or
+    `.env.*`), whose values are secrets, or anything under a `.accord/` folder, accord's run
+    store and caches; by its name as written or the file a link leads to. A glob that merely
+    matches such a file leaves it out (`is_private`); a path naming it is refused."""
+    real = resolved(path)
+    try:
+        inner = real.relative_to(resolved(root)).parts
+    except ValueError:
+        inner = real.parts[-1:]
+    written = Path(given).parts if given is not None else ()
+    names = (*inner, *written)
+    if any(_private_name(name) for name in (real.name, path.name, *written[-1:])):
+        return (
+            "is a .env file, which holds secrets (keys, passwords): it is never read as data; "
+            "put what the file needs in another file"
+        )
+    if PRIVATE_FOLDER in names:
+        return (
+            "is under .accord/, where accord keeps its run store and caches: it is never read "
+            "as data"
+        )
+    return None
+
+
+def is_private(root: Path, path: Path) -> bool:
+    """Whether `private` refuses `path`: what a glob's expansion leaves out, with no error."""
+    return private(root, path) is not None
+
+
+def _confined(root: Path, relative: str | Path, what: str) -> Path:
     given = Path(relative)
     if given.is_absolute():
         raise PathError(
@@ -63,8 +110,8 @@ def is_inside(root: Path, relative: str | Path) -> bool:
 
 
 def written_by_accord(root: Path, relative: str | Path, what: str) -> Path:
-    """`inside`, and also never a file the project reads nor anything under `.accord/`."""
-    target = inside(root, relative, what)
+    """Inside the root, and never a file the project reads nor anything under `.accord/`."""
+    target = _confined(root, relative, what)
     refuse_overwrite(target, root, what, relative)
     return target
 

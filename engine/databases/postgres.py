@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from accord.engine import keys
 from accord.engine.databases.base import (
     DatabaseKind,
     Interrupter,
@@ -21,7 +22,6 @@ from accord.engine.databases.base import (
     register_database,
 )
 from accord.engine.errors import ConfigError
-from accord.engine.masking import remember
 from accord.engine.specbase import Spec
 
 
@@ -104,14 +104,13 @@ class Postgres:
         ):
             if not var:
                 continue
-            value = os.environ.get(var)
+            # a password through engine/keys: masked wherever it could show
+            value = keys.read(var) if key == "password" else os.environ.get(var)
             if value is None:
                 raise ConfigError(
                     f"database '{self.name}': environment variable {var} ({field}) is not set: "
                     "set it, or give the value in config.yml"
                 )
-            if key == "password":  # masked wherever it could show (engine/masking)
-                remember(value, var)
             out[key] = value
         if not str(out["port"]).isdigit():
             raise ConfigError(

@@ -170,7 +170,39 @@ def load_agent(path: Path) -> AgentSpec:
         stat = resolved.stat()
     except OSError:
         raise AccordError(f"{path}: file not found") from None
-    return _parsed_agent(resolved, stat.st_mtime_ns, stat.st_size)
+    agent = _parsed_agent(resolved, stat.st_mtime_ns, stat.st_size)
+    _refuse_retrieval_problems(path, agent)  # not cached: the file's trust may change
+    return agent
+
+
+def _refuse_retrieval_problems(path: Path, agent: AgentSpec) -> None:
+    """A retrieval tool's `src` leading out of the project, or its endpoint given a key in
+    a file the user does not trust, refused where the agent file is loaded, at its line."""
+    from accord.engine.project import find_root
+    from accord.engine.spec import OxyToolSpec
+    from accord.engine.yamlmarks import parse_yaml, read_text
+    from accord.tasks.agent.retrieval_tool import load_problems
+
+    tools = [
+        (index, tool) for index, tool in enumerate(agent.tools)
+        if isinstance(tool, OxyToolSpec) and tool.type == "retrieval"
+    ]  # fmt: skip
+    if not tools:
+        return
+    root = find_root(path)[0]
+    issues: list[Issue] = []
+    marks = None
+    for index, tool in tools:
+        data = {"name": tool.name, **(tool.model_extra or {})}
+        for key, message in load_problems(data, path, root):
+            if marks is None:
+                marks = parse_yaml(read_text(path), path)[1]
+            line, column = marks.find(("tools", index, key))
+            if not line:
+                line, column = marks.find(("tools", index))
+            issues.append(Issue(path, line, column, f"tools[{index}].{key}", message))
+    if issues:
+        raise ValidationError(issues)
 
 
 @functools.lru_cache(maxsize=128)  # a project's agent files; bounded for long-lived callers

@@ -22,7 +22,7 @@ import yaml
 from accord.engine import log
 from accord.engine.databases import DATABASES, QueryResult
 from accord.engine.errors import AccordError, TaskError
-from accord.engine.paths import inside
+from accord.engine.paths import inside, is_private
 from accord.engine.render import BUILTIN_NAMES, referenced_names
 from accord.engine.spec import AgentSpec
 
@@ -143,7 +143,7 @@ def context_paths(root: Path, pattern: str) -> list[Path]:
     found = [
         Path(match)
         for match in sorted(glob.glob(str(root / pattern), recursive=True))
-        if Path(match).is_file()
+        if Path(match).is_file() and not is_private(root, Path(match))  # never .env, .accord/
     ]
     for path in found:
         inside(root, path.relative_to(root), "agent context file")

@@ -30,7 +30,7 @@ import yaml
 
 from accord.engine.catalog import ModelConfig
 from accord.engine.errors import AccordError, ConfigError
-from accord.engine.paths import inside
+from accord.engine.paths import inside, is_private
 
 if TYPE_CHECKING:
     from accord.engine.context import TaskContext
@@ -115,6 +115,54 @@ def settings_problems(tool: dict[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
+def load_problems(tool: dict[str, Any], file: Path, root: Path) -> list[tuple[str, str]]:
+    """(key, why it is refused) of a retrieval tool of the agent `file`, found when the file
+    is loaded (so `accord validate` says them too): a `src` leading out of the project (an
+    absolute path, `..`, a symbolic link, a match that is a link leading out) or naming a
+    `.env` file or `.accord/` (engine/paths.py); an `api_url` the file writes that would get a
+    key from the environment (`key_var`, default OPENAI_API_KEY) in a file the user does not
+    trust (engine/keys.py). An `embed_model` naming a model of config.yml uses that model's
+    endpoint and key, and no `api_url` of the tool."""
+    from accord.engine import keys
+    from accord.engine.paths import PathError
+
+    problems: list[tuple[str, str]] = []
+    src = tool.get("src")
+    for pattern in [src] if isinstance(src, str) else src if isinstance(src, list) else []:
+        if not isinstance(pattern, str):
+            continue
+        try:
+            inside(root, pattern, "retrieval src")
+            for match in root.glob(pattern):
+                if match.is_file() and not is_private(root, match):
+                    inside(root, match.relative_to(root), "retrieval document")
+        except PathError as exc:
+            problems.append(("src", exc.message))
+            break
+        except (ValueError, NotImplementedError) as exc:  # a pattern pathlib cannot glob
+            problems.append(("src", f"retrieval src '{pattern}': {exc}"))
+            break
+    embed_model = str(tool.get("embed_model") or "text-embedding-3-small")
+    if tool.get("api_url") and not tool.get("api_key"):
+        from accord.engine.project import load_project
+
+        try:
+            models = {m.name for m in load_project(file).config.models}
+        except AccordError:
+            models = set()  # the agent check reports config.yml's problem
+        if embed_model not in models:
+            refused = keys.destination_refusal(
+                file, root, url=str(tool["api_url"]),
+                key=str(tool.get("key_var") or "OPENAI_API_KEY"),
+                what=f"retrieval tool '{tool.get('name') or 'retrieval'}' ",
+                instead="Name a model of config.yml as embed_model (its api_base and key_var "
+                "are used), or write the key itself in the tool (api_key)",
+            )  # fmt: skip
+            if refused is not None:
+                problems.append(("api_url", refused))
+    return problems
+
+
 def retrieval_tool(
     spec: OxyToolSpec, ctx: TaskContext
 ) -> tuple[str, str, dict[str, Any], Callable[[dict[str, Any]], Awaitable[str]]]:
@@ -167,7 +215,7 @@ def read_documents(root: Path, patterns: tuple[str, ...]) -> list[Document]:
     for pattern in patterns:
         inside(root, pattern, "retrieval src")  # no absolute pattern, no '..'
         for match in root.glob(pattern):
-            if match.is_file() and ".accord" not in match.relative_to(root).parts:
+            if match.is_file() and not is_private(root, match):  # never .env, nor .accord/
                 relative = match.relative_to(root)
                 inside(root, relative, "retrieval document")  # a link leading out is refused
                 paths.add(relative)

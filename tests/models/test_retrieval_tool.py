@@ -54,7 +54,8 @@ def project(tmp_path: Path, fake: FakeOpenAI, src: str | None = None) -> Path:
     (tmp_path / "notes" / "policies").mkdir(parents=True)
     (tmp_path / "notes" / "policies" / "refunds.md").write_text(REFUNDS)
     (tmp_path / "notes" / "shipping.yml").write_text(SHIPPING + EXCLUDE)
-    (tmp_path / "config.yml").write_text(fake_model_config(fake))
+    # the agent sends EMBED_KEY to the api_url it writes: a power of a file the user trusts
+    (tmp_path / "config.yml").write_text(fake_model_config(fake) + "trusted: [main.agent.yml]\n")
     agent = AGENT.format(url=fake.url)
     if src is not None:
         agent = agent.replace('[queries/*.sql, "notes/**/*.md", "notes/*.yml"]', src)
@@ -133,6 +134,8 @@ def test_retrieval_answers_from_the_nearest_documents(
 
 
 def test_retrieval_sources_stay_inside_the_project(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """A `src` leading out (`..`, or a match that is a link leading out) is refused when the
+    agent file is loaded (F24): exit 2 at the line, no model asked, nothing embedded."""
     fake_llm.embed = hashed_words
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.md").write_text("the secret")
@@ -142,18 +145,20 @@ def test_retrieval_sources_stay_inside_the_project(tmp_path: Path, fake_llm: Fak
     (root / "queries" / "leak.sql").symlink_to(tmp_path / "outside" / "secret.md")
     ask(fake_llm, ["the secret"])
     result = CliRunner().invoke(main, ["run", str(path), "--cache", "off"], env={"EMBED_KEY": "k"})
-    assert result.exit_code == 0, result.output
-    assert tool_results(fake_llm) == [
-        f"error: retrieval src '../outside/*.md' leads outside the project root {root} (with '..')"
-    ]
+    assert result.exit_code == 2, result.output
+    assert (
+        f"main.agent.yml:7:10 tools[0].src: retrieval src '../outside/*.md' leads outside the "
+        f"project root {root} (with '..')"
+    ) in result.stderr
     (root / "main.agent.yml").write_text(AGENT.format(url=fake_llm.url))
-    fake_llm.requests.clear()
     result = CliRunner().invoke(main, ["run", str(path), "--cache", "off"], env={"EMBED_KEY": "k"})
-    assert result.exit_code == 0, result.output
-    assert tool_results(fake_llm)[0].startswith(
-        "error: retrieval document 'queries/leak.sql' leads outside the project root"
-    )
-    assert fake_llm.embedded == []
+    assert result.exit_code == 2, result.output
+    assert (
+        "main.agent.yml:7:10 tools[0].src: retrieval document 'queries/leak.sql' leads outside "
+        "the project root"
+    ) in result.stderr
+    assert "the secret" not in result.output
+    assert fake_llm.requests == [] and fake_llm.embedded == []
 
 
 def test_validate_names_bad_retrieval_settings_at_their_lines(tmp_path: Path) -> None:

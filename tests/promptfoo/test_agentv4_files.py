@@ -420,6 +420,8 @@ def test_a_file_content_part_reaches_the_model_and_the_judge_as_its_tagged_text(
         "            - type: file\n              value: /guide.md\n"
     ))  # fmt: skip
     path = path.rename(tmp_path / "evals" / "s.eval.yaml")
+    # the catalog sends FAKE_KEY to the base_url it writes: a file the user trusts
+    assert accord("trust", tmp_path / ".agentv" / "providers.yaml").exit_code == 0
     fake_llm.responder = lambda body: Reply(
         text='{"checks": [{"id": "rubric-1", "satisfied": true, "reasoning": "ok"}], '
         '"overall_reasoning": "ok"}'

@@ -183,6 +183,9 @@ def test_a_failing_macro_never_shows_the_token_it_was_given(
 ) -> None:
     monkeypatch.setenv("MY_TOKEN", TOKEN)
     root = scenario_project(SCENARIOS % {"url": http_server})
+    # ENV's values may reach the hosts the file allows: a power of a file the user trusts
+    config = root / "config.yml"
+    config.write_text(config.read_text() + "trusted: [scenarios.yaml]\n")
     result = run_scenarios(root)
     assert result.exit_code == 1
     assert _Recorder.seen.count(f"Bearer {TOKEN}") == 2  # the request still carried it

@@ -32,7 +32,7 @@ from pydantic import Field, TypeAdapter
 from accord.engine.datafiles import jsonl_values
 from accord.engine.errors import Issue, ValidationError
 from accord.engine.loader import pydantic_issues, pydantic_issues_at
-from accord.engine.paths import PathError
+from accord.engine.paths import PathError, private
 from accord.engine.paths import resolved as real_path
 from accord.engine.project import Project, load_project
 from accord.engine.yamlmarks import (
@@ -215,6 +215,9 @@ class Builder:
                 "is the nearest folder holding config.yml, else .agentv, else the eval file's: "
                 "move the file in, or put config.yml in a folder holding both"
             )
+        reason = private(self.root, path, value)  # a .env file, .accord/: never data
+        if reason is not None:
+            raise PathError(f"{what} '{value}' {reason}")
         return path
 
     def admitted(self, command: str | list[str], loc: Loc, cwd: Path) -> None:

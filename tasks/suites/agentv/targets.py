@@ -24,12 +24,12 @@ claude-code, copilot, vscode, pi) are refused with what to use instead.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord.engine import keys
 from accord.engine.errors import Issue
 from accord.engine.masking import remember
 from accord.engine.spec import ModelSpec
@@ -119,6 +119,10 @@ class TargetsFile:
     index: dict[str, int] = field(default_factory=dict)
     marks: Marks = field(default_factory=Marks)
     env: dict[str, str] = field(default_factory=dict)
+    # the project the eval file belongs to, and whether the command line named the file
+    # (`--targets`: the user's choice, as config.yml is): where its endpoints may get keys
+    root: Path | None = None
+    explicit: bool = False
 
     def issue(self, loc: Loc, message: str) -> Issue:
         line, column = self.marks.find(loc)
@@ -200,6 +204,15 @@ class TargetsFile:
             )  # fmt: skip
         except (ValueError, TypeError) as exc:
             raise TargetProblem(at, f"target '{name}': {str(exc).splitlines()[0]}") from None
+        if self.path is not None and not self.explicit:
+            refused = keys.model_refusal(
+                spec, self.path, self.root or self.path.parent.parent, what=f"target '{name}' ",
+                instead="Write the endpoint as ${{ VAR }} (read from the environment), or the "
+                "key itself in the file, or name a targets file you reviewed with --targets",
+            )  # fmt: skip
+            if refused is not None:
+                key = next((k for k in ("endpoint", "base_url", "api_base") if k in entry), "")
+                raise TargetProblem((*at, key) if key else at, refused)
         return ResolvedTarget(name, ModelTarget(model=spec.name), judge, spec)
 
     def _value(self, at: Loc, key: str, value: Any) -> Any:
@@ -209,14 +222,13 @@ class TargetsFile:
         if match is None:
             return value
         variable = match.group(1)
-        found = os.environ.get(variable, self.env.get(variable))
+        found = keys.read(variable, self.env)  # remembered: masked, known as the environment's
         if not found:
             raise TargetProblem(
                 (*at, key),
                 f"{key} reads ${{{{ {variable} }}}}, which is not set: set the environment "
                 "variable, or write it in a .env file beside the eval file or the project",
             )
-        remember(found, variable)
         return found
 
 
@@ -333,6 +345,9 @@ def load_targets(eval_file: Path, explicit: Path | None) -> TargetsFile:
     env = read_env(eval_file, top)
     if path is None:
         return TargetsFile(None, env=env)
+    from accord.engine.project import find_root
+
+    root, config = find_root(eval_file)
     if not path.is_file():
         raise ValidationError([Issue(path, None, None, "", "targets file not found")])
     data, marks = parse_yaml(read_text(path), path, core=True)
@@ -341,7 +356,8 @@ def load_targets(eval_file: Path, explicit: Path | None) -> TargetsFile:
         raise ValidationError(
             [Issue(path, 1, 1, "targets", "expected 'targets:', a list of named targets")]
         )
-    out = TargetsFile(path, marks=marks, env=env)
+    out = TargetsFile(path, marks=marks, env=env, explicit=explicit is not None,
+                      root=root if config is not None else top)  # fmt: skip
     issues: list[Issue] = []
     for index, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, dict) else None

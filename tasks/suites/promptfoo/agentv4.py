@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from accord.engine import keys
 from accord.engine.errors import LoadError
 from accord.engine.paths import PathError, inside
 from accord.engine.yamlmarks import Loc, parse_yaml, read_text
@@ -188,7 +189,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         from accord.tasks.suites.promptfoo import agentv_files
 
         data = {**data, "default_test": agentv_files.default_test(loader, data["default_test"])}
-    data = _interpolated(loader, data, dict(os.environ))
+    data = _interpolated(loader, data, keys.environment())
     out = {k: v for k, v in data.items()
            if k in ("description", "prompts", "tests", "metadata", "scenarios")}  # fmt: skip
     if "prompts" in out:
@@ -254,7 +255,7 @@ _NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?$")
 _ENV_NAME = re.compile(r"env\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
 
 
-def remember_env_refs(text: str, env: dict[str, str]) -> None:
+def remember_env_refs(text: str, env: Mapping[str, str]) -> None:
     """Mask from now on the value of every variable `text`'s `{{ env.NAME }}` reads, as
     every value accord reads from the environment is masked (docs/security.md)."""
     from accord.engine.masking import remember
@@ -264,7 +265,7 @@ def remember_env_refs(text: str, env: dict[str, str]) -> None:
         remember(env.get(name), name)
 
 
-def _interpolated(loader: _Loader, value: Any, env: dict[str, str], loc: Loc = ()) -> Any:
+def _interpolated(loader: _Loader, value: Any, env: Mapping[str, str], loc: Loc = ()) -> Any:
     if isinstance(value, dict):
         return {k: _interpolated(loader, v, env, (*loc, k)) for k, v in value.items()}
     if isinstance(value, list):

@@ -16,12 +16,13 @@ refused, naming the catalog's line.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from accord.engine import keys
 from accord.engine.yamlmarks import parse_yaml, read_text
+from accord.tasks.suites.promptfoo.providers import SOURCE
 
 if TYPE_CHECKING:
     from accord.tasks.suites.promptfoo.config import _Loader
@@ -107,9 +108,12 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             continue
         pid = entry.get("id", entry.get("provider"))
         line = marks.find((*prefix, index))[0]
+        # where its endpoint is written: the catalog's trust decides where keys go
+        at = next((k for k in ("base_url", "endpoint", "resource") if k in entry), None)
+        source = (str(path), marks.find((*prefix, index, at))[0] if at else line)
         if isinstance(pid, str) and pid in MODEL_KINDS:
             try:
-                return _model_entry(pid, entry, label)
+                return {**_model_entry(pid, entry, label), SOURCE: source}
             except CatalogProblem as exc:
                 loader.issue(loc, f"provider '{label}' ({path}:{line}): {exc.message}")
                 return None
@@ -117,9 +121,8 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             return _replay(loader, entry, label, loc, f"{path}:{line}")
         if pid == "cli":  # a program of AgentV's placeholders (agentv_cli.py)
             found = _cli(loader, entry, label, loc, f"{path}:{line}")
-            if found is not None:  # its program is judged with the catalog's trust
-                loader.entry_sources[id(found)] = (path, line)
-            return found
+            # its program is judged with the catalog's trust, at the catalog's line
+            return None if found is None else {**found, SOURCE: (str(path), line)}
         if not isinstance(pid, str) or not RUNNABLE.match(pid):
             loader.issue(loc, f"provider '{label}' is AgentV's '{pid}' provider ({path}:"
                          f"{line}), which accord does not run (it drives a coding agent or a "
@@ -135,9 +138,7 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             # a catalog's provider file is the catalog's folder's, wherever the eval file is
             rest = pid.split(":", 1)[1].removeprefix("//")
             pid = f"python:{(path.parent / rest).resolve()}"
-        found = {**entry, "id": pid, "label": label}
-        loader.entry_sources[id(found)] = (path, line)  # an `exec:` is the catalog's program
-        return found
+        return {**entry, "id": pid, "label": label, SOURCE: (str(path), line)}
     # as AgentV's resolveUseTarget says it, with the labels there are; 'default' is no
     # special label but the one AgentV runs when the file names none (pickProviderLabel)
     listed = entries if isinstance(entries, list) else []
@@ -256,7 +257,7 @@ def _azure(entry: dict[str, Any], deployment: str, config: dict[str, Any]) -> st
 def _optional_text(value: Any, key: str) -> str | None:
     """A catalog value whose `{{ env.NAME }}` may be unset (AgentV's optionalEnv)."""
     found = _ENV_REF.match(value) if isinstance(value, str) else None
-    if found is not None and not os.environ.get(found.group(1)):
+    if found is not None and not keys.read(found.group(1)):
         return None
     return _text(value, key)
 
@@ -270,12 +271,10 @@ def _text(value: Any, key: str) -> str:
     if found is None:
         return text
     name = found.group(1)
-    if not os.environ.get(name):
+    found_value = keys.read(name)  # masked wherever it could show (docs/security.md)
+    if not found_value:
         raise CatalogProblem(f"'{key}' reads the environment variable {name}, which is not set")
-    from accord.engine.masking import remember
-
-    remember(os.environ[name], name)  # masked wherever it could show (docs/security.md)
-    return os.environ[name]
+    return found_value
 
 
 def _key_variable(value: Any, kind: str) -> str:

@@ -32,13 +32,13 @@ YAML (an array of tests); an empty file has no tests (AgentV warns and goes on).
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from accord.engine import keys
 from accord.engine.yamlmarks import load_core, read_text
 from accord.tasks.suites.promptfoo import sources
 from accord.tasks.suites.promptfoo.sources import SourceProblem
@@ -68,7 +68,7 @@ def tests_from_file(
         return found
     from accord.tasks.suites.promptfoo.agentv4 import _interpolated
 
-    env = dict(os.environ)
+    env = keys.environment()
     return [(_interpolated(loader, test, env), line) for test, line in found]
 
 

@@ -228,9 +228,11 @@ def _grader(loader: _Loader, label: str) -> Any:
         return None  # the catalog's problem is reported
     name = f"promptfoo:{label} (grader)"
     try:
-        _target, model = build_target(found, loader.base, loader.root, name, env=loader.env)
+        _target, model = build_target(found, loader.base, loader.root, name, env=loader.env,
+                                      file=loader.path)  # fmt: skip
     except ProviderProblem as exc:
-        loader.issue(loc, f"defaults.grader '{label}': {exc.message}")
+        loader.issue(loc, f"defaults.grader '{label}': {exc.message}", file=exc.file,
+                     line=exc.line)  # fmt: skip
         return None
     if model is None:
         loader.issue(loc, f"defaults.grader '{label}' is not a model (a grader asks a model "

@@ -65,7 +65,7 @@ def resolved(loader: _Loader, entry: Any, loc: Loc, report: Callable[[str], None
 def _grader_model(
     loader: _Loader, label: str, loc: Loc, report: Callable[[str], None]
 ) -> str | None:
-    from accord.tasks.suites.promptfoo.providers import ProviderProblem, build_target
+    from accord.tasks.suites.promptfoo.providers import SOURCE, ProviderProblem, build_target
 
     name = f"{PREFIX}{label}"
     if name in loader.grader_models:
@@ -90,8 +90,8 @@ def _grader_model(
         return None
     try:
         _target, model = build_target(
-            {k: v for k, v in entry.items() if k in ("id", "label", "config")},
-            loader.base, loader.root, name, env=loader.env,
+            {k: v for k, v in entry.items() if k in ("id", "label", "config", SOURCE)},
+            loader.base, loader.root, name, env=loader.env, file=loader.path,
         )  # fmt: skip
     except (ProviderProblem, ValueError) as exc:
         report(f"the grader '{label}': {getattr(exc, 'message', exc)}")

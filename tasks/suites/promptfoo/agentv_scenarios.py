@@ -21,10 +21,10 @@ Problems are reported at their line, in the scenario file for its rows.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from accord.engine import keys
 from accord.engine.errors import LoadError
 from accord.engine.yamlmarks import Loc, Marks, parse_yaml, read_text
 from accord.tasks.suites.promptfoo import sources
@@ -161,7 +161,7 @@ def _from_file(loader: _Loader, path: Path, loc: Loc) -> list[Placed]:
     except LoadError as exc:
         loader.issue(loc, exc.message)
         return []
-    data = _interpolated(loader, data, dict(os.environ))
+    data = _interpolated(loader, data, keys.environment())
     inner: Loc = ()
     if isinstance(data, dict) and isinstance(data.get("scenarios"), list):
         data, inner = data["scenarios"], ("scenarios",)

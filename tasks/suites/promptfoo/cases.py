@@ -364,8 +364,10 @@ def _own_graders(
             name = f"promptfoo-grader-{sum(k.startswith('grader:') for k in loader.built) + 1}"
             entry = {"id": value["id"], "config": value["config"]}
             try:
-                _target, model = build_target(entry, loader.base, loader.root, name,
-                                              env=loader.env)  # fmt: skip
+                _target, model = build_target(
+                    entry, loader.base, loader.root, name, env=loader.env,
+                    file=item.file or loader.path,
+                )  # fmt: skip
             except ProviderProblem as exc:
                 loader.issue(item.loc, f"grading provider '{value['id']}': {exc.message}",
                              file=item.file, line=item.line)  # fmt: skip

@@ -31,6 +31,7 @@ from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.targets import Target
 from accord.tasks.suites.promptfoo import derived, expansions, sources, templating
 from accord.tasks.suites.promptfoo.providers import (
+    SOURCE,
     ProviderProblem,
     build_target,
     provider_entries,
@@ -91,7 +92,6 @@ class _Loader:
     trailing_locs: list[Loc | None] = field(default_factory=list)  # AgentV: where `trailing` is
     # a provider entry written in another file (a provider file, an AgentV catalog), by id()
     # of the entry: that file and the entry's line there, where its program is judged
-    entry_sources: dict[int, tuple[Path, int | None]] = field(default_factory=dict)
 
     @property
     def base(self) -> Path:
@@ -305,13 +305,15 @@ def _providers(
         loader.issue((), "'providers' is required: the models (or echo, exec:, python:) to run")
         return targets, models, names
     try:
-        entries = expansions.provider_files(loader, key, _sourced(loader, value))
+        entries = expansions.provider_files(loader, key, provider_entries(value))
     except ProviderProblem as exc:
         loader.issue((key,), exc.message)
         return targets, models, names
     keyed: dict[str, tuple[list[str], Loc] | None] = {}
     for entry, loc in entries:
-        source, source_line = loader.entry_sources.get(id(entry), (loader.path, None))
+        # the file that wrote the entry (a catalog, a provider file) answers for its program
+        written = entry.get(SOURCE)
+        source, source_line = (Path(written[0]), written[1]) if written else (loader.path, None)
         if loader.dialect == "promptfoo":
             entry = expansions.rendered_provider(loader, key, entry, loc)
         pid = entry.get("id")
@@ -322,14 +324,15 @@ def _providers(
         try:
             target, model = build_target(
                 entry, loader.base, loader.root, f"promptfoo:{name}", env=loader.env,
-                agent_trace=loader.dialect == "agentv4",
+                agent_trace=loader.dialect == "agentv4", file=loader.path,
             )  # fmt: skip
             if workdir is not None and hasattr(target, "cwd"):
                 target = target.model_copy(update={"cwd": workdir})
             if loader.process_env and hasattr(target, "process_env"):
                 target = target.model_copy(update={"process_env": loader.process_env})
         except ProviderProblem as exc:
-            loader.issue((key, *loc, *exc.key), exc.message)
+            at = (key, *loc, *exc.key) if exc.file is None else ()  # another file's line
+            loader.issue(at, exc.message, file=exc.file, line=exc.line)
             continue
         except (ValueError, AccordError) as exc:
             loader.issue((key, *loc), str(exc))
@@ -355,17 +358,6 @@ def _providers(
         if chosen is not None:
             loader.provider_prompts[name] = chosen
     return targets, models, names
-
-
-def _sourced(loader: _Loader, value: Any) -> list[tuple[dict[str, Any], Loc]]:
-    """provider_entries, an AgentV catalog's entry keeping the file it was written in
-    (`loader.entry_sources`, set by agentv_catalog) through the copy."""
-    listed = provider_entries(value)
-    for entry, loc in listed:
-        item = value[loc[0]] if isinstance(value, list) and loc else value
-        if id(item) in loader.entry_sources:
-            loader.entry_sources[id(entry)] = loader.entry_sources[id(item)]
-    return listed
 
 
 def _prompt_keys(

@@ -4,12 +4,13 @@ scenario files, and `evaluateOptions`."""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
+from accord.engine import keys
 from accord.engine.errors import AccordError
-from accord.engine.yamlmarks import Loc, load_core, read_text
+from accord.engine.yamlmarks import Loc, load_core, parse_yaml, read_text
 from accord.tasks.suites.promptfoo import sources, templating
+from accord.tasks.suites.promptfoo.providers import SOURCE
 
 if TYPE_CHECKING:
     from accord.tasks.suites.core.cases import Suite
@@ -59,7 +60,8 @@ def rendered_provider(
         value = out.get(name)
         if isinstance(value, str) and ("{{" in value or "{%" in value):
             try:
-                out[name] = templating.render_vars(value, {}, dict(os.environ))
+                # each variable looked up is read through engine/keys.py: masked (F15)
+                out[name] = templating.render_vars(value, {}, keys.environment())
             except (templating.NunjucksDifference, AccordError) as exc:
                 loader.issue((key, *loc, name), getattr(exc, "message", None) or str(exc))
     return out
@@ -80,18 +82,19 @@ def provider_files(
             continue
         try:
             ((path, _shown),) = sources.expand(loader.base, loader.root, pid[7:], "provider file")
-            found = load_core(read_text(path))
+            found, marks = parse_yaml(read_text(path), path, core=True)
         except (sources.SourceProblem, ValueError, AccordError) as exc:
             loader.issue((key, *loc), getattr(exc, "message", None) or str(exc))
             continue
-        for item in found if isinstance(found, list) else [found]:
+        for index, item in enumerate(found if isinstance(found, list) else [found]):
             if not isinstance(item, dict) or not isinstance(item.get("id"), str):
                 loader.issue((key, *loc), f"{pid[7:]}: a provider file holds a provider "
                              "{id, label, config} or a list of them, each with an id")  # fmt: skip
                 continue
-            provider = dict(item)
-            loader.entry_sources[id(provider)] = (path, None)
-            out.append((provider, loc))
+            # the provider file writes the entry: its trust decides where keys go (keys.py)
+            at: Loc = (index,) if isinstance(found, list) else ()
+            line = marks.find((*at, "config", "apiBaseUrl"))[0] or marks.find(at)[0]
+            out.append(({**item, SOURCE: (str(path), line)}, loc))
     return out
 
 

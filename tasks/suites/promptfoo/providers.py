@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from accord.engine import keys
 from accord.engine.paths import PathError, inside
 from accord.engine.spec import ModelSpec
 from accord.tasks.evaluators.cases import Case, Output
@@ -81,12 +82,22 @@ SCRIPT_PARTS = re.compile(r"""[^\s"']+|"([^"]*)"|'([^']*)'""")
 
 class ProviderProblem(ValueError):
     """A provider entry accord cannot run: the message says what to do; `key` is the
-    path inside the entry it is about (empty: the entry itself)."""
+    path inside the entry it is about (empty: the entry itself); `file` and `line` the place
+    in another file that wrote the entry (an AgentV catalog), when not the config's."""
 
-    def __init__(self, message: str, *key: str) -> None:
+    def __init__(
+        self, message: str, *key: str, file: Path | None = None, line: int | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.key = key
+        self.file = file
+        self.line = line
+
+
+# an entry's key naming the file (and line) that wrote it, when another file than the one
+# loaded did (an AgentV catalog's entry): that file's trust decides where its keys may go
+SOURCE = "__source__"
 
 
 def script_parts(command: str) -> list[str]:
@@ -253,10 +264,16 @@ def build_target(
     name: str,
     env: dict[str, Any] | None = None,
     agent_trace: bool = False,
+    *,
+    file: Path,
 ) -> tuple[Target, ModelSpec | None]:
     """The target of one provider entry (and the model entry, named `name`, that a model
     provider adds). `agent_trace`: a Python provider's `tool_calls` are the agent's (an
-    AgentV 4 file's trajectory assertions read them)."""
+    AgentV 4 file's trajectory assertions read them). `file` is the file that wrote the entry
+    (unless the entry names its own, `SOURCE`): a model endpoint it writes gets a key from
+    the environment only when the user trusts it (engine/keys.py)."""
+    entry = dict(entry)
+    source = entry.pop(SOURCE, None)
     unknown = [k for k in entry if k not in PROVIDER_KEYS or k in ("delay", "transform")]
     if unknown:
         raise ProviderProblem(
@@ -290,14 +307,14 @@ def build_target(
         return ExecTarget(argv=parts, cwd=cwd, options=options), None
     if pid.startswith(("python:", "file://")) and ".py" in pid:
         rest = pid.split(":", 1)[1].removeprefix("//")
-        file, _, function = rest.partition(".py")
+        stem, _, function = rest.partition(".py")
         function = function.removeprefix(":") or "call_api"
         try:
-            relative = inside(root, (base / f"{file}.py").resolve().relative_to(root.resolve()),
+            relative = inside(root, (base / f"{stem}.py").resolve().relative_to(root.resolve()),
                               "python provider file")  # fmt: skip
         except (ValueError, PathError):
             raise ProviderProblem(
-                f"python provider file '{file}.py' is outside the project root {root}: a "
+                f"python provider file '{stem}.py' is outside the project root {root}: a "
                 "provider runs only the project's own code"
             ) from None
         rel = str(relative.relative_to(root))
@@ -305,7 +322,18 @@ def build_target(
             file=rel, function=function, cwd=cwd, options=options, agent_trace=agent_trace
         )
         return target, None
-    return _model_target(pid, config, name, env or {})
+    model, spec = _model_target(pid, config, name, env or {})
+    where, line = (Path(source[0]), source[1]) if source else (file, None)
+    refused = keys.model_refusal(
+        spec, where, root, what=f"provider '{entry.get('label') or pid}' ",
+        instead="Write the key itself in the provider's config (apiKey), or leave the "
+        "endpoint out (the provider's own), or give it in the environment (OPENAI_BASE_URL "
+        "for openai:)",
+    )  # fmt: skip
+    if refused is not None:
+        at = next((("config", k) for k in ("apiBaseUrl", "apiHost") if k in config), ())
+        raise ProviderProblem(refused, *at, file=where if source else None, line=line)
+    return model, spec
 
 
 # where promptfoo's OpenAI provider finds its base URL and key when the config gives none
@@ -360,8 +388,8 @@ def _openai_defaults(fields: dict[str, Any], env: dict[str, Any]) -> None:
         else:
             found = next((v for v in ("OPENAI_API_HOST", *OPENAI_BASE_VARS) if os.environ.get(v)),
                          None)  # fmt: skip
-            if found == "OPENAI_API_HOST":
-                fields["api_base"] = f"https://{os.environ[found]}/v1"
+            if found == "OPENAI_API_HOST":  # the environment's choice (engine/keys.py)
+                fields["api_base"] = f"https://{keys.read(found)}/v1"
             elif found is not None:
                 fields["api_base_var"] = found  # read at each call, never stored
     if "api_key" not in fields and "key_var" not in fields and env.get("OPENAI_API_KEY"):

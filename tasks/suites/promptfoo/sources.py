@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from accord.engine.paths import PathError, inside
+from accord.engine.paths import PathError, inside, is_private
 from accord.engine.yamlmarks import load_core, read_text
 
 PROMPT_DELIMITER = "---"
@@ -92,7 +92,9 @@ def project_file(base: Path, root: Path, relative: str, what: str) -> Path:
 def expand(base: Path, root: Path, pattern: str, what: str) -> list[tuple[Path, str]]:
     """The files a `file://` path or glob names, each with the path as promptfoo shows it."""
     if any(c in pattern for c in "*?["):
-        found = sorted(glob.glob(str(base / pattern), recursive=True))
+        # a match that is a .env file or under .accord/ is left out (engine/paths.py)
+        found = [f for f in sorted(glob.glob(str(base / pattern), recursive=True))
+                 if not is_private(root, Path(f))]  # fmt: skip
         if not found:
             raise SourceProblem(f"{what} '{pattern}' matches no file")
         return [

@@ -179,18 +179,20 @@ def render(source: str, context: Mapping[str, Any]) -> str:
 def render_vars(source: str, variables: Mapping[str, Any], env: Mapping[str, Any]) -> str:
     """A prompt rendered as promptfoo's `renderPrompt` does for a text prompt: each string
     var first rendered over the vars, then the prompt over the rendered vars (and `env`)."""
-    context: dict[str, Any] = {"env": dict(env), **variables}
+    # `env` as given, never copied: engine/keys.py's environment reads (and so masks) only
+    # the values a template looks up
+    context: dict[str, Any] = {"env": env, **variables}
     rendered = {
         key: render(value, context) if isinstance(value, str) else value
         for key, value in variables.items()
     }
-    return render(source, {"env": dict(env), **rendered})
+    return render(source, {"env": env, **rendered})
 
 
 def render_json_prompt(source: str, variables: Mapping[str, Any], env: Mapping[str, Any]) -> str:
     """A prompt whose raw text is JSON: each string inside rendered with the vars, then the
     whole written back as promptfoo writes it (JSON with two-space indents)."""
-    context: dict[str, Any] = {"env": dict(env), **variables}
+    context: dict[str, Any] = {"env": env, **variables}
 
     def walk(value: Any) -> Any:
         if isinstance(value, str):

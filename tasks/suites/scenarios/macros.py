@@ -50,7 +50,6 @@ import hashlib
 import inspect
 import json
 import math
-import os
 import random
 import re
 import shlex
@@ -65,9 +64,9 @@ from typing import Any, TypeVar
 
 from simpleeval import DEFAULT_OPERATORS, SimpleEval
 
-from accord.engine import render_budget
+from accord.engine import keys, render_budget
 from accord.engine.errors import AccordError
-from accord.engine.masking import mask, remember
+from accord.engine.masking import mask
 from accord.tasks.suites.scenarios import readers
 from accord.tasks.suites.scenarios.readers import MacroProblem, OutOfTime
 
@@ -596,8 +595,7 @@ def _env(ctx: MacroContext, args: list[str]) -> str:
             f"variable '{args[0]}' is not in allow_env (the setting that lists the environment "
             "variables ENV may read)"
         )
-    value = os.environ.get(args[0])
-    remember(value, args[0])  # masked in every message, store and report from now on
+    value = keys.read(args[0])  # masked in every message, store and report from now on
     return args[1] if value is None and len(args) > 1 else value or ""
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.engine.datafiles import DataProblem, parse_json
+from accord.engine.paths import private
 from accord.engine.render_budget import MAX_TEXT
 
 MAX_RESPONSE_BYTES = 10_000_000
@@ -64,6 +65,9 @@ def inside_root(root: Path, raw: str) -> Path:
     resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
     if not resolved.is_relative_to(root):
         raise MacroProblem(f"path '{raw}' is outside the project root {root}")
+    reason = private(root, resolved, raw)  # a .env file, .accord/: never data
+    if reason is not None:
+        raise MacroProblem(f"path '{raw}' {reason}")
     return resolved
 
 

@@ -298,6 +298,25 @@ class _Builder:
         return out
 
 
+def _refuse_env_to_hosts(builder: _Builder, path: Path, root: Path) -> None:
+    """`allow_env` with `allow_hosts`: ENV's values may go in an HTTP_GET to hosts the file
+    names (a header, the URL): a destination for the environment's values the file chose,
+    which only a file the user trusts may have (engine/keys.py)."""
+    from accord.engine import keys
+
+    spec = builder.spec
+    if not (spec.allow_env and spec.allow_hosts):
+        return
+    refused = keys.destination_refusal(
+        path, root, url=", ".join(spec.allow_hosts), key=", ".join(spec.allow_env),
+        what="HTTP_GET (allow_hosts) with ENV (allow_env) ",
+        instead="Leave out allow_env or allow_hosts, so that no value of the environment can "
+        "reach a host this file names",
+    )  # fmt: skip
+    if refused is not None:  # before any macro runs: cases expand their inputs as built
+        raise ValidationError([builder.loaded.issue(("allow_hosts",), refused)])
+
+
 def load_scenario_file(path: Path, options: ScenarioOptions, *, text: str | None = None) -> Suite:
     """Validate a scenario file and build its suite; every problem at once, with lines.
     `text`: the file's, read already."""
@@ -308,6 +327,7 @@ def load_scenario_file(path: Path, options: ScenarioOptions, *, text: str | None
     loaded = load_spec(path, ScenarioFileSpec, kind="scenario", text=text)
     builder = _Builder(loaded, options, root)
     builder.catalog = ModelCatalog(project.config)
+    _refuse_env_to_hosts(builder, path, root)
     seen: dict[str, int] = {}
     cases: list[Case] = []
     for index, scenario in enumerate(builder.spec.scenarios):

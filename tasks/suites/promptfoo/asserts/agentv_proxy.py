@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from accord.engine import trust
 from accord.engine.errors import ConfigError
 from accord.engine.spec import ModelSpec
 from accord.engine.yamlmarks import parse_yaml, read_text
@@ -86,12 +87,14 @@ def access(value: Any, base_dir: Path, root: Path, where: str) -> ProviderAccess
     if catalog is None:
         return ProviderAccess(max_calls=calls)
     # the catalog's `{{ env.NAME }}` values are the environment's: a part of the key
-    key = (catalog.stat().st_mtime_ns, frozenset(os.environ.items()))
-    return ProviderAccess(max_calls=calls, **_resolved(str(catalog), key))
+    # and whether the user trusts it: the endpoints it writes get keys only then
+    key = (catalog.stat().st_mtime_ns, frozenset(os.environ.items()),
+           trust.is_trusted(catalog, root))  # fmt: skip
+    return ProviderAccess(max_calls=calls, **_resolved(str(catalog), str(root), key))
 
 
 @functools.lru_cache(maxsize=16)
-def _resolved(path: str, _key: Any) -> dict[str, Any]:
+def _resolved(path: str, root: str, _key: Any) -> dict[str, Any]:
     """Each label of the catalog at `path` as a model of the models door, or why not (a
     test's inherited grader is built once per test: the catalog is read once)."""
     from accord.tasks.suites.promptfoo import agentv_catalog
@@ -125,8 +128,8 @@ def _resolved(path: str, _key: Any) -> dict[str, Any]:
                 continue
             name = f"{MODEL_PREFIX}{label}"
             base = Path(path).parent
-            spec = build_target({k: v for k, v in given.items() if k != "label"}, base, base,
-                                name)[1]  # fmt: skip
+            spec = build_target({k: v for k, v in given.items() if k != "label"}, base,
+                                Path(root), name, file=Path(path))[1]  # fmt: skip
         except agentv_catalog.CatalogProblem as exc:
             unavailable[label] = f"provider '{label}' ({path}): {exc.message}"
             continue
