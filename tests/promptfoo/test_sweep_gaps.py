@@ -86,6 +86,7 @@ def test_the_vars_seen_are_those_promptfoo_sees(
     (tmp_path / "promptfooconfig.yaml").write_text(VARS_CONFIG)
     run_promptfoo(tmp_path, "promptfoo.json")
     monkeypatch.chdir(tmp_path)
+    trust_project(tmp_path)  # its assertions are inline code
     accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
     assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
     theirs, mine = results(tmp_path / "promptfoo.json"), results(tmp_path / "accord.json")
