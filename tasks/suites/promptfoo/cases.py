@@ -16,6 +16,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from accord.engine import budget
 from accord.engine.errors import AccordError
 from accord.tasks.evaluators.base import EvaluatorSpec
 from accord.tasks.evaluators.cases import Case, case_digest
@@ -211,9 +212,11 @@ def build(
             combos = (
                 [test["vars"]]
                 if options.get("disableVarExpansion")
-                else sources.var_combinations(test["vars"], loader.base, loader.root)
+                else sources.var_combinations(
+                    test["vars"], loader.base, loader.root, len(cases), max(len(pairs), 1)
+                )
             )
-        except sources.SourceProblem as exc:
+        except (sources.SourceProblem, budget.ExpansionError) as exc:
             loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
             continue
         bar = _bar(loader, item, _given_bar(loader, item, test, default))
