@@ -28,7 +28,7 @@ def resolve(data: dict[str, Any], report: Report) -> tuple[dict[str, Any], set[s
     made = budget.Counter(
         "$ref references", advice="refer to the large parts fewer times, or write them out"
     )
-    outermost: list[Loc] = [()]  # the reference being expanded, in the file itself
+    at: list[Loc] = [()]  # the reference being expanded, where the file writes it
 
     def follow(pointer: str, loc: Loc, depth: int) -> Any:
         parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer[2:].split("/")]
@@ -47,8 +47,7 @@ def resolve(data: dict[str, Any], report: Report) -> tuple[dict[str, Any], set[s
         return walk(node, loc, depth + 1)
 
     def walk(node: Any, loc: Loc, depth: int) -> Any:
-        if depth:  # a value a reference makes: counted before it is built
-            made.spend()
+        made.spend(int(depth > 0))  # a value a reference makes: counted before it is built
         if depth > _DEPTH:
             report(loc, "$ref: the references lead back to themselves: break the cycle")
             return None
@@ -64,8 +63,7 @@ def resolve(data: dict[str, Any], report: Report) -> tuple[dict[str, Any], set[s
                    "('#/KEY/...'), not to other files or URLs: copy the part in, or use a "
                    "file:// value where promptfoo takes one")  # fmt: skip
             return {k: v for k, v in node.items() if k != "$ref"}
-        if not depth:
-            outermost[0] = loc
+        at[0] = loc
         target = follow(ref, loc, depth)
         rest = {k: walk(v, (*loc, k), depth) for k, v in node.items() if k != "$ref"}
         # `follow` built the target anew (`walk`), so it is no other place's value
@@ -78,7 +76,7 @@ def resolve(data: dict[str, Any], report: Report) -> tuple[dict[str, Any], set[s
     try:
         resolved = walk(data, (), 0)
     except budget.ExpansionError as exc:
-        report(outermost[0], exc.message)
+        report(at[0], exc.message)
         return {k: v for k, v in data.items() if not _has_ref(v)}, targets
     return resolved, targets
 
