@@ -5,14 +5,18 @@ ends `accord run` at once (exit 130)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from tests.conftest import fake_model_config
 from tests.evals.conftest import accord
+from tests.fakes import FakeOpenAI, Reply
 
 CONFIG = "databases: [{name: d, type: duckdb, dataset: data}]\ndefaults: {database: d}\n"
 
@@ -108,3 +112,52 @@ def test_ctrl_c_while_a_page_is_drawn_ends_the_run(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+DEEP = "$" + "\\sqrt{" * 300 + "x" + "}" * 300 + "$"
+
+
+def test_a_models_deeply_nested_chart_title_is_answered_not_crashed(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    def respond(body: dict[str, Any]) -> Reply:
+        done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        script = [
+            Reply.tool("sql", {"sql": "SELECT region, SUM(amount) AS total FROM sales GROUP BY 1"}),
+            Reply.tool("chart", {"chart": "bar", "x": "region", "y": "total", "title": DEEP}),
+        ]
+        return script[done] if done < len(script) else Reply(text="see the chart")
+
+    fake_llm.responder = respond
+    (tmp_path / ".db").mkdir()
+    (tmp_path / ".db" / "sales.csv").write_text("region,amount\nEU,10\nUS,20\nEU,5\n")
+    (tmp_path / "config.yml").write_text(
+        fake_model_config(fake_llm) + "databases:\n  - {name: local, type: duckdb, dataset: .db}\n"
+    )
+    (tmp_path / "main.agent.yml").write_text(
+        "model: fake\nsystem_instructions: You answer with data.\ntools:\n"
+        "  - {name: sql, type: execute_sql, database: local}\n  - {name: chart, type: visualize}\n"
+    )
+    (tmp_path / "w.workflow.yml").write_text(
+        "tasks:\n  - name: ask\n    type: agent\n    agent_ref: main.agent.yml\n    prompt: go\n"
+    )
+    run = accord("run", tmp_path / "w.workflow.yml", "--quiet")
+    assert run.exit_code == 0, run.stderr + run.stdout
+    answers = [r["messages"][-1]["content"] for r in fake_llm.requests
+               if r["messages"][-1]["role"] == "tool"]  # fmt: skip
+    assert answers[1].startswith("chart written to "), answers  # drawn as written: no math
+
+
+def test_a_files_deeply_nested_math_title_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "config.yml").write_text(CONFIG)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "v.workflow.yml").write_text(
+        "tasks:\n  - name: q\n    type: execute_sql\n"
+        "    sql_query: SELECT * FROM (VALUES ('a', 1), ('b', 2)) t(label, v)\n"
+        "  - name: c\n    type: visualize\n    data: q\n    chart: bar\n    x: label\n"
+        f"    y: v\n    title: {json.dumps(DEEP)}\n"
+    )
+    run = accord("run", tmp_path / "v.workflow.yml", "--quiet")
+    assert run.exit_code == 1, run.stderr + run.stdout
+    assert "nested too deep for matplotlib's math" in run.stderr, run.stderr
+    assert "internal error" not in run.stderr and "RecursionError" not in run.stderr
