@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from accord.engine import budget
 from accord.engine.errors import Issue, LoadError
 
 Loc = tuple[str | int, ...]
@@ -199,7 +200,7 @@ def parse_yaml(text: str, path: Path | None, *, core: bool = False) -> tuple[Any
 
 
 MAX_DEPTH = 100
-MAX_ALIAS_VISITS = 100_000
+MAX_ALIAS_VISITS = budget.MAX_VALUES
 _BRACKETS = re.compile(r"[\[\]{}]")
 _DASHES = re.compile(rf"^[ \t]*(?:[-?:][ \t]+){{{MAX_DEPTH // 2},}}", re.MULTILINE)
 _DEEP_INDENT = re.compile(rf"^[ \t]{{{MAX_DEPTH * 4},}}", re.MULTILINE)
@@ -234,7 +235,9 @@ class _Walker:
         self.own = own
         self.seen: set[int] = set()
         self.open: set[int] = set()
-        self.repeats = 0
+        self.repeats = budget.Counter(
+            "aliases", MAX_ALIAS_VISITS, "write the repeated parts out, or repeat them less"
+        )
 
     def walk(self, node: yaml.Node, loc: Loc = ()) -> str | None:
         """Walk `node`; a message saying why the file is refused, or None."""
@@ -246,12 +249,10 @@ class _Walker:
                 f"{node.start_mark.line + 1}: flatten the structure"
             )
         if id(node) in self.seen:
-            self.repeats += 1
-            if self.repeats > MAX_ALIAS_VISITS:
-                return (
-                    f"aliases expand to more than {MAX_ALIAS_VISITS:,} values: "
-                    "write the repeated parts out, or repeat them less"
-                )
+            try:
+                self.repeats.spend()
+            except budget.ExpansionError as exc:
+                return f"{exc.message} (at line {node.start_mark.line + 1})"
         self.seen.add(id(node))
         self.marks.values[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
         self.open.add(id(node))

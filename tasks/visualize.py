@@ -61,7 +61,17 @@ def _numbers(values: list[Any], column: str, key: str) -> list[float]:
     return out
 
 
-def draw(table: TableView, spec: VisualizeSpec, title: str | None, target: Path, key: str) -> None:
+def draw(
+    table: TableView,
+    spec: VisualizeSpec,
+    title: str | None,
+    target: Path,
+    key: str,
+    math: bool = True,
+) -> None:
+    """Draw the chart into `target`. `math`: a title between `$` is matplotlib's mathtext (a
+    title a model wrote is drawn as it is written, `math=False`); mathtext nested too deep
+    for its parser, like data matplotlib refuses, is a `TaskError`."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -106,7 +116,7 @@ def draw(table: TableView, spec: VisualizeSpec, title: str | None, target: Path,
                 if len(ys) > 1:
                     axes.legend()
             if title:
-                axes.set_title(title)
+                axes.set_title(title, parse_math=math)
             figure.tight_layout()
             target.parent.mkdir(parents=True, exist_ok=True)
             figure.savefig(str(target), format=spec.format)
@@ -114,6 +124,11 @@ def draw(table: TableView, spec: VisualizeSpec, title: str | None, target: Path,
                 figure.savefig(str(target.with_suffix(".png")), format="png", dpi=150)
         except ValueError as exc:  # matplotlib refuses the data
             raise TaskError(key, f"cannot draw the {spec.chart} chart: {exc}") from None
+        except RecursionError:  # mathtext (`$...$`) nested past what its parser follows
+            raise TaskError(
+                key, f"cannot draw the {spec.chart} chart: a text between '$' is nested too "
+                "deep for matplotlib's math: write it flatter",
+            ) from None  # fmt: skip
         finally:
             plt.close(figure)
 

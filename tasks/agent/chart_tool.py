@@ -66,7 +66,8 @@ def visualize_tool(
         # one file per call: several charts of one answer (and of each sample) all stay
         target = ctx.run.output_dir / "charts" / f"{safe}.{toolbox.sample}.{next(numbers)}.svg"
         try:
-            await asyncio.to_thread(draw, table, chart, chart.title, target, ctx.key)
+            # the model's title is drawn as written: no mathtext parsed from a model's text
+            await asyncio.to_thread(draw, table, chart, chart.title, target, ctx.key, False)
         except TaskError as exc:
             return f"error: {exc.message}"
         ctx.run.written.append(target)

@@ -7,15 +7,44 @@ ids that would clash between several charts inlined in one page.
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from decimal import Decimal
 from html import escape
-from typing import Any
+from typing import Any, TypeVar
 
 from accord.engine.errors import TaskError
 from accord.engine.render import TableView
 
 WIDTH, HEIGHT = 640, 360
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 16, 64
+T = TypeVar("T")
+# set by the page's node when its run ends (Ctrl-C, SIGTERM, a failure elsewhere): a drawing
+# under way in its thread stops at its next few thousand rows instead of running on
+STOP: ContextVar[threading.Event | None] = ContextVar("accord_drawing_stop", default=None)
+_EVERY = 4096  # rows between two looks at STOP
+MAX_POINTS = 10_000_000  # x values times series in one chart
+MAX_VALUE = 1e300  # the largest size a chart draws (its axis' sums stay finite)
+MIN_SPAN = 1e-300  # values closer than this are one value on an axis
+
+
+class Stopped(Exception):
+    """The drawing was asked to stop: its run is ending."""
+
+
+def stopping(rows: Iterable[T]) -> Iterator[T]:
+    """`rows`, ending with `Stopped` once `STOP` is set."""
+    event = STOP.get()
+    if event is None:
+        yield from rows
+        return
+    for index, row in enumerate(rows):
+        if not index % _EVERY and event.is_set():
+            raise Stopped
+        yield row
+
+
 COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7")
 
 
@@ -39,7 +68,14 @@ def _number(value: Any, column: str, key: str) -> float | None:
         number = float(value)
     except (TypeError, ValueError):
         raise TaskError(key, f"column '{column}' holds {value!r}, not a number") from None
-    return number if math.isfinite(number) else None
+    if not math.isfinite(number):
+        return None
+    if abs(number) > MAX_VALUE:  # the axis' arithmetic would pass the largest float
+        raise TaskError(
+            key, f"column '{column}' holds {number:g}, beyond what a chart draws (-{MAX_VALUE:g} "
+            f"to {MAX_VALUE:g}): scale it in the query",
+        )  # fmt: skip
+    return number
 
 
 def _column(table: TableView, name: str, key: str, block: str) -> list[Any]:
@@ -52,19 +88,31 @@ def series_of(
     table: TableView, x: str, y: str, series: str | None, key: str, block: str
 ) -> tuple[list[str], dict[str, list[float | None]]]:
     """The x labels in first-seen order and, per series, the y value at each label."""
-    xs = [str(v) for v in _column(table, x, key, block)]
-    ys = [_number(v, y, key) for v in _column(table, y, key, block)]
-    groups = [str(v) for v in _column(table, series, key, block)] if series else [y] * len(xs)
+    xs = [str(v) for v in stopping(_column(table, x, key, block))]
+    ys = [_number(v, y, key) for v in stopping(_column(table, y, key, block))]
+    groups = (
+        [str(v) for v in stopping(_column(table, series, key, block))] if series else [y] * len(xs)
+    )
     labels = list(dict.fromkeys(xs))
     position = {label: i for i, label in enumerate(labels)}
+    count = len(set(groups))
+    if len(labels) * count > MAX_POINTS:  # each series holds a place for every label
+        raise TaskError(
+            key, f"{block}: {len(labels):,} x values times {count:,} series make "
+            f"{len(labels) * count:,} points; a chart draws at most {MAX_POINTS:,}: group or "
+            "limit the rows in the query",
+        )  # fmt: skip
     out: dict[str, list[float | None]] = {}
-    for label, value, group in zip(xs, ys, groups, strict=True):
-        out.setdefault(group, [None] * len(labels))[position[label]] = value
+    for label, value, group in stopping(zip(xs, ys, groups, strict=True)):
+        row = out.get(group)
+        if row is None:  # made once per series (a setdefault default is made on every row)
+            row = out[group] = [None] * len(labels)
+        row[position[label]] = value
     return labels, out
 
 
 def _ticks(low: float, high: float) -> list[float]:
-    if high == low:
+    if not (high - low) / 5 > MIN_SPAN:  # equal, or too close to tell apart on an axis
         high = low + 1
     step = 10 ** math.floor(math.log10((high - low) / 5))
     for factor in (1, 2, 5, 10):
@@ -126,7 +174,7 @@ def axis_chart(
     for number, (name, series) in enumerate(groups.items()):
         colour = COLOURS[number % len(COLOURS)]
         points = []
-        for index, value in enumerate(series):
+        for index, value in enumerate(stopping(series)):
             if value is None:
                 continue
             tip = f"<title>{escape(name)}, {escape(labels[index])}: {number_text(value)}</title>"
@@ -170,7 +218,7 @@ def pie_chart(labels: list[str], values: list[float | None], title: str, key: st
     cx, cy, r = 180.0, HEIGHT / 2 - 10, 130.0
     body = []
     angle = -math.pi / 2
-    for index, (label, size) in enumerate(zip(labels, sizes, strict=True)):
+    for index, (label, size) in enumerate(stopping(zip(labels, sizes, strict=True))):
         colour = COLOURS[index % len(COLOURS)]
         share = size / total
         tip = f"<title>{escape(label)}: {number_text(size)} ({share:.1%})</title>"

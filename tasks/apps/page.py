@@ -9,15 +9,17 @@ Content-Security-Policy forbids scripts and every outside resource.
 from __future__ import annotations
 
 import asyncio
+import threading
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from accord.engine.blocking import call_blocking
 from accord.engine.errors import TaskError
 from accord.engine.paths import written_by_accord
 from accord.engine.plan import PlannedTask
 from accord.engine.registry import register_task
 from accord.engine.render import TableView
-from accord.tasks.apps.charts import axis_chart, number_text, pie_chart, series_of
+from accord.tasks.apps.charts import STOP, axis_chart, number_text, pie_chart, series_of
 from accord.tasks.apps.spec import (
     AppPageSpec,
     BarChartBlock,
@@ -60,9 +62,18 @@ async def run_page(task: PlannedTask, ctx: TaskContext) -> str:
             raise TaskError(ctx.key, f"task '{name}' gave no table to show (a query's result)")
         tables[name] = table
     controls = ctx.scope.get("controls") if spec.controls else {}
-    page = await asyncio.to_thread(
-        render_page, spec, tables, controls if isinstance(controls, dict) else {}, ctx.key
-    )
+    # a daemon thread of its own (engine/blocking.py): Ctrl-C or SIGTERM during a long
+    # drawing ends the run at once, where a `to_thread` worker was joined at exit
+    # and stops at STOP's signal (charts.py), so that no thread keeps drawing for nothing
+    stop = threading.Event()
+    token = STOP.set(stop)
+    try:
+        page = await call_blocking(
+            render_page, spec, tables, controls if isinstance(controls, dict) else {}, ctx.key
+        )
+    finally:
+        stop.set()  # done, or the run is ending: a drawing still under way stops
+        STOP.reset(token)
     target = written_by_accord(ctx.root, f"output/{spec.app}.html", "the app's page")
     target.parent.mkdir(parents=True, exist_ok=True)
     await asyncio.to_thread(target.write_text, page, encoding="utf-8")

@@ -23,7 +23,7 @@ import asyncio
 import shlex
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, field_validator
 
@@ -64,7 +64,7 @@ class CliTarget(Target):
     type: Literal["cli"] = "cli"
     command_template: str = Field(min_length=1, description="Run by the shell; see above.")
     cwd: str | None = Field(None, description="Working folder, from the eval file's folder.")
-    timeout: float | None = Field(120.0, gt=0, allow_inf_nan=False)
+    default_timeout: ClassVar[float | None] = 120.0
     files_format: str | None = Field(None, description="Each file in {FILES}: '--file {path}'.")
     healthcheck: dict[str, Any] | None = None
     base: str = Field("", exclude=True, description="The eval file's folder.")
@@ -158,7 +158,7 @@ class CliTarget(Target):
             argv = ["/bin/sh", "-c", command, "sh", *files]
             workspace = WORKSPACE.get()
             cwd = Path(workspace) if workspace else self.folder(tctx, self.cwd)
-            stdout, stderr, code = await run_program(argv, b"", cwd, self.timeout or 120, env)
+            stdout, stderr, code = await run_program(argv, b"", cwd, self.seconds(), env)
             if code != 0:
                 tail = stderr.decode(errors="replace").strip()[-500:]
                 raise TargetFailure(

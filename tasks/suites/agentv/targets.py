@@ -289,7 +289,7 @@ def _cli_target(name: str, entry: dict[str, Any], at: Loc) -> Target:
         return CliTarget(
             command_template=template,
             cwd=entry.get("cwd"),
-            timeout=float(timeout) if timeout is not None else 120.0,
+            timeout=float(timeout) if timeout is not None else None,
             files_format=_first(
                 entry, "files_format", "filesFormat", "attachments_format", "attachmentsFormat"
             ),

@@ -39,7 +39,13 @@ from accord.tasks.evaluators.base import EvaluatorSpec, Finding
 from accord.tasks.evaluators.cases import Case, Output, case_digest
 from accord.tasks.evaluators.judging import EvalContext
 from accord.tasks.suites.core.cases import CaseResult, Suite
-from accord.tasks.suites.core.targets import WORKSPACE, Target, TargetFailure
+from accord.tasks.suites.core.targets import (
+    SECONDS,
+    WORKSPACE,
+    Target,
+    TargetFailure,
+    time_limit,
+)
 from accord.tasks.suites.core.verdicts import SuiteRun, decide
 
 TARGET_LIMIT = "eval:targets"
@@ -91,6 +97,11 @@ def _spec_digest(value: Any) -> str:
 
 
 _SAFE = re.compile(r"[^\w.@-]+")
+# an evaluator's part of a node key: never a dot, so that the key's last dot always ends the
+# case's part (`c1.rouge_l`, not `c1.rouge.l`, whose case part would read `c1.rouge`); the
+# evaluator's own name, as users see it, is unchanged (`Finding.name` is its id)
+_SAFE_PART = re.compile(r"[^\w@-]+")
+_OWN_PARTS = ("target", "verdict")  # the case's own nodes: no evaluator takes their names
 
 
 def case_key(case: Case, repeat: int, repeats: int) -> str:
@@ -186,9 +197,9 @@ def _checks(
 ) -> list[str]:
     names: list[str] = []
     cheap: list[str] = []
-    seen: set[str] = set()
+    seen = {f"{key}.{part}" for part in _OWN_PARTS}
     for spec in evaluators:
-        name = f"{key}.{_SAFE.sub('_', spec.id)}"
+        name = f"{key}.{_SAFE_PART.sub('_', spec.id)}"
         while name in seen:
             name += "_"
         seen.add(name)
@@ -233,7 +244,7 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
             spent += earlier.cost or 0.0
     if suite.trial_cost_limit is not None and spent and spent >= suite.trial_cost_limit:
         return None
-    timeout = target.timeout or suite.timeout
+    timeout = time_limit(target, suite.timeout)
     workspace = None
     if suite.lifecycle is not None:
         try:
@@ -244,6 +255,7 @@ async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
             raise TaskError(ctx.key, str(exc), permanent=True) from None
     started = time.perf_counter()
     WORKSPACE.set(workspace)
+    SECONDS.set(timeout)  # the target's programs get the same limit (the node runs in a task)
     try:
         async with asyncio.timeout(timeout):
             output = await target.produce(ctx, spec.case_ref, spec.repeat)

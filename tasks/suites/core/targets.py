@@ -52,6 +52,17 @@ class Target(Spec):
         None, gt=0, allow_inf_nan=False, description="Seconds before the case errors."
     )
     kind: ClassVar[str] = ""
+    # the limit of a target none is given to (neither its own `timeout` nor its suite's):
+    # None, no limit of its own (a model's calls, a workflow's tasks have theirs)
+    default_timeout: ClassVar[float | None] = None
+
+    def seconds(self) -> float:
+        """The seconds a program this target starts may run: the case's limit
+        (`time_limit`, set by the node that runs the case), else the target's own."""
+        given = SECONDS.get()
+        if given is not None:
+            return given
+        return self.timeout or self.default_timeout or DEFAULT_SECONDS
 
     def describe(self) -> str:
         return self.type
@@ -69,6 +80,21 @@ class Target(Spec):
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         raise NotImplementedError
+
+
+DEFAULT_SECONDS = 60.0  # a program's limit when nothing else gives one
+# the seconds the running case's target has (`time_limit`); its programs run that long at most
+SECONDS: ContextVar[float | None] = ContextVar("accord_target_seconds", default=None)
+
+
+def time_limit(target: Target, suite_timeout: float | None) -> float | None:
+    """How long a case's target may take: the innermost explicit limit wins (the target's
+    own `timeout`), else the suite's, else the target's default (None: no limit)."""
+    if target.timeout is not None:
+        return target.timeout
+    if suite_timeout is not None:
+        return suite_timeout
+    return target.default_timeout
 
 
 TARGETS: Registry[type[Target]] = Registry("target type")
@@ -219,7 +245,7 @@ class CommandTarget(Target):
     type: Literal["command"] = "command"
     command: str | list[str] = Field(description="argv, or a command line split like a shell.")
     cwd: str | None = Field(None, description="Working directory, relative to the project root.")
-    timeout: float | None = Field(60.0, gt=0, allow_inf_nan=False)
+    default_timeout: ClassVar[float | None] = DEFAULT_SECONDS
 
     @field_validator("command")
     @classmethod
@@ -242,7 +268,7 @@ class CommandTarget(Target):
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         payload = json.dumps({**case.data(), "repeat": repeat}, default=str).encode()
         stdout, stderr, code = await run_program(
-            self.argv(), payload, tctx.root / (self.cwd or "."), self.timeout or 60.0
+            self.argv(), payload, tctx.root / (self.cwd or "."), self.seconds()
         )
         if code != 0:
             tail = stderr.decode(errors="replace").strip()[-500:]

@@ -29,7 +29,7 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr
 
@@ -142,6 +142,7 @@ class CliCommandTarget(Target):
     command: str = Field(min_length=1)
     cwd: str = "."  # relative to the project root
     healthcheck: dict[str, Any] | None = None
+    default_timeout: ClassVar[float | None] = TIMEOUT
     _checked: asyncio.Lock = PrivateAttr(default_factory=asyncio.Lock)
     _healthy: list[bool] = PrivateAttr(default_factory=list)
 
@@ -198,7 +199,7 @@ class CliCommandTarget(Target):
             command = _rendered(self.command, values)
             out, err, code = await run_program(
                 ["/bin/sh", "-c", command], b"", Path(tctx.root) / self.cwd,
-                self.timeout or TIMEOUT, env,
+                self.seconds(), env,
             )  # fmt: skip
             if code != 0:
                 raise TargetFailure(_failure(out, err, code))

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from accord.engine import budget
 from accord.engine.errors import AccordError, ConfigError
 from accord.engine.programs import admit_code
 from accord.tasks.evaluators.base import EvaluatorSpec
@@ -245,9 +246,11 @@ def build(
             combos = (
                 [test["vars"]]
                 if options.get("disableVarExpansion")
-                else sources.var_combinations(test["vars"], loader.base, loader.root)
+                else sources.var_combinations(
+                    test["vars"], loader.base, loader.root, len(cases), max(len(pairs), 1)
+                )
             )
-        except sources.SourceProblem as exc:
+        except (sources.SourceProblem, budget.ExpansionError) as exc:
             loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
             continue
         bar = _bar(loader, item, _given_bar(loader, item, test, default))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord.engine import budget
 from accord.engine.errors import AccordError, Issue, ValidationError
 from accord.engine.project import load_project
 from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
@@ -491,7 +492,17 @@ def _scenario_tests(loader: _Loader, scenarios: Any, default: dict[str, Any]) ->
         inner = scenario.get("tests") or [{}]
         if isinstance(inner, str):  # file://: its tests (util/config/load.ts resolveConfigs)
             inner = [t.test for t in _test_file(loader, inner, (*loc, "tests"))] or [{}]
-        for d_index, entry in enumerate(scenario.get("config") or []):
+        rows = scenario.get("config") or []
+        try:  # rows x tests, counted before they are made
+            budget.check_product(
+                [("config rows", len(rows)), ("tests", len(inner))],
+                "this scenario's config rows and tests", already=len(found),
+                advice="split the scenario",
+            )  # fmt: skip
+        except budget.ExpansionError as exc:
+            loader.issue(loc, exc.message)
+            continue
+        for d_index, entry in enumerate(rows):
             for t_index, test in enumerate(inner):
                 if not isinstance(entry, dict) or not isinstance(test, dict):
                     loader.issue(loc, "a scenario's config and tests are lists of mappings")

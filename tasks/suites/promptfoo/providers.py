@@ -23,7 +23,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -128,7 +128,7 @@ class ExecTarget(Target):
     argv: list[str] = Field(min_length=1, description="The command, already split.")
     cwd: str = Field(".", description="The config's folder, relative to the project root.")
     options: dict[str, Any] = Field(default_factory=dict)
-    timeout: float | None = Field(300.0, gt=0, allow_inf_nan=False)
+    default_timeout: ClassVar[float | None] = 300.0
     process_env: dict[str, str] = Field(default_factory=dict, repr=False)  # AgentV's env
 
     def describe(self) -> str:
@@ -143,7 +143,7 @@ class ExecTarget(Target):
         context = {"vars": case.metadata.get("vars", {}), "prompt": case.metadata.get("prompt")}
         argv = [*self.argv, case.prompt, json.dumps(self.options), json.dumps(context)]
         stdout, stderr, code = await run_program(
-            argv, b"", tctx.root / self.cwd, self.timeout or 300.0, self.process_env or None
+            argv, b"", tctx.root / self.cwd, self.seconds(), self.process_env or None
         )
         out = stdout.decode(errors="replace").strip()
         err = stderr.decode(errors="replace").strip()
@@ -177,7 +177,7 @@ class PythonFileTarget(Target):
     function: str = Field("call_api", pattern=r"^[A-Za-z_]\w*$")
     cwd: str = "."
     options: dict[str, Any] = Field(default_factory=dict)
-    timeout: float | None = Field(300.0, gt=0, allow_inf_nan=False)
+    default_timeout: ClassVar[float | None] = 300.0
     agent_trace: bool = Field(False, description="The result's `tool_calls` are kept.")
     # an AgentV environment's `env`: variables of the provider's process, never shown
     process_env: dict[str, str] = Field(default_factory=dict, repr=False)
@@ -198,7 +198,7 @@ class PythonFileTarget(Target):
         path = str(inside(tctx.root, self.file, "python provider file").resolve())
         argv = [sys.executable, "-c", PYTHON_RUNNER, path, self.function]
         stdout, stderr, code = await run_program(
-            argv, payload, tctx.root / self.cwd, self.timeout or 300.0, self.process_env or None
+            argv, payload, tctx.root / self.cwd, self.seconds(), self.process_env or None
         )
         if code != 0:
             tail = stderr.decode(errors="replace").strip()[-500:]

@@ -11,10 +11,10 @@ other name) is accepted: promptfoo reads it through the references and nowhere e
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
+from accord.engine import budget
 from accord.engine.yamlmarks import Loc
 
 Report = Callable[[Loc, str], None]
@@ -25,6 +25,10 @@ def resolve(data: dict[str, Any], report: Report) -> tuple[dict[str, Any], set[s
     """The config with its `#/` references replaced, and the top-level keys they point
     into (the keys that only hold reference targets). Problems go to `report(loc, msg)`."""
     targets: set[str] = set()
+    made = budget.Counter(
+        "$ref references", advice="refer to the large parts fewer times, or write them out"
+    )
+    at: list[Loc] = [()]  # the reference being expanded, where the file writes it
 
     def follow(pointer: str, loc: Loc, depth: int) -> Any:
         parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer[2:].split("/")]
@@ -43,6 +47,7 @@ def resolve(data: dict[str, Any], report: Report) -> tuple[dict[str, Any], set[s
         return walk(node, loc, depth + 1)
 
     def walk(node: Any, loc: Loc, depth: int) -> Any:
+        made.spend(int(depth > 0))  # a value a reference makes: counted before it is built
         if depth > _DEPTH:
             report(loc, "$ref: the references lead back to themselves: break the cycle")
             return None
@@ -58,15 +63,21 @@ def resolve(data: dict[str, Any], report: Report) -> tuple[dict[str, Any], set[s
                    "('#/KEY/...'), not to other files or URLs: copy the part in, or use a "
                    "file:// value where promptfoo takes one")  # fmt: skip
             return {k: v for k, v in node.items() if k != "$ref"}
+        at[0] = loc
         target = follow(ref, loc, depth)
         rest = {k: walk(v, (*loc, k), depth) for k, v in node.items() if k != "$ref"}
+        # `follow` built the target anew (`walk`), so it is no other place's value
         if rest and isinstance(target, dict):
-            return {**copy.deepcopy(target), **rest}
-        return copy.deepcopy(target) if target is not None else rest or None
+            return {**target, **rest}
+        return target if target is not None else rest or None
 
     if not _has_ref(data):
         return data, set()
-    resolved = walk(data, (), 0)
+    try:
+        resolved = walk(data, (), 0)
+    except budget.ExpansionError as exc:
+        report(at[0], exc.message)
+        return {k: v for k, v in data.items() if not _has_ref(v)}, targets
     return resolved, targets
 
 

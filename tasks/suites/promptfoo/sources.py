@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from accord.engine import budget
 from accord.engine.paths import PathError, inside, is_private
 from accord.engine.yamlmarks import load_core, read_text
 
@@ -347,10 +348,16 @@ def var_value(value: str, base: Path, root: Path) -> list[str]:
     return values
 
 
-def var_combinations(variables: dict[str, Any], base: Path, root: Path) -> list[dict[str, Any]]:
+def var_combinations(
+    variables: dict[str, Any], base: Path, root: Path, already: int = 0, each: int = 1
+) -> list[dict[str, Any]]:
     """promptfoo's `generateVarCombinations`: a list of strings (or a `file://` glob) gives
-    one test per value, the product over vars; any other list stays one value."""
-    combos: list[dict[str, Any]] = [{}]
+    one test per value, the product over vars; any other list stays one value.
+
+    The product's size is checked before it is built (engine/budget.py): with the `already`
+    tests made before, each combination making `each` (prompt x provider), it stays within
+    `MAX_CASES`, else `ExpansionError` names the vars and their sizes."""
+    lists: list[tuple[str, list[Any]]] = []
     for key, value in variables.items():
         if isinstance(value, str) and value.startswith("file://"):
             values: list[Any] = var_value(value, base, root)
@@ -358,5 +365,13 @@ def var_combinations(variables: dict[str, Any], base: Path, root: Path) -> list[
             values = list(value)
         else:
             values = [value]
+        lists.append((key, values))
+    factors = [(f"values of '{key}'", len(values)) for key, values in lists if len(values) != 1]
+    if each > 1:
+        factors.append(("prompt x provider pairs", each))
+    budget.check_product(factors, "this test's vars", already=already,
+                         advice="give fewer values, or split the test")  # fmt: skip
+    combos: list[dict[str, Any]] = [{}]
+    for key, values in lists:
         combos = [{**combo, key: v} for combo in combos for v in values]
     return combos
