@@ -87,6 +87,10 @@ class Site:
             return HTTPStatus.OK, handler(query)
         except AccordError as exc:
             return HTTPStatus.NOT_FOUND, page("Not found", f"<p>{e(exc.text)}</p>", _nav())
+        except Exception as exc:  # a bug: the page says so, the server goes on (no traceback)
+            sys.stderr.write(f"accord view: internal error on {path}: {type(exc).__name__}\n")
+            text = f"<p>internal error: {e(type(exc).__name__)}; this is a bug in accord</p>"
+            return HTTPStatus.INTERNAL_SERVER_ERROR, page("Error", text, _nav())
 
     def _row(self, query: dict[str, str], name: str = "id") -> RunRow:
         return find_row(self.store, query.get(name, "") or "last")
