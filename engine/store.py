@@ -116,11 +116,7 @@ def connect(path: Path) -> sqlite3.Connection:
         sqlite.set_up(conn, lambda c: _set_up(c, path))
     except sqlite.NewerFormat as exc:
         conn.close()
-        raise ConfigError(
-            f"the run store {path} was written by a newer accord (format {exc.found}; this "
-            f"one reads up to {FORMAT}): upgrade accord, or move the store away and this one "
-            "starts a new one"
-        ) from None
+        raise newer_format(path, exc.found) from None
     except sqlite3.Error as exc:
         conn.close()
         if sqlite.is_locked(exc):
@@ -132,6 +128,15 @@ def connect(path: Path) -> sqlite3.Connection:
             "starts a new one; the runs recorded in it are lost"
         ) from None
     return conn
+
+
+def newer_format(path: Path, found: int) -> ConfigError:
+    """The refusal of a store a newer accord wrote (every reader gives this one)."""
+    return ConfigError(
+        f"the run store {path} was written by a newer accord (format {found}; this one "
+        f"reads up to {FORMAT}): upgrade accord, or move the store away and this one starts "
+        "a new one"
+    )
 
 
 def _set_up(conn: sqlite3.Connection, path: Path) -> None:

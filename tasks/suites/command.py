@@ -268,10 +268,16 @@ def check_targets(command: TestCommand) -> None:
         ("--report", command.report, REPORT_FORMATS.get("html").file),
         ("--output-json", command.output_json, "results.json"),
     )
+    from accord.tasks.suites.compare.gate import baseline_file
+
     tested = command.file if command.file is not None else Path.cwd()
+    inputs = {tested: "the tested file"}
+    baseline = baseline_file()
+    if baseline is not None:
+        inputs[baseline] = "the --baseline results file"
     check_outputs(
         [Output(option, path, example=example) for option, path, example in given if path],
-        inputs={tested: "the tested file"},
+        inputs=inputs,
         roots=[find_root(tested)[0]],
         nothing_ran="no test was run",
     )

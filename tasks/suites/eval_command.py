@@ -194,9 +194,13 @@ def check_outputs(
     from accord.engine.paths import Output
     from accord.engine.paths import check_outputs as check
     from accord.engine.project import find_root
+    from accord.tasks.suites.compare.gate import baseline_file
 
     inputs: dict[Path, str] = {path: "an evaluated file" for path in command.files}
     inputs.update({s.path: "an evaluated file" for s in suites if s.path is not None})
+    baseline = baseline_file()
+    if baseline is not None:
+        inputs[baseline] = "the --baseline results file"
     roots = {find_root(path)[0] for path in inputs}
     # a suite's project may be named apart from its file (scenario files' --project-root)
     roots.update(s.project.root for s in suites if s.project is not None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from accord.engine.cli import FiniteFloatRange, handle_errors
+from accord.engine.cli import FiniteFloatRange, OutputFile, handle_errors
 from accord.tasks.suites.compare.render import COMPARE_FORMATS
 
 _PROJECT = click.option(
@@ -21,7 +21,7 @@ _PROJECT = click.option(
 @click.argument("current", metavar="B")
 @click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS.choices()),
               default="pretty", show_default=True)  # fmt: skip
-@click.option("--output", type=click.Path(path_type=Path), help="Write the comparison here.")
+@click.option("--output", type=OutputFile("comparison.txt"), help="Write the comparison here.")
 @click.option(
     "--alpha", type=FiniteFloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
     show_default=True, help="Significance level of the paired tests.",
@@ -46,6 +46,8 @@ def compare_command(
 
     files = is_file_ref(baseline) and is_file_ref(current)
     store = folder if files else project_store(folder)  # two files need no project
+    if output is not None:
+        check_output(output, fmt, (baseline, current), folder)
     comparison = compare_runs(load_ref(baseline, store), load_ref(current, store))
     text = render(comparison, fmt, alpha)
     if output is not None:
@@ -62,6 +64,24 @@ def compare_command(
         failing += [c.id for _s, c in comparison.to_failing()]
     if fail_on_regression is not None and failing:
         sys.exit(1)
+
+
+def check_output(output: Path, fmt: str, refs: tuple[str, str], folder: Path) -> None:
+    """Refuse, before anything is read, an --output that would replace what a project keeps
+    (its files, a results file being compared, anything under `.accord/`, the run store
+    among them) or could not be written (engine/paths.check_outputs, as for every command)."""
+    from accord.engine.paths import Output, check_outputs
+    from accord.engine.project import find_root
+    from accord.tasks.suites.compare.loading import is_file_ref
+
+    compared = [Path(ref) for ref in refs if is_file_ref(ref)]
+    roots = {find_root(path)[0] for path in [folder, *compared] if path.exists()}
+    check_outputs(
+        [Output("--output", output, example=COMPARE_FORMATS.get(fmt).file)],
+        inputs={path: "a results file being compared" for path in compared},
+        roots=sorted(roots),
+        nothing_ran="nothing was compared",
+    )
 
 
 @click.command("view")

@@ -102,6 +102,7 @@ class Comparison:
     suites: list[SuiteComparison]
     only_baseline: list[str]
     only_current: list[str]
+    problems: list[str] = field(default_factory=list)  # values of either run read as missing
 
     def regressions(self, alpha: float) -> list[str]:
         return [r for s in self.suites for r in s.regressions(alpha)]
@@ -248,4 +249,5 @@ def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
         suites=suites,
         only_baseline=[n for n in baseline.suites if n not in current.suites],
         only_current=[n for n in current.suites if n not in baseline.suites],
+        problems=[*baseline.problems, *current.problems],
     )

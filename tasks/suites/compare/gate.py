@@ -77,6 +77,16 @@ def baseline_options(fn: F) -> F:
     return decorated  # type: ignore[no-any-return]
 
 
+def baseline_file() -> Path | None:
+    """The results file `--baseline` names in this command, if it names one: an input of
+    the command, which no output of it may replace."""
+    from accord.tasks.suites.compare.loading import is_file_ref
+
+    ctx = click.get_current_context(silent=True)
+    request: BaselineRequest | None = ctx.meta.get(_KEY) if ctx is not None else None
+    return Path(request.ref) if request is not None and is_file_ref(request.ref) else None
+
+
 def _store_of(kwargs: dict[str, Any]) -> Path:
     from accord.tasks.suites.compare.loading import project_store
 
@@ -119,6 +129,7 @@ def apply_baseline(code: int, results: Any) -> int:
         return code
     from rich.console import Console
 
+    from accord.engine.report.terminal import printable
     from accord.tasks.suites.compare.comparison import compare_runs
     from accord.tasks.suites.compare.convert import from_suite_result, from_suite_runs
     from accord.tasks.suites.compare.loading import load_ref
@@ -136,11 +147,14 @@ def apply_baseline(code: int, results: Any) -> int:
     reasons += [f"suite {suite}: {change_line(change)}" for suite, change in flipped]
     if not reasons:
         return code
+    # names and ids come from the baseline (anyone's file, or the store): shown, not obeyed
     err.print(
-        f"regression against the baseline {baseline.label} (--fail-on-regression "
-        f"{request.fail_on}):",
+        printable(
+            f"regression against the baseline {baseline.label} (--fail-on-regression "
+            f"{request.fail_on}):"
+        ),
         markup=False,
     )
     for reason in reasons:
-        err.print(f"  {reason}", markup=False)
+        err.print(f"  {printable(reason)}", markup=False)
     return code or 1

@@ -86,6 +86,11 @@ def comparison_body(comparison: Comparison, alpha: float) -> str:
         f"<b>{e(comparison.current)}</b></p>",
         verdict,
     ]
+    if comparison.problems:
+        items = "".join(f"<li>{e(p)}</li>" for p in comparison.problems)
+        parts.append(
+            f'<div id="problems" class="bad"><p>values read as missing:</p><ul>{items}</ul></div>'
+        )
     parts += [suite_section(s, alpha) for s in comparison.suites]
     if comparison.only_baseline:
         parts.append(

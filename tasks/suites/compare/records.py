@@ -2,14 +2,14 @@
 json` file, an `accord test --output-json` file, or the `SuiteRun`s of the run just made.
 
 A run holds suites; a suite holds cases by id; a case holds one sample per repeat (trial).
-The comparison only ever reads these records.
+The comparison only ever reads these records, and only intake.py makes them: every value in
+them is checked (a finite score, a known status, text for names).
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -123,75 +123,7 @@ class RunRecord:
     started: float | None = None
     run_ids: list[str] = field(default_factory=list)
     workflows: list[str] = field(default_factory=list)  # the store's names of its runs
+    problems: list[str] = field(default_factory=list)  # values read as missing, and why
 
     def suite(self, name: str) -> SuiteRecord:
         return self.suites.setdefault(name, SuiteRecord(name))
-
-
-def _evaluation(data: dict[str, Any]) -> Evaluation:
-    score = data.get("score")
-    return Evaluation(
-        name=str(data.get("name", "?")),
-        passed=data.get("passed") if isinstance(data.get("passed"), bool) else None,
-        score=float(score) if isinstance(score, int | float) else None,
-        reason=str(data.get("reason") or ""),
-        error=str(data["error"]) if data.get("error") else None,
-    )
-
-
-def eval_sample(case: dict[str, Any]) -> Sample:
-    """A sample from a case as `accord eval --format json` writes it."""
-    score = case.get("score")
-    findings = case.get("evaluations") or case.get("findings") or []
-    return Sample(
-        status=str(case.get("status", "error")),
-        score=float(score) if isinstance(score, int | float) else None,
-        evaluations=tuple(_evaluation(f) for f in findings if isinstance(f, dict)),
-        error=str(case["error"]) if case.get("error") else None,
-        tags=tuple(str(t) for t in case.get("tags") or ()),
-    )
-
-
-def samples_of_test(test: dict[str, Any]) -> list[tuple[str, Sample]]:
-    """(case id, sample) pairs of one `accord test` test as `--output-json` writes it (and
-    the store keeps it): its cases, or the test itself when it has none (a consistency
-    test, whose only figure is its accuracy)."""
-    name = str(test.get("name") or f"test {test.get('test') or test.get('index')}")
-    cases = test.get("cases")
-    if isinstance(cases, list) and cases:
-        out = []
-        for case in cases:
-            passed = case.get("passed")
-            scores = [v for v in (case.get("scores") or {}).values() if isinstance(v, int | float)]
-            status = (
-                "error" if case.get("error") else
-                "passed" if passed is True else "failed" if passed is False else "recorded"
-            )  # fmt: skip
-            checks = case.get("checks") or {}
-            evaluations = tuple(
-                Evaluation(str(k), v if isinstance(v, bool) else None, None)
-                for k, v in checks.items()
-            ) + tuple(
-                Evaluation(str(k), None, float(v))
-                for k, v in (case.get("scores") or {}).items()
-                if isinstance(v, int | float)
-            )
-            sample = Sample(
-                status=status,
-                score=statistics.fmean(scores) if scores else None,
-                evaluations=evaluations,
-                error=str(case["error"]) if case.get("error") else None,
-                tags=tuple(str(t) for t in case.get("tags") or ()),
-            )
-            out.append((str(case.get("name")), sample))
-        return out
-    metrics = test.get("metrics") or {}
-    accuracy = metrics.get("accuracy") if isinstance(metrics, dict) else None
-    value = accuracy.get("value") if isinstance(accuracy, dict) else None
-    error = test.get("error")
-    sample = Sample(
-        status="error" if error else "recorded",
-        score=float(value) if isinstance(value, int | float) else None,
-        error=str(error) if error else None,
-    )
-    return [(name, sample)]

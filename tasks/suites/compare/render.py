@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from accord.engine.report.formats import CommandFormats, formats_of
+from accord.engine.report.terminal import printable
+from accord.engine.report.xmltext import xml_document
 from accord.tasks.suites.compare.comparison import (
     CaseChange,
     Comparison,
@@ -19,7 +23,9 @@ from accord.tasks.suites.compare.comparison import (
 
 
 def _r(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
+    """A figure rounded for the report; None for a value JSON has no number for (the
+    records hold finite values only: intake.py reads any other as missing, with why)."""
+    return None if value is None or not math.isfinite(value) else round(value, 6)
 
 
 def figure_data(figure: Figure | None, alpha: float) -> dict[str, Any] | None:
@@ -89,12 +95,21 @@ def json_document(comparison: Comparison, alpha: float) -> dict[str, Any]:
         "suites": [suite_data(s, alpha) for s in comparison.suites],
         "suites_only_in_baseline": comparison.only_baseline,
         "suites_only_in_current": comparison.only_current,
+        "problems": comparison.problems,
         "verdict": verdict_data(comparison, alpha),
     }
 
 
+# C1 controls, which JSON leaves raw and a terminal reads as CSI and OSC (U+009B, U+009D)
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def render_json(comparison: Comparison, alpha: float) -> str:
-    return json.dumps(json_document(comparison, alpha), ensure_ascii=False, indent=2) + "\n"
+    """The comparison as JSON: strict (no NaN or Infinity) and with every control character
+    escaped, so it is safe to print and every parser reads it."""
+    text = json.dumps(json_document(comparison, alpha), ensure_ascii=False, indent=2,
+                      allow_nan=False)  # fmt: skip
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 def _score(value: float | None) -> str:
@@ -111,7 +126,13 @@ def change_line(change: CaseChange) -> str:
 
 
 def render_pretty(comparison: Comparison, alpha: float) -> str:
+    """The comparison as text for a terminal: every name, id and reason (from results files
+    and the store, anyone's) with its control characters shown as `\\xNN`
+    (engine.report.terminal.printable), so no escape sequence reaches the terminal."""
     lines = [f"baseline {comparison.baseline}  ->  current {comparison.current}"]
+    if comparison.problems:
+        lines.append("values read as missing:")
+        lines += [f"  {problem}" for problem in comparison.problems]
     for suite in comparison.suites:
         lines.append("")
         lines.append(
@@ -151,7 +172,7 @@ def render_pretty(comparison: Comparison, alpha: float) -> str:
         lines += [f"  {r}" for r in reasons]
     else:
         lines.append(f"no significant regression (alpha {alpha:g})")
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line.replace("\n", "\\n")) for line in lines) + "\n"
 
 
 def render_junit(comparison: Comparison, alpha: float) -> str:
@@ -181,8 +202,11 @@ def render_junit(comparison: Comparison, alpha: float) -> str:
                 ET.SubElement(case, "system-out").text = change_line(change)
         element.set("tests", str(tests))
         element.set("failures", str(failures))
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+        if comparison.problems:
+            ET.SubElement(element, "system-err").text = "values read as missing:\n" + "\n".join(
+                comparison.problems
+            )
+    return xml_document(root)
 
 
 @dataclass(frozen=True)

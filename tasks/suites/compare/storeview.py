@@ -1,13 +1,15 @@
 """The run store read-only: `accord runs compare` and `accord view` never write it.
 
 The store is opened with SQLite's `mode=ro` URI, so neither a comparison nor the web page can
-change a run, create the file, or take a write lock from a run in progress. Stored case
-results are read back with the engine's codec (data by registered name, never code).
+change a run, create the file, or take a write lock from a run in progress; a store a newer
+accord wrote is refused, as every other command refuses it. Stored case results are read back
+with the engine's codec (data by registered name, never code), every column through
+engine.stored and every case value through intake.py: a tampered row reads with its bad
+value missing (and the reason), never as a crash.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -16,13 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accord.engine import codec
+from accord.engine import codec, sqlite, stored
 from accord.engine.errors import ConfigError
-from accord.tasks.suites.compare.records import (
-    RunRecord,
-    Sample,
-    samples_of_test,
-)
+from accord.tasks.suites.compare.intake import Intake
+from accord.tasks.suites.compare.records import RunRecord, Sample
 
 _REPEAT = re.compile(r"^(?P<base>.+)@(?P<n>\d+)$")
 _REF = re.compile(r"^last(?:~(?P<back>\d+))?$")
@@ -30,15 +29,16 @@ _REF = re.compile(r"^last(?:~(?P<back>\d+))?$")
 
 @dataclass(frozen=True)
 class RunRow:
-    """A run's row: id, suite (the stored workflow name), times, status and summary."""
+    """A run's row: id, suite (the stored workflow name), times, status and summary, each
+    checked (engine.stored): a start time that is not a time reads as None."""
 
     run_id: str
     suite: str
     path: str
-    started: float
+    started: float | None
     finished: float | None
     status: str
-    summary: dict[str, Any]
+    summary: dict[str, Any] | None
 
 
 @contextmanager
@@ -52,7 +52,14 @@ def read_only(path: Path) -> Iterator[sqlite3.Connection]:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     except sqlite3.Error as exc:
         raise ConfigError(f"cannot open the run store {path}: {exc}") from None
+    conn.text_factory = sqlite.text_or_bytes  # bad UTF-8 reads as bytes, refused per value
     try:
+        from accord.engine.store import FORMAT, newer_format
+
+        try:
+            sqlite.format_of(conn, FORMAT)
+        except sqlite.NewerFormat as exc:
+            raise newer_format(path, exc.found) from None
         yield conn
     except sqlite3.Error as exc:
         raise ConfigError(f"cannot read the run store {path}: {exc}") from None
@@ -61,22 +68,31 @@ def read_only(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 def list_rows(path: Path, limit: int = 1000, suite: str | None = None) -> list[RunRow]:
-    """Runs newest first (of one suite)."""
+    """Runs newest first (of one suite); a run whose start time is not a number sorts last,
+    one whose id is not text is left out."""
     query = "SELECT run_id, workflow, path, started, finished, status, summary FROM runs"
     args: tuple[Any, ...] = ()
     if suite is not None:
         query, args = query + " WHERE workflow = ?", (suite,)
+    order = " ORDER BY typeof(started) IN ('integer', 'real') DESC, started DESC LIMIT ?"
     with read_only(path) as conn:
-        rows = conn.execute(query + " ORDER BY started DESC LIMIT ?", (*args, limit)).fetchall()
-    return [RunRow(r[0], r[1], r[2], r[3], r[4], r[5], _json_object(r[6])) for r in rows]
+        rows = conn.execute(query + order, (*args, limit)).fetchall()
+    return [row for row in map(_run_row, rows) if row is not None]
 
 
-def _json_object(text: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+def _run_row(row: tuple[Any, ...]) -> RunRow | None:
+    run_id = stored.text(row[0])
+    if not run_id:
+        return None
+    return RunRow(
+        run_id,
+        stored.shown(row[1]),
+        stored.shown(row[2]),
+        stored.timestamp(row[3]),
+        stored.timestamp(row[4]),
+        stored.shown(row[5]),
+        stored.summary(row[6]),
+    )
 
 
 def find_row(
@@ -92,7 +108,8 @@ def find_row(
     if match:
         pool = [
             r for r in rows
-            if (before is None or r.started < before) and (not suites or r.suite in suites)
+            if (before is None or (r.started is not None and r.started < before))
+            and (not suites or r.suite in suites)
         ]  # fmt: skip
         back = int(match.group("back") or 0)
         if back >= len(pool):
@@ -130,13 +147,16 @@ def stored_results(path: Path, run_id: str) -> list[tuple[str, str, str, str | N
         ).fetchall()
     out = []
     for key, kind, status, error, text in rows:
+        if not isinstance(key, str):
+            continue  # a task key that is not text names no case
         value = None
         if isinstance(text, str):
             try:
                 value = codec.loads(text)
             except codec.CodecError:
                 value = None
-        out.append((str(key), str(kind), str(status), error, value))
+        shown_error = None if error is None else stored.shown(error)
+        out.append((key, stored.shown(kind), stored.shown(status), shown_error, value))
     return out
 
 
@@ -150,9 +170,10 @@ def case_base(key: str) -> tuple[str, int]:
 def load_run(path: Path, row: RunRow) -> RunRecord:
     """A stored run as a record: an eval suite's cases from their verdict nodes (a case whose
     target failed from that failure), or an `accord test` run's tests."""
-    from accord.tasks.suites.compare.convert import case_result_sample, outcome_tests
+    from accord.tasks.suites.compare.convert import outcome_tests
 
     record = RunRecord(label=row.run_id, started=row.started, run_ids=[row.run_id])
+    intake = Intake(f"run {row.run_id}")
     results = stored_results(path, row.run_id)
     verdicts = {k: v for k, kind, _s, _e, v in results if kind == "eval_verdict"}
     if any(kind == "accord_test" for _k, kind, *_ in results):
@@ -160,9 +181,9 @@ def load_run(path: Path, row: RunRow) -> RunRecord:
             if kind == "accord_test":
                 for test in outcome_tests(value, error):
                     suite = record.suite(str(test["name"]))
-                    for case_id, sample in samples_of_test(test):
+                    for case_id, sample in intake.test_cases(test, "a stored test"):
                         suite.add(case_id, sample)
-        return record
+        return intake.into(record)
     suite = record.suite(row.suite)
     errors: dict[str, str] = {}
     for key, kind, status, error, _value in results:
@@ -178,10 +199,9 @@ def load_run(path: Path, row: RunRow) -> RunRecord:
         value = verdicts.get(f"{node}.verdict")
         if value is not None:
             seen.add(node)
-            case_id, sample = case_result_sample(value)
-            suite.add(case_id, sample)
+            suite.add(*intake.case_result(value))
         elif node in errors:
             seen.add(node)
             suite.add(case_base(key)[0], Sample("error", None, error=errors[node]))
     suite.repeat = max((len(c.samples) for c in suite.cases.values()), default=1)
-    return record
+    return intake.into(record)

@@ -87,6 +87,10 @@ class Site:
             return HTTPStatus.OK, handler(query)
         except AccordError as exc:
             return HTTPStatus.NOT_FOUND, page("Not found", f"<p>{e(exc.text)}</p>", _nav())
+        except Exception as exc:  # a bug: the page says so, the server goes on (no traceback)
+            sys.stderr.write(f"accord view: internal error on {path}: {type(exc).__name__}\n")
+            text = f"<p>internal error: {e(type(exc).__name__)}; this is a bug in accord</p>"
+            return HTTPStatus.INTERNAL_SERVER_ERROR, page("Error", text, _nav())
 
     def _row(self, query: dict[str, str], name: str = "id") -> RunRow:
         return find_row(self.store, query.get(name, "") or "last")
@@ -97,9 +101,16 @@ class Site:
         for row in rows:
             record = load_run(self.store, row)
             f = figures(record)
-            started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.started))
+            started = (
+                '<span class="bad" title="not a time in the store">unknown</span>'
+                if row.started is None
+                else e(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.started)))
+            )
+            marked = (
+                ' class="run bad"' if row.started is None or record.problems else ' class="run"'
+            )
             body.append(
-                f'<tr class="run"><td>{e(started)}</td>'
+                f"<tr{marked}><td>{started}</td>"
                 f'<td><a href="/run?id={_q(row.run_id)}">{e(row.run_id)}</a></td>'
                 f'<td><a href="/suite?name={_q(row.suite)}">{e(row.suite)}</a></td>'
                 f"<td>{e(row.status)}</td><td>{f['cases']}</td><td>{f['passed']}</td>"
@@ -191,11 +202,9 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "accord-view"
 
     def do_GET(self) -> None:
-        port = self.site.port
-        if self.headers.get("Host") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
-            # a page elsewhere that rebinds its own name to 127.0.0.1 sends its own Host:
-            # refusing it keeps the runs from being read through the user's browser
-            self.send_error(HTTPStatus.FORBIDDEN, "accord view answers 127.0.0.1 only")
+        refusal = self._refusal()
+        if refusal is not None:
+            self.send_error(HTTPStatus.FORBIDDEN, refusal)
             return
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
@@ -209,6 +218,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("X-Content-Type-Options", "nosniff")
         self.end_headers()
         self.wfile.write(data)
+
+    def _refusal(self) -> str | None:
+        """Why a request is not the user's own, or None: a Host other than ours (a page
+        elsewhere that rebinds its own name to 127.0.0.1 sends its own Host: refusing it
+        keeps the runs from being read through the user's browser), or a request a page of
+        another site made (`<img src="http://127.0.0.1:8765/compare?...">` carries our Host;
+        browsers mark it `Sec-Fetch-Site: cross-site` and, when they send one, give its
+        Origin), so no other site can make the view work for it."""
+        port = self.site.port
+        own = (f"127.0.0.1:{port}", f"localhost:{port}")
+        if self.headers.get("Host") not in own:
+            return "accord view answers 127.0.0.1 only"
+        origin = self.headers.get("Origin")
+        if origin is not None and origin not in tuple(f"http://{host}" for host in own):
+            return "accord view answers its own pages only"
+        if self.headers.get("Sec-Fetch-Site", "none") not in ("none", "same-origin"):
+            return "accord view answers its own pages only"
+        return None
 
     def _refuse(self) -> None:
         self.send_error(HTTPStatus.METHOD_NOT_ALLOWED, "accord view is read-only")
@@ -228,6 +255,7 @@ def serve(store: Path, port: int, alpha: float) -> None:
             f"no run store at {store}: run `accord eval` or `accord test` in this project "
             "first, or give --project the project's folder"
         )
+    list_rows(store, limit=1)  # a store this accord cannot read is refused here, exit 2
     site = Site(store, alpha)
     handler = type("Handler", (_Handler,), {"site": site})
     try:

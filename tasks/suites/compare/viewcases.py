@@ -9,7 +9,8 @@ from urllib.parse import quote
 
 from accord.tasks.suites.compare.convert import outcome_tests
 from accord.tasks.suites.compare.html import e, page
-from accord.tasks.suites.compare.records import samples_of_test
+from accord.tasks.suites.compare.intake import Intake
+from accord.tasks.suites.compare.records import RunRecord
 from accord.tasks.suites.compare.storeview import RunRow, case_base
 
 STATUSES = ("passed", "failed", "error", "recorded")
@@ -49,7 +50,9 @@ def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def view_cases(nodes: list[Node]) -> list[ViewCase]:
+def view_cases(nodes: list[Node], intake: Intake) -> list[ViewCase]:
+    """The samples of a stored run, their scores and statuses checked (a bad one shows as
+    missing, and `intake` keeps why)."""
     out: list[ViewCase] = []
     verdicts = {k.rsplit(".", 1)[0] for k, kind, _s, _e, v in nodes if kind == "eval_verdict" and v}
     for key, kind, status, error, value in nodes:
@@ -59,7 +62,9 @@ def view_cases(nodes: list[Node]) -> list[ViewCase]:
             out.append(
                 ViewCase(
                     id=str(value.id), link=case_base(key)[0], repeat=int(value.repeat),
-                    status=str(value.status), score=value.score, tags=list(value.tags or []),
+                    status=intake.status(value.status, f"case {value.id!r}"),
+                    score=intake.score(value.score, f"case {value.id!r}: score"),
+                    tags=list(value.tags or []),
                     input=value.input, output=value.output, error=value.error,
                     evaluations=[(f.name, f.passed, f.score, f.reason or "", f.error)
                                  for f in findings],
@@ -70,7 +75,7 @@ def view_cases(nodes: list[Node]) -> list[ViewCase]:
             out.append(ViewCase(case_id, case_id, repeat, "error", None, error=error or status))
         elif kind == "accord_test":
             for test in outcome_tests(value, error):
-                for case_id, sample in samples_of_test(test):
+                for case_id, sample in intake.test_cases(test, "a stored test"):
                     out.append(
                         ViewCase(
                             id=f"{test.get('name')}: {case_id}", link=None, repeat=0,
@@ -91,8 +96,17 @@ def _select(name: str, label: str, choices: list[str], chosen: str) -> str:
     return f'<label>{e(label)} <select name="{name}">{"".join(options)}</select></label> '
 
 
+def problems_note(problems: list[str]) -> str:
+    """The values of a run read as missing, and why (a tampered store)."""
+    if not problems:
+        return ""
+    items = "".join(f"<li>{e(p)}</li>" for p in problems)
+    return f'<div id="problems" class="bad"><p>values read as missing:</p><ul>{items}</ul></div>'
+
+
 def cases_page(row: RunRow, nodes: list[Node], query: dict[str, str]) -> str:
-    cases = view_cases(nodes)
+    intake = Intake(f"run {row.run_id}")
+    cases = view_cases(nodes, intake)
     status, tag = query.get("status", ""), query.get("tag", "")
     evaluator, text = query.get("evaluator", ""), query.get("q", "")
     tags = sorted({t for c in cases for t in c.tags})
@@ -121,8 +135,13 @@ def cases_page(row: RunRow, nodes: list[Node], query: dict[str, str]) -> str:
         f'<p><a href="/suite?name={quote(row.suite, safe="")}">suite {e(row.suite)}</a> '
         f"&middot; status {e(row.status)}</p>"
     )
+    problems = intake.into(RunRecord(row.run_id)).problems
+    if row.started is None:
+        problems.insert(0, f"run {row.run_id}: its start time is not a time; shown as unknown")
     return page(
-        f"Run {row.run_id}", links + form + summary + table, '<nav><a href="/">runs</a></nav>'
+        f"Run {row.run_id}",
+        problems_note(problems) + links + form + summary + table,
+        '<nav><a href="/">runs</a></nav>',
     )
 
 

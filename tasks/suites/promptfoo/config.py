@@ -184,10 +184,11 @@ def load(
         # by agentv4.prepare); one without passes at AgentV's DEFAULT_THRESHOLD, 0.8
         # (run-eval.ts resolveEffectiveRunPolicy: run ?? test ?? suite default ?? 0.8)
         pass_score = PASS
-    if loader.issues:
-        raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
     outputs = data.get("outputPath")
     output_paths = [outputs] if isinstance(outputs, str) else list(outputs or [])
+    _check_output_paths(loader, outputs, project.root)
+    if loader.issues:
+        raise ValidationError(sorted(loader.issues, key=lambda i: (str(i.file), i.line or 0)))
     return PromptfooSuite(
         id=str(data.get("description") or path.parent.name or path.stem),
         cases=cases,
@@ -206,6 +207,32 @@ def load(
         empty_passes=dialect != "agentv4",
         notes=tuple(loader.notes),
     )
+
+
+def _check_output_paths(loader: _Loader, value: Any, root: Path) -> None:
+    """`outputPath` is written by whoever runs the config: it stays inside the project (it is
+    relative to the current folder, as promptfoo reads it). An absolute path or one leading
+    out (`../`, a link) is refused at its line; a place outside is the user's to choose, on
+    the command line (`-o PATH`), where the output checks of every command apply."""
+    from accord.engine.paths import resolved, shown_path
+
+    items: list[tuple[tuple[int, ...], str]] = [((), value)] if isinstance(value, str) else []
+    if isinstance(value, list):
+        items = [((i,), item) for i, item in enumerate(value) if isinstance(item, str)]
+    for index, given in items:
+        if not given:
+            continue
+        path = Path(given)
+        where = "an absolute path" if path.is_absolute() or given.startswith("~") else None
+        if where is None and not resolved(Path.cwd() / path).is_relative_to(resolved(root)):
+            where = "a path leading outside the project"
+        if where is not None:
+            loader.issue(
+                ("outputPath", *index),
+                f"outputPath '{given}' is {where} ({root} is the project): a file may write "
+                "only inside its project; to write elsewhere, give the path on the command "
+                f"line: accord eval -c {shown_path(loader.path)} -o PATH",
+            )
 
 
 def _prompts(loader: _Loader, value: Any) -> list[sources.Prompt]:

@@ -17,6 +17,7 @@ from rich.table import Table
 from accord.engine.clip import SHOWN_IN_FILES, clip, clip_lines, kept_in
 from accord.engine.masking import mask, mask_data
 from accord.engine.report.terminal import shown as escape
+from accord.engine.report.xmltext import xml_safe
 from accord.tasks.suites.core.cases import CaseResult
 from accord.tasks.suites.core.gate import GateResult
 from accord.tasks.suites.core.reducers import Metric
@@ -251,7 +252,7 @@ def render_junit(runs: list[SuiteRun]) -> str:
             score = "" if case.score is None else f"score {case.score:.3f}\n"
             output = clip(case.output or "", SHOWN_IN_FILES, kept=kept)
             ET.SubElement(element, "system-out").text = score + output
-    ET.indent(root)
+    ET.indent(xml_safe(root))  # a control character in a name or an output is no XML
     return mask(
         '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
     )

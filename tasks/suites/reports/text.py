@@ -16,6 +16,7 @@ from rich.console import Console
 from accord.engine.clip import SHOWN_IN_FILES, clip, kept_in
 from accord.engine.masking import mask, mask_data
 from accord.engine.report.terminal import shown as escape
+from accord.engine.report.xmltext import xml_document
 from accord.tasks.suites.core.gate import GateResult
 from accord.tasks.suites.core.outcomes import PairRecord, SuiteResult, TestOutcome
 from accord.tasks.suites.core.reducers import Metric
@@ -254,8 +255,7 @@ def render_junit(result: SuiteResult, gate: GateResult | None, threshold: float 
     for key in ("tests", "failures", "errors", "time"):
         root.set(key, suite.get(key, "0"))
     root.append(suite)
-    ET.indent(root)
-    return mask(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
+    return mask(xml_document(root))  # a control character in a name or an answer is no XML
 
 
 def _junit_test(parent: ET.Element, suite: str, test: TestOutcome, below: float | None) -> None:
