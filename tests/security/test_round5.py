@@ -1,0 +1,118 @@
+"""Files from others, round 5: the doors of trust, programs, keys, paths and budgets tried as
+the author of one file would try them, each through `accord` in a process of its own in a
+fresh project (the trust record is the test's own: XDG_DATA_HOME, tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ATTACK = "a $(touch pwned1) `touch pwned2`; touch pwned3 \"$(touch pwned4)\" '$(touch pwned5)'"
+
+
+def accord(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "accord.cli", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )
+
+
+def pwned(*folders: Path) -> list[str]:
+    return sorted(p.name for folder in folders for p in folder.rglob("pwned*"))
+
+
+def refused(run: subprocess.CompletedProcess[str], *said: str) -> None:
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    for text in said:
+        assert text in run.stderr, run.stderr
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def agentv_cli(root: Path, template: str, text: str = "hi") -> Path:
+    """An AgentV project (no config.yml) whose `cli` target runs `template`."""
+    return write(
+        root,
+        {
+            ".agentv/targets.yaml": "targets:\n  - name: default\n    provider: cli\n"
+            f"    command_template: {json.dumps(template)}\n",
+            "evals/ds.yaml": "execution:\n  target: default\n"
+            "  evaluators: [{name: c, type: contains, value: x}]\n"
+            f"tests:\n  - id: t\n    criteria: x\n    input: {json.dumps(text)}\n",
+        },
+    )
+
+
+# --- the programs door: a shell line the checker read otherwise than the shell --------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        # `cd` with an option: the checker took `-P` for the folder, the shell went to /usr/bin
+        "cd -P /usr/bin && ./perl -e 'open(F, \">{home}/pwned_perl\")'; echo x > {{OUTPUT_FILE}}",
+        "cd -- /usr/bin && ./touch {home}/pwned_cd; echo x > {{OUTPUT_FILE}}",
+        # `~` is the home folder to the shell, a folder named `~` to the checker
+        "echo 'touch pwned' >> ~/pwned_profile; echo x > {{OUTPUT_FILE}}",
+        "~root/../usr/bin/touch {home}/pwned_tilde; echo x > {{OUTPUT_FILE}}",
+    ],
+)
+def test_shell_line_leaving_the_project_is_refused(tmp_path: Path, template: str) -> None:
+    """An untrusted `cli` command line ran a program of the system (perl with code, touch)
+    or wrote into the home folder: the door read `cd -P /usr/bin` as `cd` into a folder of
+    the project named `-P`, and `~/x` as a file under the project."""
+    home = tmp_path / "home"
+    home.mkdir()
+    root = agentv_cli(tmp_path / "proj", template.format(home=home))
+    run = accord(root, "eval", "evals/ds.yaml", env={"HOME": str(home)})
+    refused(run, "targets.yaml:", "accord trust")
+    assert pwned(home, root) == []
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        'find . -maxdepth 0 -exec sh -c "echo {PROMPT} > {OUTPUT_FILE}" \\;',
+        'flock lock sh -c "echo {PROMPT} > {OUTPUT_FILE}"',
+        'script -qc "echo {PROMPT} > {OUTPUT_FILE}" /dev/null',
+        "echo {PROMPT} | perl",
+    ],
+)
+def test_prompt_in_a_script_a_shell_runs_later_in_the_line(tmp_path: Path, template: str) -> None:
+    """Rule 1 holds in a trusted file too: the test's text never becomes a script another
+    shell runs. Only `sh -c` as the command's program (or after env, nice, ...) was seen;
+    `find -exec sh -c "... {PROMPT} ..."` ran the text as code."""
+    root = agentv_cli(tmp_path, template, ATTACK)
+    assert accord(root, "trust", ".agentv/targets.yaml").returncode == 0
+    run = accord(root, "eval", "evals/ds.yaml")
+    refused(run, "targets.yaml:4", "$AGENTV_PROMPT")
+    assert pwned(root) == []
+
+
+def test_cd_into_a_folder_of_the_project_still_runs(tmp_path: Path) -> None:
+    root = agentv_cli(tmp_path, "cd sub && ./run.sh > {OUTPUT_FILE}")
+    (root / "evals" / "sub").mkdir()
+    script = root / "evals" / "sub" / "run.sh"
+    script.write_text("#!/bin/sh\necho x\n")
+    script.chmod(0o755)
+    run = accord(root, "eval", "evals/ds.yaml")
+    assert run.returncode == 0, run.stdout + run.stderr
