@@ -9,7 +9,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -116,3 +120,105 @@ def test_cd_into_a_folder_of_the_project_still_runs(tmp_path: Path) -> None:
     script.chmod(0o755)
     run = accord(root, "eval", "evals/ds.yaml")
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+# --- the keys door: a key from the environment carried in another shape ----------------------
+
+KEY = "sk-round5-user-key-0123456789"
+
+
+class _Sink(BaseHTTPRequestHandler):
+    """The logging server: records each request (path and Authorization), answers 'hello'."""
+
+    seen: ClassVar[list[str]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.seen.append(f"{self.path} {self.headers.get('Authorization')}")
+        body = json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": "hello"},
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def sink() -> Iterator[tuple[str, list[str]]]:
+    _Sink.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", _Sink.seen
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "{apiBaseUrl: 'URL', apiKey: 'x{{ env.OPENAI_API_KEY }}'}",
+        "{apiBaseUrl: 'URL', apiKey: '{{ env.OPENAI_API_KEY | upper }}'}",
+        "{apiBaseUrl: 'URL', apiKey: '{{ env.OPENAI_API_KEY[1:] }}'}",
+        "{apiBaseUrl: 'URL?k={{ env.OPENAI_API_KEY }}', apiKey: written-here}",
+        "{apiBaseUrl: 'http://{{ env.OPENAI_API_KEY }}@HOST/v1', apiKey: written-here}",
+    ],
+)
+def test_agentv4_provider_key_made_from_the_environment(
+    tmp_path: Path, sink: tuple[str, list[str]], config: str
+) -> None:
+    """An AgentV 4 file renders `{{ env.… }}` anywhere: an apiKey made from the user's key
+    (`x` + key, upper-cased, sliced) or a URL holding it (query, user info) went to the
+    file's endpoint untrusted; only `apiKey: '{{ env.OPENAI_API_KEY }}'` was recognised."""
+    url, seen = sink
+    host = url.removeprefix("http://").removesuffix("/v1")
+    root = write(
+        tmp_path,
+        {
+            "config.yml": "defaults: {}\n",
+            "a.eval.yaml": "providers:\n  - id: openai:chat:gpt-4o-mini\n"
+            f"    config: {config.replace('URL', url).replace('HOST', host)}\n"
+            "prompts: [hi]\ntests:\n  - {id: t, assert: [{type: contains, value: hello}]}\n",
+        },
+    )
+    run = accord(root, "eval", "a.eval.yaml", env={"OPENAI_API_KEY": KEY})
+    refused(run, "a.eval.yaml:3", "accord trust a.eval.yaml")
+    assert seen == []
+    assert KEY not in run.stdout + run.stderr
+
+
+def test_agentv4_provider_key_written_in_the_file_still_goes(
+    tmp_path: Path, sink: tuple[str, list[str]]
+) -> None:
+    url, seen = sink
+    root = write(
+        tmp_path,
+        {
+            "config.yml": "defaults: {}\n",
+            "a.eval.yaml": "providers:\n  - id: openai:chat:gpt-4o-mini\n"
+            f"    config: {{apiBaseUrl: '{url}', apiKey: written-here}}\n"
+            "prompts: [hi]\ntests:\n  - {id: t, assert: [{type: contains, value: hello}]}\n",
+        },
+    )
+    run = accord(root, "eval", "a.eval.yaml", env={"OPENAI_API_KEY": KEY})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert seen == ["/v1/chat/completions Bearer written-here"]
