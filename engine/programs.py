@@ -486,10 +486,19 @@ def _python_rule(args: list[str], cwd: Path, root: Path) -> str | None:
     return _script_rule("python", args[i:], cwd, root)
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
 def _script_rule(runner: str, args: list[str], cwd: Path, root: Path) -> str | None:
     if not args or args[0] == "-":
         return f"gives {runner} its code on its input, not a script of the project"
-    problem = _own_file(args[0], cwd, root)
+    script = args[0]
+    if _SCHEME.match(script):  # `deno run https://...`, `npm:pkg`, `uv run https://...`
+        return f"runs '{script}', code from elsewhere, not a script of the project"
+    problem = _own_file(script, cwd, root)
+    if problem is None and not (cwd / script).exists():
+        # a runner's subcommand (`bun x pkg`, `bun exec 'cmd'`), a package, a name
+        return f"runs '{script}', which is no file of the project"
     return None if problem is None else f"runs the script {problem}"
 
 

@@ -222,3 +222,33 @@ def test_agentv4_provider_key_written_in_the_file_still_goes(
     run = accord(root, "eval", "a.eval.yaml", env={"OPENAI_API_KEY": KEY})
     assert run.returncode == 0, run.stdout + run.stderr
     assert seen == ["/v1/chat/completions Bearer written-here"]
+
+
+# --- the programs door: a known runner given something other than a script of the project ---
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "uv run https://127.0.0.1:9/x.py",  # uv runs a script from a URL
+        "deno run -A https://127.0.0.1:9/x.ts",
+        "deno run -A npm:cowsay",  # a package of the registry
+        "bun x cowsay",  # bunx: a package of the registry
+        "bun exec 'touch pwned'",  # bun's own shell runs the string
+        "npx tsx https://127.0.0.1:9/x.ts",
+    ],
+)
+def test_runner_given_no_script_of_the_project(tmp_path: Path, command: str) -> None:
+    """A runner's word after its options was taken for a script of the project whatever it
+    was: a URL, a package specifier, a subcommand of the runner (`bun x`, `bun exec`)."""
+    root = write(
+        tmp_path,
+        {
+            "config.yml": "defaults: {}\n",
+            "promptfooconfig.yaml": "prompts: ['hi']\n"
+            f"providers: [{json.dumps('exec: ' + command)}]\n"
+            "tests: [{assert: [{type: contains, value: hi}]}]\n",
+        },
+    )
+    run = accord(root, "validate", "promptfooconfig.yaml")
+    refused(run, "promptfooconfig.yaml:2", "accord trust promptfooconfig.yaml")
