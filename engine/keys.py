@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 
 _lock = threading.Lock()
 _read: dict[str, str] = {}  # value -> the variable it was read from
+# a text a template made from values it read (`x{{ env.K }}`, `{{ env.K | upper }}`) -> one
+# variable it read: such a text carries the value as much as the value itself
+_derived: dict[str, str] = {}
+_tracking = threading.local()  # the names read while `rendered` runs a template
+CARRIED_MIN = 8  # a value read this long, found inside a text, is carried by it
 
 # the variable a provider's SDK reads its key from when none is given (litellm's names);
 # a provider not listed reads one of its own too
@@ -82,6 +87,9 @@ class _Environment(Mapping[str, str]):
         value = read(name, self._fallback)
         if value is None:
             raise KeyError(name)
+        names = getattr(_tracking, "names", None)
+        if names is not None:
+            names.append(name)
         return value
 
     def __contains__(self, name: object) -> bool:
@@ -100,18 +108,48 @@ def environment(fallback: Mapping[str, str] | None = None) -> Mapping[str, str]:
     return _Environment(fallback)
 
 
+def rendered(render: Callable[[], str]) -> str:
+    """Run `render`, a template reading `environment()` (`x{{ env.KEY }}`); its text, when
+    made from values read, is known as carrying them (`variable_of`), whatever the template
+    did to them (`{{ env.KEY | upper }}`, `{{ env.KEY[1:] }}`)."""
+    previous = getattr(_tracking, "names", None)
+    names: list[str] = []
+    _tracking.names = names
+    try:
+        text = render()
+    finally:
+        _tracking.names = previous
+    if names and text:
+        with _lock:
+            _derived.setdefault(text, names[0])
+            _derived.setdefault(text.strip(), names[0])
+    return text
+
+
 def variable_of(value: str | None) -> str | None:
-    """The variable `value` was read from through `read`, else None."""
+    """The variable whose value `value` is or carries (read through `read`: the value
+    itself, a text a template made from it, or a text holding it: `x` + key, a URL's
+    `?key=` or `user:key@`), else None."""
     if not value:
         return None
     with _lock:
-        return _read.get(value) or _read.get(value.strip())
+        found = _read.get(value) or _read.get(value.strip()) or _derived.get(value)
+        if found is None:
+            found = _derived.get(value.strip())
+        if found is None:
+            found = next(
+                (name for read_value, name in _read.items()
+                 if len(read_value) >= CARRIED_MIN and read_value in value),
+                None,
+            )  # fmt: skip
+        return found
 
 
 def forget() -> None:
     """Forget what was read (a process running one project after another)."""
     with _lock:
         _read.clear()
+        _derived.clear()
 
 
 def _chosen_by_environment(url: str) -> bool:
@@ -159,7 +197,12 @@ def destination_refusal(
     the variable the key sent there is read from (None: a key written in the file, or none);
     `instead` the way without trust; `what` names the entry ("provider 'x': ").
     """
-    if not url or not key or _chosen_by_environment(url):
+    if not url or _chosen_by_environment(url):
+        return None
+    # a URL written in the file that holds a value from the environment (`?k={{ env.K }}`,
+    # `http://{{ env.K }}@host/`) sends it there, whatever key goes with it
+    key = key or variable_of(url)
+    if not key:
         return None
     return trust.refusal(
         file,

@@ -53,7 +53,10 @@ PRIVATE_FOLDER = ".accord"
 
 
 def _private_name(name: str) -> bool:
-    return name == ".env" or name.startswith(".env.")
+    # `.envrc` is direnv's (`export KEY=...`); any case, as a case-insensitive file system
+    # opens `.ENV` as `.env`
+    name = name.lower()
+    return name in (".env", ".envrc") or name.startswith(".env.")
 
 
 def private(root: Path, path: Path, given: str | Path | None = None) -> str | None:
@@ -70,10 +73,10 @@ def private(root: Path, path: Path, given: str | Path | None = None) -> str | No
     names = (*inner, *written)
     if any(_private_name(name) for name in (real.name, path.name, *written[-1:])):
         return (
-            "is a .env file, which holds secrets (keys, passwords): it is never read as data; "
-            "put what the file needs in another file"
+            "is a .env file (or .envrc), which holds secrets (keys, passwords): it is never read "
+            "as data; put what the file needs in another file"
         )
-    if PRIVATE_FOLDER in names:
+    if PRIVATE_FOLDER in (name.lower() for name in names):
         return (
             "is under .accord/, where accord keeps its run store and caches: it is never read "
             "as data"

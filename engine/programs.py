@@ -326,10 +326,21 @@ def splice_problem(command: str) -> str | None:
             reads = "is the program itself"
         elif name == "eval" and (found := _placeholders(" ".join(words[at + 1 :]))):
             reads = "is in the words `eval` runs as shell code"
-        elif name in SHELLS:
-            script = _shell_script(words[at + 1 :])
-            if script is not None and (found := _placeholders(script)):
-                reads = f"sits inside the script `{name} -c` runs (whatever its quotes)"
+        else:
+            # a shell anywhere in the command, not only as its program: `find -exec sh -c`,
+            # `busybox sh -c`, `chroot / sh -c`, `flock f sh -c`; and programs whose own
+            # option or arguments are a script a shell runs (`script -c`, `su -c`, `watch`)
+            for j in range(at, len(words)):
+                inner = Path(_unquoted(words[j]) or words[j]).name
+                script = None
+                if inner in SHELLS:
+                    script = _shell_script(words[j + 1 :])
+                elif inner in SCRIPT_TAKERS and j == at:
+                    script = _script_of(SCRIPT_TAKERS[inner], words[j + 1 :])
+                if script is not None and (found := _placeholders(script)):
+                    shown = f"{inner} -c" if inner in SHELLS else inner
+                    reads = f"sits inside the script `{shown}` runs (whatever its quotes)"
+                    break
         if (
             reads is None
             and _reads_code_from_stdin(name, words[at + 1 :])
@@ -348,6 +359,25 @@ def splice_problem(command: str) -> str | None:
     return None
 
 
+# programs that hand a script to a shell: the option whose value it is (None: every argument)
+SCRIPT_TAKERS: dict[str, str | None] = {
+    "script": "-c", "su": "-c", "runuser": "-c", "flock": "-c", "watch": None, "ssh": None,
+}  # fmt: skip
+
+
+def _script_of(option: str | None, args: list[str]) -> str | None:
+    """The script `args` give a SCRIPT_TAKERS program: the value of `option` (`-c X`,
+    `-qc X`, `--command=X`), or every argument (None)."""
+    if option is None:
+        return " ".join(args) or None
+    for i, arg in enumerate(args):
+        if arg.startswith("--command"):
+            return arg.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else None)
+        if arg.startswith("-") and not arg.startswith("--") and option[1] in arg[1:]:
+            return args[i + 1] if i + 1 < len(args) else None
+    return None
+
+
 def _shell_script(args: list[str]) -> str | None:
     """The raw script a shell's arguments give with `-c` (`-c`, `-lc`, `-ec`, ...), or None."""
     has_c = False
@@ -362,9 +392,12 @@ def _shell_script(args: list[str]) -> str | None:
     return args[i] if has_c and i < len(args) else None
 
 
+STDIN_INTERPRETERS = frozenset({"node", "bun", "deno", "perl", "ruby", "php", "lua", "Rscript"})
+
+
 def _reads_code_from_stdin(name: str, args: list[str]) -> bool:
     """A shell or interpreter given no script (nor `-c`): it runs what comes on its input."""
-    if not (name in SHELLS or _PYTHON.match(name) or name in ("node", "bun", "deno")):
+    if not (name in SHELLS or _PYTHON.match(name) or name in STDIN_INTERPRETERS):
         return False
     operands = [a for a in args if not a.startswith("-")]
     return not operands and not any(
@@ -376,6 +409,8 @@ def _own_file(value: str, cwd: Path, root: Path) -> str | None:
     """Why `value` (relative to `cwd`) is not a file of the project, or None."""
     if "$" in value or _PLACEHOLDER.search(value) or any(c in value for c in "*?["):
         return f"'{value}', which is a value, not a file of the project"
+    if value.startswith("~"):  # the shell reads `~/x`, `~root/..` as a home folder
+        return f"'{value}', which the shell reads as a home folder, not a file of the project"
     path = Path(value) if Path(value).is_absolute() else cwd / value
     try:
         real = path.resolve()
@@ -451,10 +486,19 @@ def _python_rule(args: list[str], cwd: Path, root: Path) -> str | None:
     return _script_rule("python", args[i:], cwd, root)
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
 def _script_rule(runner: str, args: list[str], cwd: Path, root: Path) -> str | None:
     if not args or args[0] == "-":
         return f"gives {runner} its code on its input, not a script of the project"
-    problem = _own_file(args[0], cwd, root)
+    script = args[0]
+    if _SCHEME.match(script):  # `deno run https://...`, `npm:pkg`, `uv run https://...`
+        return f"runs '{script}', code from elsewhere, not a script of the project"
+    problem = _own_file(script, cwd, root)
+    if problem is None and not (cwd / script).exists():
+        # a runner's subcommand (`bun x pkg`, `bun exec 'cmd'`), a package, a name
+        return f"runs '{script}', which is no file of the project"
     return None if problem is None else f"runs the script {problem}"
 
 
@@ -557,6 +601,21 @@ def _runner_problem(runner: str, args: list[str], cwd: Path, root: Path) -> str 
     return _RUNNER_RULES[runner](args, cwd, root)
 
 
+def _redirect_problem(simple: _Command, cwd: Path, root: Path) -> str | None:
+    """Why a redirection of `simple` leads out of the project, or None."""
+    for operator, target in simple.redirects:
+        if operator.endswith("&") and (target.isdigit() or target == "-"):
+            continue
+        if _placeholders(target, OWN_PLACEHOLDERS) or operator.startswith("<<"):
+            continue
+        if target in ("/dev/null", "/dev/stdout", "/dev/stderr"):
+            continue
+        problem = _own_file(_unquoted(target) or target, cwd, root)
+        if problem is not None:
+            return f"redirects to {problem}"
+    return None
+
+
 def shell_problem(command: str, cwd: Path, root: Path) -> str | None:
     """Rule 2 for a command line the shell runs in `cwd`: each simple command a program of
     the project (or `cd`, `echo`, `exit` and the like), redirections to files of the project
@@ -566,16 +625,9 @@ def shell_problem(command: str, cwd: Path, root: Path) -> str | None:
     if parsed.substitution:
         return "runs commands inside words ($(...), backquotes)"
     for simple in parsed.commands:
-        for operator, target in simple.redirects:
-            if operator.endswith("&") and (target.isdigit() or target == "-"):
-                continue
-            if _placeholders(target, OWN_PLACEHOLDERS) or operator.startswith("<<"):
-                continue
-            if target in ("/dev/null", "/dev/stdout", "/dev/stderr"):
-                continue
-            problem = _own_file(_unquoted(target) or target, cwd, root)
-            if problem is not None:
-                return f"redirects to {problem}"
+        problem = _redirect_problem(simple, cwd, root)
+        if problem is not None:
+            return problem
         words = simple.words
         if not words:
             continue
@@ -585,12 +637,17 @@ def shell_problem(command: str, cwd: Path, root: Path) -> str | None:
         if any(a is None for a in argv) or "$" in words[0]:
             return f"runs '{words[0]}', which is no plain program name"
         plain = [a for a in argv if a is not None]
+        if plain[0] == "cd":
+            # one folder of the project, nothing else: `cd` alone, `cd -` and options
+            # (`cd -L /usr/bin`) go where the check cannot follow
+            if len(plain) != 2 or plain[1].startswith("-"):
+                return f"runs `{' '.join(plain)}`: cd takes one folder of the project"
+            problem = _own_file(plain[1], cwd, root)
+            if problem is not None:
+                return f"changes folder to {problem}"
+            cwd = cwd / plain[1]
+            continue
         if plain[0] in HARMLESS:
-            if plain[0] == "cd" and len(plain) > 1:
-                problem = _own_file(plain[1], cwd, root)
-                if problem is not None:
-                    return f"changes folder to {problem}"
-                cwd = cwd / plain[1]
             continue
         problem = argv_problem(plain, cwd, root)
         if problem is not None:

@@ -273,7 +273,9 @@ def _interpolated(loader: _Loader, value: Any, env: Mapping[str, str], loc: Loc 
     if not isinstance(value, str) or "${{" in value or not _ENV_OUTPUT.search(value):
         return value
     try:
-        text = _ENV_OUTPUT.sub(lambda m: templating.render(m.group(0), {"env": env}), value)
+        text = keys.rendered(
+            lambda: _ENV_OUTPUT.sub(lambda m: templating.render(m.group(0), {"env": env}), value)
+        )
         remember_env_refs(value, env)
     except templating.NunjucksDifference as exc:
         loader.issue(loc, f"{{{{ env.… }}}}: {exc.message}")
