@@ -150,9 +150,58 @@ def read_text(path: Path) -> str:
 
 def load_core(text: str) -> Any:
     """One YAML document read with YAML 1.2's core schema, without marks (a file a
-    JavaScript tool's config names); `yaml.YAMLError` when it is not YAML."""
-    loader = _CoreSafeLoader if may_nest_deeply(text) else _CoreLoader
-    return yaml.load(text, Loader=loader)
+    JavaScript tool's config names); `yaml.YAMLError` when it is not YAML, or when its
+    aliases expand past the budget of every YAML file (`MAX_ALIAS_VISITS`)."""
+    loader = (_CoreSafeLoader if may_nest_deeply(text) else _CoreLoader)(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        problem = _aliases_problem(node)
+        if problem is not None:
+            raise yaml.YAMLError(problem)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _aliases_problem(root: yaml.Node) -> str | None:
+    """Why the aliases of the document at `root` expand too far (or into themselves), else
+    None: each node's expanded size is computed once, children first, without recursion, so
+    the count costs the nodes written, not the values they stand for."""
+    size: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_.discard(key)
+            children = _children(node)
+            size[key] = 1 + sum(size[id(child)] for child in children)
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            return f"the alias at line {node.start_mark.line + 1} contains itself: remove it"
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in size)
+    made = size[id(root)] - len(size)
+    if made > MAX_ALIAS_VISITS:
+        return (
+            f"aliases expand to more than {MAX_ALIAS_VISITS:,} values ({made:,}): write the "
+            "repeated parts out, or repeat them less"
+        )
+    return None
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def parse_yaml(text: str, path: Path | None, *, core: bool = False) -> tuple[Any, Marks]:

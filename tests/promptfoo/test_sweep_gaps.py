@@ -536,3 +536,69 @@ def test_an_assertion_given_as_a_file_path_is_refused_saying_what_to_write(
         5,
     )
     assert "not the text 'file://checks.yaml'" in stderr
+
+
+# A test's vars given as a file path, or a list of them: promptfoo's testCaseReader
+# (loadTestWithVars, readTestFiles) loads each YAML file as a mapping of vars, later ones
+# overriding earlier ones; the path is resolved as written, so `file://v.yaml` finds no file
+# and promptfoo runs that test with no vars (its `contains: hi` then fails): refused here.
+VARS_FILES_CONFIG = """
+prompts: ['say {{q}} {{r}}']
+providers: [echo]
+tests:
+  - vars: v.yaml
+    assert: [{type: contains, value: say hi there}]
+  - vars: [v.yaml, w.yaml]
+    assert: [{type: contains, value: say ho there}]
+"""
+
+
+def _vars_files(root: Path) -> None:
+    (root / "config.yml").write_text("")
+    (root / "v.yaml").write_text("q: hi\nr: there\n")
+    (root / "w.yaml").write_text("q: ho\n")
+    (root / "promptfooconfig.yaml").write_text(VARS_FILES_CONFIG)
+
+
+def test_vars_files_are_read_as_promptfoo_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _vars_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 0, run.stderr
+    mine = results(tmp_path / "accord.json")
+    assert [r["vars"] for r in mine] == [{"q": "hi", "r": "there"}, {"q": "ho", "r": "there"}]
+
+
+@needs_promptfoo
+def test_vars_files_agree_with_promptfoo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _vars_files(tmp_path)
+    run_promptfoo(tmp_path, "promptfoo.json")
+    monkeypatch.chdir(tmp_path)
+    accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+    theirs, mine = results(tmp_path / "promptfoo.json"), results(tmp_path / "accord.json")
+    assert [r["vars"] for r in mine] == [r["vars"] for r in theirs]
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("file://v.yaml", "write 'v.yaml'"),
+        ("missing.yaml", "not found"),
+        ("[../outside.yaml]", "outside"),
+        ("list.yaml", "holds a mapping of vars"),
+    ],
+)
+def test_vars_files_that_cannot_be_read_are_refused_at_their_line(
+    tmp_path: Path, given: str, says: str
+) -> None:
+    _vars_files(tmp_path)
+    (tmp_path / "list.yaml").write_text("- a\n- b\n")
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        f"prompts: ['say {{{{q}}}}']\nproviders: [echo]\ntests:\n  - vars: {given}\n"
+        "    assert: [{type: contains, value: hi}]\n"
+    )
+    stderr = refused(tmp_path, (tmp_path / "promptfooconfig.yaml").read_text(), 4)
+    assert says in stderr

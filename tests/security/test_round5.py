@@ -277,12 +277,6 @@ def test_direnv_file_is_never_data(tmp_path: Path, var: str) -> None:
     assert "Traceback" not in run.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a test's vars, options or metadata of another shape than a mapping (promptfoo's "
-    "`vars: file://vars.yaml`) reaches the merge with defaultTest and the case builder "
-    "unchecked; their shapes need a check where promptfoo tests are read",
-)
 def test_vars_given_as_a_file_is_no_internal_error(tmp_path: Path) -> None:
     root = write(
         tmp_path,
@@ -301,12 +295,6 @@ def test_vars_given_as_a_file_is_no_internal_error(tmp_path: Path) -> None:
 # --- budgets -------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a promptfoo test file (tests: file://t.yaml) is parsed without the alias budget "
-    "of engine/budget.py: 1,000,000 values made by aliases pass validate, 100,000,000 take "
-    "5 GB and hang eval; the test-file reader needs the budgeted YAML loader",
-)
 def test_aliases_in_a_promptfoo_test_file_count_against_the_budget(tmp_path: Path) -> None:
     levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
     for previous, name in zip("abcde", "bcdef", strict=True):

@@ -456,9 +456,21 @@ def _check_test(
         loader.keys(options, (*loc, "options"), allowed,
                     {"transform", "transformVars", "storeOutputAs", "runSerially"} - allowed,
                     "a test's options", **where)  # fmt: skip
+    given = test.get("vars")
+    if loader.dialect == "promptfoo" and (
+        isinstance(given, str)
+        or (isinstance(given, list) and given and all(isinstance(v, str) for v in given))
+    ):
+        try:  # vars files, read as promptfoo reads them (from the test's own file's folder)
+            folder = where["file"].parent if where.get("file") else loader.base
+            test["vars"] = sources.vars_files(given, folder, loader.root)
+        except sources.SourceProblem as exc:
+            loader.issue((*loc, "vars"), exc.message, **where)
+            test["vars"] = {}
     for name in ("vars", "options", "metadata"):
         if name in test and not isinstance(test[name], dict):
             loader.issue((*loc, name), f"'{name}' is a mapping", **where)
+            test[name] = {}  # refused above; what is merged later stays of its shape
     if "assert" in test and not isinstance(test["assert"], list):
         loader.issue((*loc, "assert"), "'assert' is a list of assertions", **where)
 
@@ -534,6 +546,8 @@ def _scenario_tests(loader: _Loader, scenarios: Any, default: dict[str, Any]) ->
                 if not isinstance(entry, dict) or not isinstance(test, dict):
                     loader.issue(loc, "a scenario's config and tests are lists of mappings")
                     continue
+                _check_test(loader, test, (*loc, "tests", t_index))
+                _check_test(loader, entry, (*loc, "config", d_index))
                 merged = {
                     **{k: v for k, v in default.items() if k != "assert"}, **entry, **test,
                     "vars": {**default.get("vars", {}), **entry.get("vars", {}),
@@ -543,8 +557,6 @@ def _scenario_tests(loader: _Loader, scenarios: Any, default: dict[str, Any]) ->
                     "metadata": {**default.get("metadata", {}), **entry.get("metadata", {}),
                                  **test.get("metadata", {})},
                 }  # fmt: skip
-                _check_test(loader, test, (*loc, "tests", t_index))
-                _check_test(loader, entry, (*loc, "config", d_index))
                 found.append(_Test(merged, (*loc, "config", d_index)))
     return found
 

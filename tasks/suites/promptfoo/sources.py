@@ -332,6 +332,32 @@ def tests_from_file(path: Path, shown: str) -> list[tuple[dict[str, Any], int | 
     return [(t, None) for t in items]
 
 
+def vars_files(value: str | list[str], base: Path, root: Path) -> dict[str, Any]:
+    """A test's `vars` given as a path or glob (or a list of them), as promptfoo's
+    testCaseReader readTestFiles reads them: each YAML (or JSON) file a mapping of vars, later
+    files overriding earlier ones. promptfoo resolves the text as a plain path, so a
+    `file://` prefix finds no file there (the test runs with no vars): refused, saying so."""
+    out: dict[str, Any] = {}
+    for pattern in [value] if isinstance(value, str) else value:
+        if pattern.startswith("file://"):
+            raise SourceProblem(
+                f"vars '{pattern}': promptfoo reads a vars file by its plain path and finds "
+                f"none named '{pattern}' (it runs the test with no vars): write "
+                f"'{pattern[len('file://') :]}'"
+            )
+        for path, shown in expand(base, root, pattern, "vars file"):
+            try:
+                data = load_core(read_text(path))
+            except yaml.YAMLError as exc:
+                raise SourceProblem(f"vars file '{shown}': invalid YAML: {exc}", path) from None
+            if data is None:
+                continue
+            if not isinstance(data, dict):
+                raise SourceProblem(f"vars file '{shown}' holds a mapping of vars", path)
+            out.update(data)
+    return out
+
+
 def var_value(value: str, base: Path, root: Path) -> list[str]:
     """A `file://` var's values: each matching file's text (trimmed); YAML as JSON."""
     values = []
