@@ -222,8 +222,12 @@ class RunStore:
         self.counts[result.status.value] = self.counts.get(result.status.value, 0) + 1
         if result.status is Status.FAILED:
             self.failures.append((result.key, mask(result.error or "")))
+        # taken, not read: what a run keeps per task must go once the task is on its way
+        input_hash = self.input_hashes.pop(result.key, None)
+        reused = result.key in self.reused
+        self.reused.discard(result.key)
         if node.uses_slot or result.status is not Status.SUCCEEDED:
-            self._queue.put(("result", result, self.input_hashes.get(result.key)))
+            self._queue.put(("result", result, input_hash, reused))
 
     def finish(self, status: str, error: str | None, summary: dict[str, Any]) -> None:
         """Record the run's end and wait until everything queued is on disk."""
@@ -275,7 +279,7 @@ class RunStore:
             for item in batch:
                 kind = item[0]
                 if kind == "result":
-                    rows.append(self._result_row(item[1], item[2], now))
+                    rows.append(self._result_row(item[1], item[2], item[3], now))
                     continue
                 if rows:
                     self._insert_results(rows)
@@ -303,7 +307,7 @@ class RunStore:
         )
 
     def _result_row(
-        self, result: TaskResult, input_hash: str | None, now: float
+        self, result: TaskResult, input_hash: str | None, reused: bool, now: float
     ) -> tuple[Any, ...]:
         succeeded = result.status is Status.SUCCEEDED
         return (
@@ -313,7 +317,7 @@ class RunStore:
             result.status.value,
             None if result.error is None else mask(result.error),
             result.duration,
-            0 if result.key in self.reused else result.attempts,
+            0 if reused else result.attempts,
             input_hash,
             _output_json(result.output) if succeeded else None,
             _output_data(result.output) if succeeded and input_hash else None,
