@@ -18,6 +18,7 @@ from accord.engine import variables as workflow_variables
 from accord.engine.cache import check_cache
 from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
 from accord.engine.context import RunContext, Scope, finished
+from accord.engine.errors import OutOfMemory
 from accord.engine.paths import shown_path
 from accord.engine.plan import Plan
 from accord.engine.project import Project
@@ -290,6 +291,8 @@ async def execute(
     if store is not None:
         store.finish(status.value, result.error, _summary(result))
     logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
+    if scheduler.out_of_memory is not None:
+        raise OutOfMemory(scheduler.out_of_memory)
     return result
 
 

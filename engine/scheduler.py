@@ -129,6 +129,7 @@ class Scheduler:
         # nodes, then lets them go: `runner.execute`); `first_failure` is kept either way
         self.keep_results = True
         self.first_failure: TaskResult | None = None
+        self.out_of_memory: str | None = None  # the node that ran out of memory: run stopped
         self.error: TaskResult | None = None
         self._ready: list[tuple[int, tuple[int, ...], int, Node]] = []
         self._blocked: dict[str, list[tuple[int, tuple[int, ...], int, Node]]] = {}
@@ -298,6 +299,14 @@ class Scheduler:
                     failure: BaseException = exc
                 except AccordError as exc:
                     error, failure = exc.text_in(node.key), exc
+                except MemoryError:
+                    # every node after it would fail the same way (and, keeping going, the
+                    # run would spin through them): the run stops, and says why
+                    error = "out of memory"
+                    if self.out_of_memory is None:
+                        self.out_of_memory = node.key
+                    self.abort()
+                    break
                 except Exception as exc:  # a bug in a task type: keep the run, report it
                     error = f"internal error: {type(exc).__name__}: {exc}"
                     failure = exc
@@ -313,7 +322,12 @@ class Scheduler:
             status, error = Status.CANCELLED, "cancelled"
         finally:
             self._release(node)
-        if status is Status.FAILED and node.on_failure is not None and error is not None:
+        if (
+            status is Status.FAILED
+            and node.on_failure is not None
+            and error is not None
+            and self.out_of_memory is None
+        ):
             output, status, error = node.on_failure(error), Status.SUCCEEDED, None
         if status is Status.SUCCEEDED and node.on_success is not None:
             node.on_success(output)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.engine import codec, sqlite, stored
-from accord.engine.errors import ConfigError
+from accord.engine.errors import ConfigError, OutOfMemory
 from accord.engine.masking import holds_secret, mask, mask_data
 from accord.engine.paths import resolved
 from accord.engine.registry import Registry
@@ -73,6 +73,7 @@ INTERRUPTED = "interrupted"  # a run's status after Ctrl-C or SIGTERM; `--resume
 STORED_BYTES = 32 * 1024 * 1024  # a larger output is not kept: its task runs again on --resume
 SHOWN_BYTES = 1024 * 1024  # what `runs show` keeps of an output for display
 BULK_BYTES = 64 * 1024 * 1024  # a resume reads a run's outputs at once up to this size
+OUT_OF_MEMORY_ERROR = "out of memory"
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
 
@@ -239,6 +240,8 @@ class RunStore:
         self._queue.put(_STOP)
         self._thread.join(timeout=60)
         self._conn.close()
+        if self._error == OUT_OF_MEMORY_ERROR:
+            raise OutOfMemory()
         if self._error:
             raise ConfigError(f"the run store {self.path} could not be written: {self._error}")
 
@@ -269,6 +272,8 @@ class RunStore:
                 self._write_batch([item for item in batch if item is not _STOP])
             except sqlite3.Error as exc:
                 self._error = str(exc)
+            except MemoryError:
+                self._error = OUT_OF_MEMORY_ERROR  # this batch is lost; the thread goes on
             if stop:
                 return
 
@@ -337,7 +342,7 @@ def interrupt_runs(stores: list[RunStore], reason: str) -> list[RunStore]:
             continue
         try:
             store.interrupt(reason)
-        except ConfigError:
+        except (ConfigError, OutOfMemory):
             continue
         if store.file is not None:  # its run row was queued, so it is on disk now
             interrupted.append(store)

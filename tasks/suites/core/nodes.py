@@ -338,8 +338,8 @@ async def evaluate_one(
             finding = await evaluator.evaluate(ev, case, output)
         if not isinstance(finding, Finding):
             raise TypeError(f"returned {type(finding).__name__}, not a Finding")
-    except asyncio.CancelledError:
-        raise
+    except (asyncio.CancelledError, MemoryError):
+        raise  # out of memory: the run stops (engine/scheduler.py), not this evaluator alone
     except Exception as exc:
         message = str(exc) or type(exc).__name__
         if not isinstance(exc, WorkFailure):  # an evaluator's, or the executor's, reason
