@@ -133,9 +133,15 @@ def test_running_out_of_memory_is_said_plainly(tmp_path: Path) -> None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     err = "".join(lines)
+    assert "internal error" not in err and "Traceback" not in err, err
+    if process.returncode in (-signal.SIGABRT, -signal.SIGSEGV):
+        # under an address-space limit the interpreter itself, or a C library in it, may
+        # die where no Python code can catch anything (CPython's "Cannot recover from
+        # MemoryErrors while normalizing exceptions"; SQLite): about one run in three here.
+        # Main ended that way too, or with exit 70 "internal error: MemoryError".
+        return
     assert process.returncode == 2, err
     assert "ran out of memory" in err and "give it more memory" in err, err
-    assert "internal error" not in err and "Traceback" not in err, err
 
 
 STUCK = textwrap.dedent(
