@@ -67,10 +67,22 @@ def handle_errors(func: F) -> F:
             if exc.errno in _OUTPUT_ERRORS:
                 _output_failed(exc)
             _internal_error(exc)
+        except MemoryError:
+            _out_of_memory()
         except Exception as exc:
             _internal_error(exc)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _out_of_memory() -> NoReturn:
+    """Memory ran out (the machine's, or a limit such as `ulimit -v`): not a bug, and no
+    traceback; what was held is released by now, so the message can be written."""
+    from accord.engine.errors import OUT_OF_MEMORY
+
+    with contextlib.suppress(Exception):
+        click.echo(f"error: {OUT_OF_MEMORY}", err=True)
+    sys.exit(EXIT_INVALID)
 
 
 def _internal_error(exc: Exception) -> NoReturn:
@@ -212,9 +224,14 @@ def _sigterm_interrupts() -> Iterator[None]:
             return
         raise KeyboardInterrupt
 
+    from accord.engine.stopping import deadline_after_signal
+
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        yield
+        # should the orderly stop above not get through (a run out of memory), the process
+        # still ends within seconds of the signal
+        with deadline_after_signal():
+            yield
     finally:
         signal.signal(signal.SIGTERM, previous)
         from accord.engine import render_budget

@@ -10,6 +10,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from accord.engine.project import Project
 from accord.engine.registry import task_type
 from accord.engine.results import Status, TaskResult
 from accord.engine.retry import RetryPolicy
-from accord.engine.scheduler import NO_RETRY, Node, Scheduler
+from accord.engine.scheduler import NO_RETRY, Graph, Node, Scheduler
 from accord.engine.store import ResumeIndex, RunStore
 from accord.engine.usage import UsageLedger
 
@@ -70,7 +71,10 @@ class RunContext:
     written: list[Path] = field(default_factory=list)  # files the run wrote: exports, charts
     executor: Executor = field(default_factory=lambda: LOCAL)
     _models: ModelClient | None = None
-    _identities: dict[int, tuple[frozenset[str], bytes]] = field(default_factory=dict)
+    # by task, for as long as the task lives: a run in parts lets each part's tasks go
+    _identities: weakref.WeakKeyDictionary[PlannedTask, tuple[frozenset[str], bytes]] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
 
     @property
     def root(self) -> Path:
@@ -116,13 +120,13 @@ class RunContext:
     def task_identity(self, task: PlannedTask) -> tuple[frozenset[str], bytes]:
         """The names a task's templates use and the digest of its spec, once per task (specs
         are frozen; a loop body's tasks are hashed once for all iterations)."""
-        known = self._identities.get(id(task))
+        known = self._identities.get(task)
         if known is None:
             names: frozenset[str] = frozenset()
             for _loc, source in task.spec.templates():
                 names |= rendering.referenced_names(source)
             spec_digest = hashlib.sha256(task.spec.model_dump_json().encode()).digest()
-            known = self._identities[id(task)] = (names, spec_digest)
+            known = self._identities[task] = (names, spec_digest)
         return known
 
     def builtins(self) -> dict[str, Any]:
@@ -143,6 +147,26 @@ class RunContext:
 
         Outputs land in `scope.values` as tasks succeed, so later templates see them.
         """
+        nodes, graph = self.submit_plan(
+            plan, scope, key_prefix=key_prefix, order_prefix=order_prefix,
+            priority_base=priority_base, resources=resources, top_level=top_level,
+        )  # fmt: skip
+        await graph.future
+        return finished(nodes)
+
+    def submit_plan(
+        self,
+        plan: Plan,
+        scope: Scope,
+        *,
+        key_prefix: str = "",
+        order_prefix: tuple[int, ...] = (),
+        priority_base: int = 0,
+        resources: tuple[str, ...] = (),
+        top_level: bool = False,
+    ) -> tuple[dict[str, Node], Graph]:
+        """Put every task of `plan` on the scheduler (`run_plan` without the wait): its nodes
+        by task name, and the graph whose future is done when they all are."""
         nodes: dict[str, Node] = {}
         for task in plan.tasks:
             key = f"{key_prefix}{task.name}"
@@ -176,9 +200,12 @@ class RunContext:
             )
             nodes[task.name] = node
         edges = [(nodes[dep], nodes[task.name]) for task in plan.tasks for dep in task.deps]
-        graph = self.scheduler.submit(list(nodes.values()), edges)
-        await graph.future
-        return {name: node.result for name, node in nodes.items() if node.result is not None}
+        return nodes, self.scheduler.submit(list(nodes.values()), edges)
+
+
+def finished(nodes: Mapping[str, Node]) -> dict[str, TaskResult]:
+    """The results of the nodes that have one, by task name."""
+    return {name: node.result for name, node in nodes.items() if node.result is not None}
 
 
 def _store(scope: Scope, name: str) -> Any:

@@ -63,6 +63,22 @@ class AccordError(Exception):
         return self.text
 
 
+OUT_OF_MEMORY = (
+    "accord ran out of memory (the machine's, or a limit such as `ulimit -v`): run fewer "
+    "cases or tasks at once (--case, --tag, a smaller file), or give it more memory"
+)
+
+
+class OutOfMemory(AccordError):
+    """A run ran out of memory: it stopped, and says so (exit 2), never as a bug."""
+
+    permanent = True
+
+    def __init__(self, task: str | None = None) -> None:
+        where = f" (in task '{task}')" if task else ""
+        super().__init__(OUT_OF_MEMORY.replace(": run", f"{where}: run", 1))
+
+
 class LoadError(AccordError):
     """A file could not be read or is not valid YAML."""
 

@@ -57,6 +57,8 @@ class RunResult:
     stats: dict[str, int] = field(default_factory=dict)
     resumed_from: str | None = None
     files: list[str] = field(default_factory=list)  # written by the run, as the user opens them
+    # counts by status of results a run in parts handed on without keeping (runner.PlanParts)
+    earlier: dict[str, int] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return f"RunResult({self.run_id!r}, {self.status.value}, {len(self.results)} results)"
@@ -66,7 +68,7 @@ class RunResult:
         return self.finished - self.started
 
     def counts(self) -> dict[str, int]:
-        out = {s.value: 0 for s in Status}
+        out = {s.value: self.earlier.get(s.value, 0) for s in Status}
         for result in self.results:
             out[result.status.value] += 1
         return out

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime as dt
 import gc
 import secrets
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,12 +17,13 @@ from accord.engine import executor, log, openai_wire, render
 from accord.engine import variables as workflow_variables
 from accord.engine.cache import check_cache
 from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
-from accord.engine.context import RunContext, Scope
+from accord.engine.context import RunContext, Scope, finished
+from accord.engine.errors import OutOfMemory
 from accord.engine.paths import shown_path
 from accord.engine.plan import Plan
 from accord.engine.project import Project
 from accord.engine.results import RunResult, Status, TaskResult
-from accord.engine.scheduler import Node, Observer, Scheduler, SlotPool
+from accord.engine.scheduler import Graph, Node, Observer, Scheduler, SlotPool
 from accord.engine.store import ResumeIndex, RunStore, find_run, runs_db
 
 DEFAULT_CONCURRENCY = 16
@@ -152,13 +155,69 @@ def create_run_context(
     )
 
 
+@dataclass
+class PlanParts:
+    """A run's tasks given as parts (plans) run one after another in the one run, so that
+    only a few parts are held at a time: a part is built when its turn comes near, and its
+    nodes, outputs and results go once `harvest` has taken what the caller keeps of them (an
+    evaluation of a million cases keeps each case's verdict, not its nodes).
+
+    `ahead` parts are on the scheduler at once (the next one starts while the last nodes of
+    the one before finish, so the slots stay busy). `harvest(part, outputs, results)` gets a
+    finished part's outputs and results by task name, in the order the parts were given.
+    """
+
+    parts: Iterable[Plan]
+    harvest: Callable[[Plan, dict[str, Any], dict[str, TaskResult]], None]
+    ahead: int = 2
+
+
+async def _run_parts(ctx: RunContext, scope: Scope, parts: PlanParts, tally: _Tally) -> None:
+    ctx.scheduler.keep_results = False  # each part's results are read from its own nodes
+    source = iter(parts.parts)
+    running: collections.deque[tuple[Plan, dict[str, Node], Graph]] = collections.deque()
+
+    def submit() -> None:
+        part = next(source, None)
+        if part is not None:
+            running.append((part, *ctx.submit_plan(part, scope, top_level=True)))
+
+    for _ in range(max(1, parts.ahead)):
+        submit()
+    while running:
+        part, nodes, graph = running.popleft()
+        await graph.future
+        submit()
+        results = finished(nodes)
+        del nodes
+        outputs = {name: scope.values.pop(name) for name in results if name in scope.values}
+        tally.add(results.values())
+        parts.harvest(part, outputs, results)
+
+
+class _Tally:
+    """The counts of a run in parts, whose results are not kept."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.top_level_unfinished = False
+
+    def add(self, results: Iterable[TaskResult]) -> None:
+        for result in results:
+            self.counts[result.status.value] = self.counts.get(result.status.value, 0) + 1
+            if result.top_level and result.status is not Status.SUCCEEDED:
+                self.top_level_unfinished = True
+
+
 async def execute(
     project: Project,
     plan: Plan,
     options: RunOptions,
     observer: Observer | None = None,
+    parts: PlanParts | None = None,
 ) -> RunResult:
-    """Run a compiled plan to completion and collect its results."""
+    """Run a compiled plan to completion and collect its results (`parts`: its tasks come
+    in parts, `plan` names the run and holds its variables)."""
     values = workflow_variables.resolve(
         plan.variables, options.variables, where=str(plan.path), lines=plan.variable_lines
     )
@@ -191,8 +250,12 @@ async def execute(
     # collect the young objects nodes leave less often (B1: 250 collections -> 38, 28 -> 22 us
     # per node). Both are undone when the run ends.
     _gc_for_runs(+1)
+    tally = _Tally()
     try:
-        await ctx.run_plan(plan, scope, top_level=True)
+        if parts is None:
+            await ctx.run_plan(plan, scope, top_level=True)
+        else:
+            await _run_parts(ctx, scope, parts, tally)
     finally:
         _gc_for_runs(-1)
         ctx.close()
@@ -203,13 +266,12 @@ async def execute(
     outputs = {
         name: scope.values[name] for name in (t.name for t in plan.tasks) if name in scope.values
     }
-    failed = [r for r in scheduler.results if r.status is Status.FAILED]
-    status = Status.FAILED if failed else Status.SUCCEEDED
-    if not failed and any(
+    first = scheduler.error or scheduler.first_failure
+    status = Status.FAILED if first is not None else Status.SUCCEEDED
+    if tally.top_level_unfinished or any(
         r.status is not Status.SUCCEEDED for r in scheduler.results if r.top_level
     ):
         status = Status.FAILED
-    first = scheduler.error or (failed[0] if failed else None)
     result = RunResult(
         run_id=run_id,
         workflow=plan.name,
@@ -223,11 +285,14 @@ async def execute(
         usage=ctx.usage,
         stats=dict(ctx.stats),
         resumed_from=resume.run_id if resume is not None else None,
+        earlier=tally.counts,
         files=[shown_path(p) for p in dict.fromkeys(ctx.written)],
     )
     if store is not None:
         store.finish(status.value, result.error, _summary(result))
     logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
+    if scheduler.out_of_memory is not None:
+        raise OutOfMemory(scheduler.out_of_memory)
     return result
 
 

@@ -125,6 +125,11 @@ class Scheduler:
         self.keep_going = keep_going
         self.observer = observer
         self.results: list[TaskResult] = []
+        # False: results are not gathered here (a run in parts reads each part's from its
+        # nodes, then lets them go: `runner.execute`); `first_failure` is kept either way
+        self.keep_results = True
+        self.first_failure: TaskResult | None = None
+        self.out_of_memory: str | None = None  # the node that ran out of memory: run stopped
         self.error: TaskResult | None = None
         self._ready: list[tuple[int, tuple[int, ...], int, Node]] = []
         self._blocked: dict[str, list[tuple[int, tuple[int, ...], int, Node]]] = {}
@@ -132,7 +137,7 @@ class Scheduler:
         self._running = 0
         self._seq = 0
         self._tasks: set[asyncio.Task[None]] = set()
-        self._graphs: list[Graph] = []
+        self._graphs: dict[Graph, None] = {}  # unfinished graphs, in submission order
         self._aborted = False
         self.log = log.get()
         self._debug = log.enabled("debug")
@@ -143,13 +148,14 @@ class Scheduler:
         """Add a graph; its roots become ready at once. Await `graph.future` for completion."""
         loop = asyncio.get_running_loop()
         graph = Graph(list(nodes), loop.create_future(), self, remaining=len(nodes))
-        self._graphs.append(graph)
+        self._graphs[graph] = None
         for before, after in edges:
             before.dependants.append(after)
             after.deps_left += 1
         for node in nodes:
             node.graph = graph
         if not nodes:
+            del self._graphs[graph]
             graph.future.set_result(None)
             return graph
         if self._aborted:
@@ -234,6 +240,9 @@ class Scheduler:
             # `_execute` never ran, so nothing released its slots or settled it
             self._release(node)
             self._settle(node, Status.CANCELLED, error="cancelled: the run stopped")
+        # a finished task holds its context, which holds the node (log.current_node): let
+        # go, so a finished part of a run is freed without waiting for the cycle collector
+        node.task = None
 
     def _release(self, node: Node) -> None:
         if not node.holding:
@@ -290,6 +299,14 @@ class Scheduler:
                     failure: BaseException = exc
                 except AccordError as exc:
                     error, failure = exc.text_in(node.key), exc
+                except MemoryError:
+                    # every node after it would fail the same way (and, keeping going, the
+                    # run would spin through them): the run stops, and says why
+                    error = "out of memory"
+                    if self.out_of_memory is None:
+                        self.out_of_memory = node.key
+                    self.abort()
+                    break
                 except Exception as exc:  # a bug in a task type: keep the run, report it
                     error = f"internal error: {type(exc).__name__}: {exc}"
                     failure = exc
@@ -305,7 +322,12 @@ class Scheduler:
             status, error = Status.CANCELLED, "cancelled"
         finally:
             self._release(node)
-        if status is Status.FAILED and node.on_failure is not None and error is not None:
+        if (
+            status is Status.FAILED
+            and node.on_failure is not None
+            and error is not None
+            and self.out_of_memory is None
+        ):
             output, status, error = node.on_failure(error), Status.SUCCEEDED, None
         if status is Status.SUCCEEDED and node.on_success is not None:
             node.on_success(output)
@@ -336,7 +358,10 @@ class Scheduler:
             top_level=node.top_level,
         )
         node.result = result
-        self.results.append(result)
+        if self.keep_results:
+            self.results.append(result)
+        if status is Status.FAILED and self.first_failure is None:
+            self.first_failure = result
         if self.observer is not None:
             _notify(self.observer.node_finished, node, result)
         if self._debug or status is Status.FAILED:
@@ -366,8 +391,12 @@ class Scheduler:
         elif status is Status.SKIPPED:
             self._skip_dependants(node)
         graph.remaining -= 1
-        if graph.remaining == 0 and not graph.future.done():
-            graph.future.set_result(None)
+        node.graph = None  # settled: the graph no longer needs it (nor it the graph)
+        if graph.remaining == 0:
+            # a finished graph is not kept: its nodes (and their outputs) go with their owner
+            self._graphs.pop(graph, None)
+            if not graph.future.done():
+                graph.future.set_result(None)
 
     def _skip_dependants(self, node: Node) -> None:
         for child in node.dependants:
@@ -383,7 +412,7 @@ class Scheduler:
             task.cancel()
         self._ready.clear()
         self._blocked.clear()
-        for graph in self._graphs:
+        for graph in list(self._graphs):
             for node in graph.nodes:
                 if node.result is None and node.task is None:
                     self._settle(node, Status.CANCELLED, error="not started: the run stopped")

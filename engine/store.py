@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.engine import codec, sqlite, stored
-from accord.engine.errors import ConfigError
+from accord.engine.errors import ConfigError, OutOfMemory
 from accord.engine.masking import holds_secret, mask, mask_data
 from accord.engine.paths import resolved
 from accord.engine.registry import Registry
@@ -73,6 +73,7 @@ INTERRUPTED = "interrupted"  # a run's status after Ctrl-C or SIGTERM; `--resume
 STORED_BYTES = 32 * 1024 * 1024  # a larger output is not kept: its task runs again on --resume
 SHOWN_BYTES = 1024 * 1024  # what `runs show` keeps of an output for display
 BULK_BYTES = 64 * 1024 * 1024  # a resume reads a run's outputs at once up to this size
+OUT_OF_MEMORY_ERROR = "out of memory"
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
 
 
@@ -227,8 +228,12 @@ class RunStore:
         self.counts[result.status.value] = self.counts.get(result.status.value, 0) + 1
         if result.status is Status.FAILED:
             self.failures.append((result.key, mask(result.error or "")))
+        # taken, not read: what a run keeps per task must go once the task is on its way
+        input_hash = self.input_hashes.pop(result.key, None)
+        reused = result.key in self.reused
+        self.reused.discard(result.key)
         if node.uses_slot or result.status is not Status.SUCCEEDED:
-            self._queue.put(("result", result, self.input_hashes.get(result.key)))
+            self._queue.put(("result", result, input_hash, reused))
 
     def finish(self, status: str, error: str | None, summary: dict[str, Any]) -> None:
         """Record the run's end and wait until everything queued is on disk."""
@@ -240,6 +245,8 @@ class RunStore:
         self._queue.put(_STOP)
         self._thread.join(timeout=60)
         self._conn.close()
+        if self._error == OUT_OF_MEMORY_ERROR:
+            raise OutOfMemory()
         if self._error:
             raise ConfigError(f"the run store {self.path} could not be written: {self._error}")
 
@@ -270,6 +277,8 @@ class RunStore:
                 self._write_batch([item for item in batch if item is not _STOP])
             except sqlite3.Error as exc:
                 self._error = str(exc)
+            except MemoryError:
+                self._error = OUT_OF_MEMORY_ERROR  # this batch is lost; the thread goes on
             if stop:
                 return
 
@@ -280,7 +289,7 @@ class RunStore:
             for item in batch:
                 kind = item[0]
                 if kind == "result":
-                    rows.append(self._result_row(item[1], item[2], now))
+                    rows.append(self._result_row(item[1], item[2], item[3], now))
                     continue
                 if rows:
                     self._insert_results(rows)
@@ -308,7 +317,7 @@ class RunStore:
         )
 
     def _result_row(
-        self, result: TaskResult, input_hash: str | None, now: float
+        self, result: TaskResult, input_hash: str | None, reused: bool, now: float
     ) -> tuple[Any, ...]:
         succeeded = result.status is Status.SUCCEEDED
         return (
@@ -318,7 +327,7 @@ class RunStore:
             result.status.value,
             None if result.error is None else mask(result.error),
             result.duration,
-            0 if result.key in self.reused else result.attempts,
+            0 if reused else result.attempts,
             input_hash,
             _output_json(result.output) if succeeded else None,
             _output_data(result.output) if succeeded and input_hash else None,
@@ -338,7 +347,7 @@ def interrupt_runs(stores: list[RunStore], reason: str) -> list[RunStore]:
             continue
         try:
             store.interrupt(reason)
-        except ConfigError:
+        except (ConfigError, OutOfMemory):
             continue
         if store.file is not None:  # its run row was queued, so it is on disk now
             interrupted.append(store)

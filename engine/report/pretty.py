@@ -32,8 +32,9 @@ _MARK = {
 class RunDisplay:
     """Scheduler observer that draws a progress bar on a terminal."""
 
-    def __init__(self, *plans: Plan, quiet: bool = False) -> None:
-        self.total = sum(plan.count_nodes() for plan in plans)
+    def __init__(self, *plans: Plan, quiet: bool = False, nodes: int = 0) -> None:
+        # `nodes`: more nodes beyond the plans' (a suite's, counted without building its plan)
+        self.total = sum(plan.count_nodes() for plan in plans) + nodes
         self.console = Console(stderr=True)
         self.enabled = self.console.is_terminal and not quiet
         self.progress: Any = None

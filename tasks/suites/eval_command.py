@@ -126,7 +126,7 @@ def run_eval_command(command: EvalCommand) -> int:
 
         log.json_by_default()
     from accord.engine.report.pretty import RunDisplay
-    from accord.tasks.suites.core.nodes import build_plan
+    from accord.tasks.suites.core.nodes import plan_size
     from accord.tasks.suites.frontends import by_frontend, output_owner
 
     suites = [select_cases(suite, command.tags, command.cases) for suite in load_all(command)]
@@ -163,8 +163,8 @@ def run_eval_command(command: EvalCommand) -> int:
     # freezes the heap itself, engine/runner.py)
     gc.freeze()
     try:
-        plans = [build_plan(suite)[0] for suite in suites]
-        with interruptible(stores, again), RunDisplay(*plans, quiet=quiet) as display:
+        size = sum(plan_size(suite) for suite in suites)
+        with interruptible(stores, again), RunDisplay(quiet=quiet, nodes=size) as display:
             asyncio.run(run_all())
     finally:
         gc.unfreeze()

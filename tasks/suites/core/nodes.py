@@ -14,12 +14,13 @@ going.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import hashlib
 import inspect
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,8 +32,8 @@ from accord.engine.executor import WorkFailure
 from accord.engine.plan import Plan, PlannedTask
 from accord.engine.project import Project
 from accord.engine.registry import register_task
-from accord.engine.results import RunResult, Status
-from accord.engine.runner import RunOptions, execute
+from accord.engine.results import RunResult, Status, TaskResult
+from accord.engine.runner import PlanParts, RunOptions, execute
 from accord.engine.scheduler import Observer
 from accord.engine.spec import TaskSpec
 from accord.tasks.evaluators.base import EvaluatorSpec, Finding
@@ -123,19 +124,66 @@ def _node(
     )  # fmt: skip
 
 
+PART_NODES = 6000  # a run of a large suite holds about two parts of this many nodes at once
+
+
 def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
     """The suite's plan and the named limits it needs."""
+    tasks: list[PlannedTask] = []
+    _case_nodes(suite, suite.cases, tasks, 0)
+    return _plan(suite, tuple(tasks)), suite_limits(suite)
+
+
+def suite_limits(suite: Suite) -> dict[str, int]:
+    """The named limits a suite's plan needs: its targets', each evaluator's own."""
     limits: dict[str, int] = {}
     if suite.target_concurrency:
         limits[TARGET_LIMIT] = suite.target_concurrency
-    tasks: list[PlannedTask] = []
-    order = 0
     for case in suite.cases:
+        limits.update(evaluator_limits(suite.evaluators_for(case)))
+    return limits
+
+
+def plan_size(suite: Suite) -> int:
+    """How many nodes the suite's plan has (a progress bar's total), without building it."""
+    return sum(suite.repeat * (2 + len(suite.evaluators_for(case))) for case in suite.cases)
+
+
+def plan_parts(suite: Suite, size: int = PART_NODES) -> Iterator[tuple[Plan, Sequence[Case]]]:
+    """The suite's plan in parts of about `size` nodes, each part with its cases: a case
+    (all its repeats) is in one part, and the tasks are numbered on across parts as in the
+    whole plan (`build_plan`), so the scheduler orders them the same way."""
+    order = 0
+    start = 0
+    cases = suite.cases
+    while start < len(cases):
+        tasks: list[PlannedTask] = []
+        end = start
+        while end < len(cases) and (end == start or len(tasks) < size):
+            order = _case_nodes(suite, cases[end : end + 1], tasks, order)
+            end += 1
+        yield _plan(suite, tuple(tasks)), cases[start:end]
+        start = end
+
+
+def _plan(suite: Suite, tasks: tuple[PlannedTask, ...]) -> Plan:
+    return Plan(
+        name=suite.id,
+        path=suite.path or Path(f"<suite {suite.id}>"),
+        root=suite.project.root if suite.project is not None else Path.cwd(),
+        tasks=tasks,
+        variables={},
+        outer_refs=frozenset(),
+    )
+
+
+def _case_nodes(suite: Suite, cases: Iterable[Case], tasks: list[PlannedTask], order: int) -> int:
+    """Append the nodes of `cases` to `tasks`, numbered from `order`; the next number."""
+    for case in cases:
         digest = case.digest or case_digest(case)
         target = suite.target_for(case)
         target_digest = f"{digest}:{_spec_digest(target)}"
         evaluators = suite.evaluators_for(case)
-        limits.update(evaluator_limits(evaluators))
         previous: tuple[str, ...] = ()
         for repeat in range(suite.repeat):
             key = case_key(case, repeat, suite.repeat)
@@ -173,15 +221,7 @@ def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
                 # the next trial runs after this one: only when none passed (pass_at_k) and
                 # the trials so far cost less than the limit
                 previous = (*previous, verdict)
-    plan = Plan(
-        name=suite.id,
-        path=suite.path or Path(f"<suite {suite.id}>"),
-        root=suite.project.root if suite.project is not None else Path.cwd(),
-        tasks=tuple(tasks),
-        variables={},
-        outer_refs=frozenset(),
-    )
-    return plan, limits
+    return order
 
 
 def _checks(
@@ -310,8 +350,8 @@ async def evaluate_one(
             finding = await evaluator.evaluate(ev, case, output)
         if not isinstance(finding, Finding):
             raise TypeError(f"returned {type(finding).__name__}, not a Finding")
-    except asyncio.CancelledError:
-        raise
+    except (asyncio.CancelledError, MemoryError):
+        raise  # out of memory: the run stops (engine/scheduler.py), not this evaluator alone
     except Exception as exc:
         message = str(exc) or type(exc).__name__
         if not isinstance(exc, WorkFailure):  # an evaluator's, or the executor's, reason
@@ -383,50 +423,56 @@ async def execute_plan(
     runs: through the engine's runner, so it has a run store row, `--resume`, the call cache
     and the project's limits; it keeps going past a failed node, under the suite's own
     `max_concurrency` when the command gave none."""
-    options = dataclasses.replace(
+    options = _eval_options(options, limits, max_concurrency, run_id)
+    return await execute(project, plan, options, observer)
+
+
+def _eval_options(
+    options: RunOptions, limits: dict[str, int], max_concurrency: int | None, run_id: str | None
+) -> RunOptions:
+    return dataclasses.replace(
         options,
         keep_going=True,
         max_concurrency=options.max_concurrency or max_concurrency,
         limits={**options.limits, **limits},
         run_id=options.run_id or run_id,
     )
-    return await execute(project, plan, options, observer)
 
 
 async def run_suite(
     suite: Suite, options: RunOptions, observer: Observer | None = None
 ) -> SuiteRun:
-    """Run every case of `suite` on one scheduler; results in case order."""
+    """Run every case of `suite` on one scheduler; results in case order.
+
+    The plan is built and run in parts (`plan_parts`): each part's case results are taken
+    when it finishes and its nodes let go, so a suite of a million cases holds its cases and
+    their results, not three nodes of each."""
     from accord.tasks.suites.core.trials import combine_trials
 
-    plan, limits = build_plan(suite)
     project = suite.project
     assert isinstance(project, Project)
     started = time.perf_counter()
+    cases: list[CaseResult] = []
+    parts = plan_parts(suite)
+    held: collections.deque[Sequence[Case]] = collections.deque()
+
+    def next_parts() -> Iterator[Plan]:
+        for part, part_cases in parts:
+            held.append(part_cases)
+            yield part
+
+    def harvest(part: Plan, outputs: dict[str, Any], results: dict[str, TaskResult]) -> None:
+        cases.extend(_case_results(suite, held.popleft(), outputs, results))
+
+    head = _plan(suite, ())
+    limits = suite_limits(suite)
     if suite.lifecycle is not None:
         await suite.lifecycle.before_all(suite)
     try:
-        result = await execute_plan(
-            project, plan, options, observer, limits, suite.max_concurrency, suite.run_id
-        )
+        options = _eval_options(options, limits, suite.max_concurrency, suite.run_id)
+        result = await execute(project, head, options, observer, PlanParts(next_parts(), harvest))
     finally:
         warnings = await suite.lifecycle.after_all(suite) if suite.lifecycle is not None else []
-    cases: list[CaseResult] = []
-    by_key = {r.key: r for r in result.results}
-    for case in suite.cases:
-        for repeat in range(suite.repeat):
-            key = case_key(case, repeat, suite.repeat)
-            verdict = result.outputs.get(f"{key}.verdict")
-            if isinstance(verdict, CaseResult):
-                cases.append(verdict)
-                continue
-            target = by_key.get(f"{key}.target")
-            if f"{key}.verdict" in result.outputs and verdict is None:
-                continue  # a trial not needed
-            error = (target.error if target is not None else None) or "the case did not run"
-            if target is not None and target.status is Status.SKIPPED:
-                error = "the case did not run (the suite was stopped)"
-            cases.append(_errored(suite, case, repeat, error))
     return SuiteRun(
         suite=suite,
         cases=combine_trials(suite, cases),
@@ -436,6 +482,26 @@ async def run_suite(
         run_id=result.run_id,
         warnings=warnings,
     )
+
+
+def _case_results(
+    suite: Suite, cases: Iterable[Case], outputs: dict[str, Any], results: dict[str, TaskResult]
+) -> Iterator[CaseResult]:
+    """Each case's result (times its repeats) from its part's outputs and results."""
+    for case in cases:
+        for repeat in range(suite.repeat):
+            key = case_key(case, repeat, suite.repeat)
+            verdict = outputs.get(f"{key}.verdict")
+            if isinstance(verdict, CaseResult):
+                yield verdict
+                continue
+            target = results.get(f"{key}.target")
+            if f"{key}.verdict" in outputs and verdict is None:
+                continue  # a trial not needed
+            error = (target.error if target is not None else None) or "the case did not run"
+            if target is not None and target.status is Status.SKIPPED:
+                error = "the case did not run (the suite was stopped)"
+            yield _errored(suite, case, repeat, error)
 
 
 def _errored(suite: Suite, case: Case, repeat: int, error: str) -> CaseResult:

@@ -76,7 +76,9 @@ def decide(
         error=error,
         tags=list(case.tags),
         seconds=output.seconds,
-        metadata=dict(case.metadata) if isinstance(case.metadata, dict) else {},
+        # the case's own, not a copy per result (nothing changes a result's metadata in place; a
+        # trial's summary makes a new one), which a million cases would each hold
+        metadata=case.metadata if isinstance(case.metadata, dict) else {},
         usage=output.usage,
         cost=output.cost,
     )
