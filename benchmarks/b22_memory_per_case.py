@@ -1,4 +1,4 @@
-"""B21: memory per case. N small cases (one var, one `contains` assertion, the `echo`
+"""B22: memory per case. N small cases (one var, one `contains` assertion, the `echo`
 provider), given both as a promptfoo config reading its tests from a JSONL file
 (`tests: file://rows.jsonl`) and as an `.eval.yml` holding the same cases: the whole
 `accord eval ... -q` process in a fresh subprocess, its peak RSS and wall time, and the bytes
@@ -85,7 +85,7 @@ def main() -> None:
         sizes.append(1_000_000)
     kinds = [options.only] if options.only else sorted(WRITERS)
     load = os.getloadavg()[0]
-    print(f"B21 memory per case: `accord eval -q`, echo target, one contains (load {load:.2f})")
+    print(f"B22 memory per case: `accord eval -q`, echo target, one contains (load {load:.2f})")
     for kind in kinds:
         _s, base, _c = one_run(kind, 10)
         print(f"  {kind}: start-up (10 cases) {base:.0f} MiB")
