@@ -18,6 +18,7 @@ import pytest
 
 from accord.engine.programs import run_program
 from tests.bounds import PROCESS_SECONDS
+from tests.conftest import trusted
 from tests.fakes import FakeOpenAI, Reply
 from tests.faults.helpers import accord, assert_no_traceback
 
@@ -52,6 +53,7 @@ def test_a_code_judge_printing_past_its_timeout_is_killed_and_the_run_ends(
         "    execution:\n      evaluators:\n"
         f"        - {{name: floods, type: code_judge, script: '{script}', timeout_ms: 1000}}\n",
     )
+    trusted(file)  # its code judge is a program of the PATH
     out = tmp_path / "out.jsonl"
     finished = accord(
         "eval", str(file), "--output", str(out), cwd=tmp_path, timeout=PROCESS_SECONDS
