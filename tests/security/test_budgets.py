@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.evals.conftest import Run, accord
 
 QUICK = 3.0  # seconds; the refusal takes well under one
@@ -91,3 +93,53 @@ def test_yaml_aliases_are_refused_with_the_shared_budget(tmp_path: Path) -> None
               f" *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 9)]  # fmt: skip
     run, took = _validate(tmp_path, "bomb.eval.yml", "\n".join(lines) + "\n")
     _refused(run, took, "bomb.eval.yml", "aliases expand to more than 100,000 values")
+
+
+def _eval(root: Path, name: str, text: str) -> tuple[Run, float]:
+    (root / "config.yml").write_text("defaults: {}\n")
+    (root / name).write_text(text)
+    started = time.monotonic()
+    run = accord("eval", root / name, "-q", "--cache", "off")
+    return run, time.monotonic() - started
+
+
+def test_repeats_count_against_the_budget_of_runs(tmp_path: Path) -> None:
+    # 1,001 cases x repeat 1,000 (the most an .eval.yml allows) = 1,001,000 runs: refused
+    # before the first case, as every expansion past 1,000,000 tests is
+    cases = "\n".join(f"  - {{id: c{i}, input: hi, expected: hi}}" for i in range(1001))
+    text = (
+        f"name: r\ntarget: echo\nrepeat: 1000\nevaluators: [{{type: contains}}]\ncases:\n{cases}\n"
+    )
+    run, took = _eval(tmp_path, "r.eval.yml", text)
+    assert took < 30, took
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr
+    assert "1,001,000 tests" in run.stderr and "r.eval.yml" in run.stderr, run.stderr
+    assert "1,001 cases x 1,000 repeats" in run.stderr, run.stderr
+
+
+def test_promptfoo_repeat_counts_against_the_budget_of_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # promptfoo takes evaluateOptions.repeat from the working folder's config
+    (tmp_path / "config.yml").write_text("defaults: {}\n")
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['hi']\nproviders: [echo]\nevaluateOptions: {repeat: 600000}\n"
+        "tests:\n  - assert: [{type: contains, value: hi}]\n"
+        "  - assert: [{type: contains, value: hi}]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-q", "--cache", "off")
+    assert time.monotonic() - started < 30
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr
+    assert "1,200,000 tests" in run.stderr and "2 cases x 600,000 repeats" in run.stderr
+
+
+def test_repeats_within_the_budget_run(tmp_path: Path) -> None:
+    text = "name: r\ntarget: echo\nrepeat: 3\nevaluators: [{type: contains}]\n" + (
+        "cases: [{id: a, input: hi, expected: hi}]\n"
+    )
+    run, _took = _eval(tmp_path, "r.eval.yml", text)
+    assert run.exit_code == 0, run.stderr

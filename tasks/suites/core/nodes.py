@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from accord.engine import budget
 from accord.engine.context import TaskContext
 from accord.engine.errors import TaskError
 from accord.engine.executor import WorkFailure
@@ -144,8 +145,24 @@ def suite_limits(suite: Suite) -> dict[str, int]:
     return limits
 
 
+def check_runs(suite: Suite) -> None:
+    """Refuse (`budget.ExpansionError`, exit 2) a suite whose cases times repeats pass the
+    budget of tests a file may make (engine/budget.py), before anything of it is built or run:
+    a repeat count is an expansion too (`repeat: 1000` in a file, `evaluateOptions.repeat`,
+    `--repeat`)."""
+    if suite.repeat > 1:
+        where = f"{suite.path}: " if suite.path is not None else ""
+        budget.check_product(
+            [("cases", len(suite.cases)), ("repeats", suite.repeat)],
+            f"{where}its cases and repeats",
+            advice="repeat fewer times, or split the suite",
+        )
+
+
 def plan_size(suite: Suite) -> int:
-    """How many nodes the suite's plan has (a progress bar's total), without building it."""
+    """How many nodes the suite's plan has (a progress bar's total), without building it;
+    a suite past the budget of runs is refused first (`check_runs`)."""
+    check_runs(suite)
     return sum(suite.repeat * (2 + len(suite.evaluators_for(case))) for case in suite.cases)
 
 
@@ -451,6 +468,7 @@ async def run_suite(
 
     project = suite.project
     assert isinstance(project, Project)
+    check_runs(suite)
     started = time.perf_counter()
     cases: list[CaseResult] = []
     parts = plan_parts(suite)
