@@ -672,8 +672,10 @@ def admit(command: str | list[str], file: Path, root: Path, cwd: Path | None = N
         reason = shell_problem(command, cwd, root)
         shown = command
     else:
+        import shlex
+
         reason = argv_problem(list(command), cwd, root)
-        shown = " ".join(command)
+        shown = shlex.join(command)  # as a shell would have to be given it
     if reason is None:
         return None
     from accord.engine import trust
