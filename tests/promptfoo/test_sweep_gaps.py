@@ -538,10 +538,12 @@ def test_an_assertion_given_as_a_file_path_is_refused_saying_what_to_write(
     assert "not the text 'file://checks.yaml'" in stderr
 
 
-# A test's vars given as a file path, or a list of them: promptfoo's testCaseReader
-# (loadTestWithVars, readTestFiles) loads each YAML file as a mapping of vars, later ones
-# overriding earlier ones; the path is resolved as written, so `file://v.yaml` finds no file
-# and promptfoo runs that test with no vars (its `contains: hi` then fails): refused here.
+# A test's vars given as a file path, or a list of them: promptfoo 0.118.0's
+# dist/src/util/testCaseReader.js loadTestWithVars (line 236: a string or list of vars goes to
+# readTestFiles) and readTestFiles (lines 63-80: each path resolved with path.resolve, globbed,
+# loaded as YAML and Object.assign-ed, later files overriding earlier ones). The text is
+# resolved as written, so `file://v.yaml` finds no file and promptfoo runs that test with no
+# vars (its `contains: hi` then fails; seen with promptfoo itself): refused here.
 VARS_FILES_CONFIG = """
 prompts: ['say {{q}} {{r}}']
 providers: [echo]

@@ -12,50 +12,13 @@ try it, through `accord eval` in a process of its own in a fresh project:
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from accord.engine import programs
-
-ATTACK = "a $(touch pwned1) `touch pwned2`; touch pwned3 \"$(touch pwned4)\" '$(touch pwned5)'"
-
-
-def accord(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`accord ARGS` run in `root` in a process of its own (the trust record is the test's:
-    XDG_DATA_HOME, tests/conftest.py)."""
-    return subprocess.run(
-        [sys.executable, "-m", "accord.cli", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-
-
-def pwned(root: Path) -> list[str]:
-    return sorted(p.name for p in root.rglob("pwned*"))
-
-
-def refused(run: subprocess.CompletedProcess[str], where: str, *said: str) -> None:
-    assert run.returncode == 2, run.stdout + run.stderr
-    assert "Traceback" not in run.stderr
-    assert where in run.stderr, run.stderr
-    for text in said:
-        assert text in run.stderr, run.stderr
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
+from tests.security.helpers import ATTACK, accord, pwned, refused, write
 
 AGENTV_EVAL = f"""execution:
   target: default

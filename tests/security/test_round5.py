@@ -6,9 +6,6 @@ fresh project (the trust record is the test's own: XDG_DATA_HOME, tests/conftest
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,39 +14,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-ATTACK = "a $(touch pwned1) `touch pwned2`; touch pwned3 \"$(touch pwned4)\" '$(touch pwned5)'"
-
-
-def accord(
-    root: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "accord.cli", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})},
-    )
-
-
-def pwned(*folders: Path) -> list[str]:
-    return sorted(p.name for folder in folders for p in folder.rglob("pwned*"))
-
-
-def refused(run: subprocess.CompletedProcess[str], *said: str) -> None:
-    assert run.returncode == 2, run.stdout + run.stderr
-    assert "Traceback" not in run.stderr
-    for text in said:
-        assert text in run.stderr, run.stderr
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
+from tests.security.helpers import ATTACK, accord, pwned, refused, write
 
 
 def agentv_cli(root: Path, template: str, text: str = "hi") -> Path:
