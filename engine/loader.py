@@ -83,12 +83,33 @@ class Loaded(typing.NamedTuple):
         line, column = self.marks.find(loc)
         return Issue(self.path, line, column, format_path(loc), message)
 
+    def item(self, key: str, index: int, model: Any) -> tuple[Any, list[Issue]]:
+        """Item `index` of the raw list under `key` (see `load_spec`'s `each`), validated by
+        `model`: (the value, []) or (None, its problems)."""
+        raw = self.spec[key] if isinstance(self.spec, dict) else getattr(self.spec, key)
+        try:
+            return _adapter(model).validate_python(raw[index]), []
+        except pydantic.ValidationError as exc:
+            at = (key, index)
+            return None, pydantic_issues_at(exc, raw[index], self.marks, self.path, model, at)
+
 
 def load_spec(
-    path: Path, model: type[BaseModel] | Any, *, kind: str, text: str | None = None
+    path: Path,
+    model: type[BaseModel] | Any,
+    *,
+    kind: str,
+    text: str | None = None,
+    each: tuple[str, Any] | None = None,
 ) -> Loaded:
     """Read, parse and validate one file against `model` (a class or an annotated type);
-    `text`: the file's, read already (a file is read once)."""
+    `text`: the file's, read already (a file is read once).
+
+    `each`: (key, item model) of a list the model leaves raw (`list[Any]`), whose items the
+    caller validates one at a time with `Loaded.item` and lets go: a file of 1,000,000 cases
+    never holds 1,000,000 validated models beside its data. When the file's other keys are
+    wrong, the items' problems are reported with theirs, all at once.
+    """
     text = read_text(path) if text is None else text
     data, marks = parse_yaml(text, path)
     if data is None:
@@ -100,9 +121,20 @@ def load_spec(
     try:
         spec = TypeAdapter(model).validate_python(data)
     except pydantic.ValidationError as exc:
-        raise ValidationError(pydantic_issues(exc, data, marks, path, model)) from None
+        issues = pydantic_issues(exc, data, marks, path, model)
+        if each is not None:
+            loaded = Loaded(data, marks, path, text)
+            items = data.get(each[0]) if isinstance(data, dict) else None
+            for index in range(len(items) if isinstance(items, list) else 0):
+                issues.extend(loaded.item(each[0], index, each[1])[1])
+        raise ValidationError(sorted(issues, key=lambda i: (i.line or 0, i.column or 0))) from None
     _log_ignored(spec, path)
     return Loaded(spec, marks, path, text)
+
+
+@cache
+def _adapter(model: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(model)
 
 
 def load_workflow(path: Path) -> Loaded:

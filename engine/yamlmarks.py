@@ -7,6 +7,7 @@ name its place in the file.
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,35 +77,51 @@ for _loader in (_CoreLoader, _CoreSafeLoader):
     _loader.add_constructor("tag:yaml.org,2002:int", _core_int)
 
 
+_COLUMN_BITS = 24
+_COLUMN_MAX = (1 << _COLUMN_BITS) - 1
+
+
 @dataclass
 class Marks:
-    """Positions of values (and of mapping keys) by field path."""
+    """Positions of values (and of mapping keys) by field path: `put` records one, `find`
+    reads one as (line, column), both 1-based. A position is kept as one int (line and
+    column packed): a file of 1,000,000 cases has millions of them."""
 
-    values: dict[Loc, tuple[int, int]] = field(default_factory=dict)
-    keys: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+    values: dict[Loc, int] = field(default_factory=dict)
+    keys: dict[Loc, int] = field(default_factory=dict)
+
+    def put(self, loc: Loc, line: int, column: int, *, key: bool = False) -> None:
+        (self.keys if key else self.values)[loc] = line << _COLUMN_BITS | min(column, _COLUMN_MAX)
 
     def find(self, loc: Loc, *, key: bool = False) -> tuple[int | None, int | None]:
         """The position of `loc`, or of its nearest ancestor that has one."""
+        return self._find(tuple(loc), key, 0)
+
+    def _find(self, probe: Loc, key: bool, floor: int) -> tuple[int | None, int | None]:
         table = self.keys if key else self.values
-        probe = tuple(loc)
         while True:
-            if probe in table:
-                return table[probe]
-            if key and probe in self.values:
-                return self.values[probe]
-            if not probe:
+            at = table.get(probe)
+            if at is None and key:
+                at = self.values.get(probe)
+            if at is not None:
+                return at >> _COLUMN_BITS, at & _COLUMN_MAX
+            if len(probe) <= floor:
                 return (None, None)
             probe = probe[:-1]
 
     def under(self, prefix: Loc) -> Marks:
-        """The marks of what lies under `prefix`, with paths relative to it."""
-        size = len(prefix)
-        prefix = tuple(prefix)
+        """The marks of what lies under `prefix`, with paths relative to it (a view: no
+        copy of the table, whose size is the whole file's)."""
+        return _MarksUnder(self, tuple(prefix))
 
-        def part(table: dict[Loc, tuple[int, int]]) -> dict[Loc, tuple[int, int]]:
-            return {loc[size:]: at for loc, at in table.items() if loc[:size] == prefix}
 
-        return Marks(part(self.values), part(self.keys))
+class _MarksUnder(Marks):
+    def __init__(self, whole: Marks, prefix: Loc) -> None:
+        super().__init__(whole.values, whole.keys)
+        self.prefix = prefix
+
+    def find(self, loc: Loc, *, key: bool = False) -> tuple[int | None, int | None]:
+        return self._find((*self.prefix, *loc), key, len(self.prefix))
 
 
 def format_path(loc: Loc) -> str:
@@ -152,6 +169,9 @@ def load_core(text: str) -> Any:
     """One YAML document read with YAML 1.2's core schema, without marks (a file a
     JavaScript tool's config names); `yaml.YAMLError` when it is not YAML, or when its
     aliases expand past the budget of every YAML file (`MAX_ALIAS_VISITS`)."""
+    lean = _lean(_CoreLoader, text, None, None, None)
+    if lean is not _FALL_BACK:
+        return lean
     loader = (_CoreSafeLoader if may_nest_deeply(text) else _CoreLoader)(text)
     try:
         node = loader.get_single_node()
@@ -163,6 +183,195 @@ def load_core(text: str) -> Any:
         return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+_FALL_BACK: Any = object()
+
+
+class _LeanProblem(yaml.YAMLError):
+    """Why a document read by `_lean` is refused (nested too deep)."""
+
+
+class _Unsupported(Exception):
+    """The document uses what only PyYAML's composer reads: anchors and aliases, `<<`
+    merges, tags on collections, keys that are not scalars, several documents."""
+
+
+def _lean(
+    kind: type[yaml.SafeLoader],
+    text: str,
+    path: Path | None,
+    marks: Marks | None,
+    dups: list[Issue] | None,
+) -> Any:
+    """The document built straight from the parser's events, or `_FALL_BACK`.
+
+    PyYAML's composer builds a node tree of the whole document before the first value is
+    made (about 2.7 KB a small mapping: 100,000 cases cost 260 MB before any of them is
+    read). Built from the events, a document costs its values and marks alone. A document
+    using what the composer alone reads (`_Unsupported`) is read again the composer's way, so
+    both give the same data, marks and messages. `marks` and `dups` (None: not wanted) are
+    filled as `_Walker` fills them.
+    """
+    loader = kind(text)
+    try:
+        return _Events(loader, path, marks, dups).document()
+    except yaml.MarkedYAMLError as exc:
+        if exc.problem != "exceeded maximum nesting depth":
+            raise
+        # libyaml's own bound (1,000 levels), met while it reads ahead of the values
+        raise _LeanProblem(
+            f"invalid YAML: values nested far more than {MAX_DEPTH} levels deep: "
+            "flatten the structure"
+        ) from None
+    except _Unsupported:
+        if marks is not None:
+            marks.values.clear()
+            marks.keys.clear()
+        if dups is not None:
+            dups.clear()
+        return _FALL_BACK
+    finally:
+        loader.dispose()
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+_STR = "tag:yaml.org,2002:str"
+_COLLECTION_TAGS = {None, "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+
+
+class _Frame:
+    """A mapping or sequence being filled: its value, path, and (a mapping) the key read
+    before its value and the keys seen."""
+
+    __slots__ = ("key", "loc", "seen", "value")
+
+    def __init__(self, value: dict[Any, Any] | list[Any], loc: Loc) -> None:
+        self.value: Any = value
+        self.loc = loc
+        self.key: tuple[Loc, Any] | None = None  # the key's path, and the key
+        self.seen: set[str] = set()
+
+
+class _Events:
+    def __init__(
+        self,
+        loader: Any,  # a loader of PyYAML's: its parser's calls are untyped
+        path: Path | None,
+        marks: Marks | None,
+        dups: list[Issue] | None,
+    ) -> None:
+        self.loader = loader
+        self.path = path
+        self.marks = marks
+        self.dups = dups
+
+    def document(self) -> Any:
+        loader = self.loader
+        loader.get_event()  # the stream's start
+        if loader.check_event(yaml.StreamEndEvent):
+            return None
+        loader.get_event()  # the document's start
+        stack: list[_Frame] = []
+        root: Any = None
+        while True:
+            event = loader.get_event()
+            kind = type(event)
+            if kind is yaml.DocumentEndEvent:
+                break
+            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                done = stack.pop()
+                if stack:
+                    self._attach(stack[-1], done.value)
+                else:
+                    root = done.value
+                continue
+            if kind is yaml.AliasEvent or event.anchor is not None:
+                raise _Unsupported
+            top = stack[-1] if stack else None
+            if top is not None and top.key is None and isinstance(top.value, dict):
+                self._key(top, event)
+                continue
+            loc = self._loc(top)
+            if len(loc) > MAX_DEPTH:
+                self._refuse(
+                    f"values nested more than {MAX_DEPTH} levels deep at line "
+                    f"{event.start_mark.line + 1}: flatten the structure"
+                )
+            if self.marks is not None:
+                self.marks.put(loc, event.start_mark.line + 1, event.start_mark.column + 1)
+            if kind is yaml.ScalarEvent:
+                value = self._scalar(event)[1]
+                if top is None:
+                    root = value
+                else:
+                    self._attach(top, value)
+            elif event.tag not in _COLLECTION_TAGS:
+                raise _Unsupported
+            else:
+                stack.append(_Frame({} if kind is yaml.MappingStartEvent else [], loc))
+        if not loader.check_event(yaml.StreamEndEvent):
+            raise _Unsupported  # a second document: the composer's message names it
+        return root
+
+    @staticmethod
+    def _loc(top: _Frame | None) -> Loc:
+        if top is None:
+            return ()
+        if top.key is not None:
+            return top.key[0]
+        return (*top.loc, len(top.value))
+
+    @staticmethod
+    def _attach(top: _Frame, value: Any) -> None:
+        if top.key is None:
+            top.value.append(value)
+        else:
+            top.value[top.key[1]] = value
+            top.key = None
+
+    def _key(self, top: _Frame, event: Any) -> None:
+        if type(event) is not yaml.ScalarEvent:
+            raise _Unsupported
+        raw = str(event.value)
+        if raw == "<<":
+            raise _Unsupported  # a merge; or a quoted `<<`, which marks leave out as well
+        value = self._scalar(event)[1]
+        child = (*top.loc, raw)
+        mark: Any = event.start_mark
+        line, column = mark.line + 1, mark.column + 1
+        if raw in top.seen and self.dups is not None:
+            message = f"duplicate key '{raw}': remove one of them"
+            self.dups.append(Issue(self.path, line, column, format_path(child), message))
+        top.seen.add(raw)
+        if self.marks is not None:
+            self.marks.put(child, line, column, key=True)
+        top.key = (child, value)
+
+    def _scalar(self, event: Any) -> tuple[str, Any]:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == _STR:
+            return tag, event.value
+        make = self.loader.yaml_constructors.get(tag)
+        if make is None or tag == _MERGE:
+            raise _Unsupported  # a `<<` merge, or a tag the composer's way refuses by name
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        try:
+            value = make(self.loader, node)
+        except (ValueError, TypeError):
+            raise _Unsupported from None  # the composer's way names the fault
+        if inspect.isgenerator(value):
+            raise _Unsupported
+        return tag, value
+
+    def _refuse(self, problem: str) -> None:
+        """Refuse the document, after the parser has read the rest of it, so that a syntax
+        error further on is named first, as the composer's way names it."""
+        while self.loader.check_event():
+            self.loader.get_event()
+        raise _LeanProblem(problem)
 
 
 def _aliases_problem(root: yaml.Node) -> str | None:
@@ -207,6 +416,28 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 def parse_yaml(text: str, path: Path | None, *, core: bool = False) -> tuple[Any, Marks]:
     """Parse one YAML document into Python data plus the marks of every value; `core`:
     with YAML 1.2's core schema (JavaScript tools' files) instead of PyYAML's 1.1."""
+    marks = Marks()
+    duplicates: list[Issue] = []
+    try:
+        lean = _lean(_CoreLoader if core else _Loader, text, path, marks, duplicates)
+    except _LeanProblem as exc:
+        raise LoadError(f"{path or '<input>'}: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, text, path) from None
+    if lean is not _FALL_BACK:
+        if duplicates:
+            from accord.engine.errors import ValidationError
+
+            raise ValidationError(duplicates)
+        return lean, marks
+    return _composed(text, path, core=core)
+
+
+def _composed(text: str, path: Path | None, *, core: bool = False) -> tuple[Any, Marks]:
+    """`parse_yaml` by PyYAML's composer: a node tree of the whole document, then its
+    values (what a document `_lean` cannot read needs: anchors, merges, tags)."""
+    marks = Marks()
+    duplicates: list[Issue] = []
     # PyYAML's C composer recurses without a bound: 30,000 nested `[` crash the process.
     # Text that may nest that deep goes to the pure-Python composer, whose recursion stops
     # with a RecursionError (reported below); everything else keeps the fast one.
@@ -236,8 +467,6 @@ def parse_yaml(text: str, path: Path | None, *, core: bool = False) -> tuple[Any
         raise LoadError(f"{path or '<input>'}: invalid YAML: {reason}") from None
     finally:
         loader.dispose()
-    marks = Marks()
-    duplicates: list[Issue] = []
     problem = _Walker(marks, duplicates, path, own).walk(node)
     if problem is not None:
         raise LoadError(f"{path or '<input>'}: {problem}")
@@ -303,7 +532,7 @@ class _Walker:
             except budget.ExpansionError as exc:
                 return f"{exc.message} (at line {node.start_mark.line + 1})"
         self.seen.add(id(node))
-        self.marks.values[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        self.marks.put(loc, node.start_mark.line + 1, node.start_mark.column + 1)
         self.open.add(id(node))
         try:
             if isinstance(node, yaml.MappingNode):
@@ -339,8 +568,9 @@ class _Walker:
                 )
             if index >= merged:
                 seen.add(key)
-            mark = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            self.marks.keys[child] = mark
+            self.marks.put(
+                child, key_node.start_mark.line + 1, key_node.start_mark.column + 1, key=True
+            )
             problem = self.walk(value_node, child)
             if problem is not None:
                 return problem

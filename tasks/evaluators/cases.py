@@ -45,7 +45,7 @@ def content_text(content: Any) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False, default=str)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Case:
     """One case: what the target is given and what evaluators compare its output with.
 

@@ -74,18 +74,26 @@ class EvalFileSpecBase(Spec):
 
 
 @cache
-def eval_file_model() -> type[EvalFileSpecBase]:
+def case_model() -> type[CaseSpecBase]:
     union = evaluator_union()
-    case_model = create_model(
+    model: type[CaseSpecBase] = create_model(
         "CaseSpec",
         __base__=CaseSpecBase,
         evaluators=(list[union], Field(default_factory=list)),  # type: ignore[valid-type]
     )
+    return model
+
+
+@cache
+def eval_file_model() -> type[EvalFileSpecBase]:
+    """The model of an `.eval.yml`, its cases left as written: the loader validates them
+    one at a time with `case_model` and lets each go once read."""
+    union = evaluator_union()
     model: type[EvalFileSpecBase] = create_model(
         "EvalFileSpec",
         __base__=EvalFileSpecBase,
         evaluators=(list[union], Field(default_factory=list)),  # type: ignore[valid-type]
-        cases=(list[case_model], Field(min_length=1)),
+        cases=(list[Any], Field(min_length=1)),
     )
     return model
 
@@ -104,7 +112,8 @@ def load_eval_file(
     """Validate an `.eval.yml` and build its suite; every problem at once, with lines.
     `text`: the file's, read already."""
     project = load_project(path)
-    loaded = load_spec(path, eval_file_model(), kind="eval", text=text)
+    each = ("cases", case_model())
+    loaded = load_spec(path, eval_file_model(), kind="eval", text=text, each=each)
     spec: Any = loaded.spec
     issues: list[Issue] = []
     targets = _targets(loaded, project, issues)
@@ -113,7 +122,12 @@ def load_eval_file(
         default = next(iter(targets))
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for index, item in enumerate(spec.cases):
+    for index in range(len(spec.cases)):
+        item, problems = loaded.item("cases", index, each[1])
+        spec.cases[index] = None  # let the case as written go once it is read
+        if item is None:
+            issues.extend(problems)
+            continue
         case_id = item.id or f"case_{index + 1}"
         line = loaded.marks.find(("cases", index))[0]
         if case_id in seen:

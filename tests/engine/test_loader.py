@@ -395,8 +395,8 @@ def test_config_default_database_must_exist(write: WriteFile) -> None:
 def test_parse_yaml_marks_positions() -> None:
     data, marks = parse_yaml("a:\n  b: [1, 2]\n", None)
     assert data == {"a": {"b": [1, 2]}}
-    assert marks.values[("a", "b", 1)] == (2, 10)
-    assert marks.keys[("a", "b")] == (2, 3)
+    assert marks.find(("a", "b", 1)) == (2, 10)
+    assert marks.find(("a", "b"), key=True) == (2, 3)
 
 
 def test_errors_are_accord_errors_with_exit_code_2(write: WriteFile) -> None:

@@ -124,7 +124,7 @@ def _read_jsonl(path: Path) -> Source:
     values, issues = jsonl_values(path)
     for number, value in values:
         tests.append(value)
-        marks.values[("tests", len(tests) - 1)] = (number, 1)
+        marks.put(("tests", len(tests) - 1), number, 1)
     if issues:
         raise ValidationError(issues)
     if not tests:

@@ -50,7 +50,8 @@ def _validate(path: Path, items: list[tuple[int, Any]]) -> list[DatasetRow]:
         try:
             rows.append(DatasetRow.model_validate(item))
         except pydantic.ValidationError as exc:
-            marks = Marks(values={(): (line, 1)})
+            marks = Marks()
+            marks.put((), line, 1)
             for issue in pydantic_issues(exc, item, marks, path, DatasetRow):
                 issues.append(Issue(path, line, 1, issue.path, issue.message))
     if issues:

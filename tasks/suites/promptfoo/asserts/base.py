@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from accord.tasks.evaluators.cases import Output
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PromptfooCase(Case):
     """A case of a promptfoo config: one test (with `defaultTest` merged) under one prompt.
 
