@@ -234,7 +234,9 @@ def build(
     cases: list[Case] = []
     owners: list[_Test] = []  # each case's test
     test_index = 0
-    for item in tests:
+    agentv = loader.dialect == "agentv4"
+    for position, item in enumerate(tests):
+        tests[position] = None  # type: ignore[call-overload]  # let each test go once read
         test = plain(_merged(item.test, default, loader.trailing))
         if loader.dialect == "promptfoo":
             _own_graders(loader, item, test, models)
@@ -318,10 +320,11 @@ def build(
                 if len(cases) == first:
                     _check_embeddings(loader, item, case)
                 cases.append(dataclasses.replace(case, digest=case_digest(case)))
-                owners.append(item)
+                if agentv:
+                    owners.append(item)
                 column += 1
             test_index += 1
-    if loader.dialect == "agentv4":
+    if agentv:
         _unique_ids(loader, cases, owners)
     return cases, columns
 
