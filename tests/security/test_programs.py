@@ -65,6 +65,37 @@ def test_f18_prompt_in_a_shell_script_is_refused(
     assert pwned(root) == []
 
 
+@pytest.mark.parametrize(
+    ("entry", "line"),
+    [
+        ("    command_template: '/usr/bin/touch pwned {OUTPUT_FILE}'\n", 5),
+        (
+            "    command_template: './run.sh {OUTPUT_FILE}'\n"
+            "    healthcheck:\n      command_template: '/usr/bin/touch pwned'\n",
+            7,
+        ),
+    ],
+    ids=["command", "healthcheck"],
+)
+def test_a_program_not_the_projects_is_refused_at_its_own_line(
+    tmp_path: Path, entry: str, line: int
+) -> None:
+    """A targets.yaml program the file may not run untrusted is refused at the line of the
+    key that names it (the command, or the health check's), not at the target's first."""
+    root = write(
+        tmp_path,
+        {
+            ".agentv/targets.yaml": "targets:\n  - name: default\n    provider: cli\n"
+            "    timeout_seconds: 5\n" + entry,
+            "evals/run.sh": '#!/bin/sh\nprintf ok > "$1"\n',
+            "evals/ds.yaml": AGENTV_EVAL,
+        },
+    )
+    run = accord(root, "eval", "evals/ds.yaml")
+    refused(run, f"targets.yaml:{line}:", "accord trust")
+    assert pwned(root) == []
+
+
 def test_f18_agentv4_catalog_command(tmp_path: Path) -> None:
     """F18 in an AgentV 4 catalog: `sh -c "python3 answer.py --q {PROMPT} ..."`."""
     root = write(

@@ -11,6 +11,7 @@ replacing config.yml, the eval file, a compared file or the run store."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +27,8 @@ import pytest
 
 from tests.bounds import PROCESS_SECONDS
 from tests.compare.test_view import start, stop
+from tests.conftest import fake_model_config
+from tests.fakes import FakeOpenAI, Reply
 
 SUITE = """\
 name: s
@@ -233,6 +236,31 @@ def test_junit_is_well_formed_whatever_a_name_holds(proj: Path) -> None:
     parsed = xml.dom.minidom.parseString(compared.out_bytes)
     names = [c.getAttribute("name") for c in parsed.getElementsByTagName("testcase")]
     assert "c\\x01\\x1b[31m\\ufffe" in names
+
+
+def test_accord_test_junit_is_well_formed_whatever_a_case_name_holds(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The same through `accord test`: a `.test.yml` case name with control characters and
+    a character XML cannot carry; the example project's agent, on a scripted model."""
+
+    proj = tmp_path / "p"
+    example = Path(__file__).resolve().parents[2] / "workflows" / "ci_checks"
+    shutil.copytree(example, proj, ignore=shutil.ignore_patterns(".accord", "output"))
+    database = "databases:\n  - {name: shop, type: duckdb, dataset: data}\n"
+    (proj / "config.yml").write_text(
+        fake_model_config(fake_llm) + "defaults:\n  model: fake\n" + database
+    )
+    fake_llm.responder = lambda _body: Reply(text="The total revenue was 4,000.\nPASS")
+    (proj / "x.test.yml").write_text(
+        'target: analyst.agent.yml\nsettings: {runs: 1}\ncases:\n  - name: "t\\x01\\e[31m\\uFFFE"\n'
+        "    prompt: What was the total revenue of all orders?\n    expected: 4,000\n"
+    )
+    run = accord(proj, "test", "x.test.yml", "--format", "junit", "--output", "r.xml")
+    assert "Traceback" not in run.stderr and run.code != 70, run.stderr
+    report = xml.dom.minidom.parse(str(proj / "r.xml"))
+    names = [c.getAttribute("name") for c in report.getElementsByTagName("testcase")]
+    assert "t\\x01\\x1b[31m\\ufffe" in names, names
 
 
 # --- F08: runs compare --output ------------------------------------------------------------

@@ -365,8 +365,9 @@ class Builder:
             refused = resolved.target.admission(file, self.root)
             if refused is not None:
                 if named:
+                    at = _program_key(self.targets.entries[name], refused)
                     self.issues.append(
-                        self.targets.issue(("targets", self.targets.index[name]), refused)
+                        self.targets.issue(("targets", self.targets.index[name], *at), refused)
                     )
                 else:
                     self.issues.append(self.source.issue(loc, refused))
@@ -756,3 +757,14 @@ def load_agentv_file(
         lifecycle=hooks,
         notes=tuple(builder.warnings),
     )
+
+
+def _program_key(entry: dict[str, Any], refusal: str) -> tuple[str, ...]:
+    """The key of a targets.yaml entry whose program `refusal` refuses: its line is the
+    one to name (the health check's command, or the target's own)."""
+    if refusal.startswith("healthcheck:") and isinstance(entry.get("healthcheck"), dict):
+        return ("healthcheck", *_program_key(entry["healthcheck"], ""))
+    for key in ("command_template", "commandTemplate"):
+        if key in entry:
+            return (key,)
+    return ()
