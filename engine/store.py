@@ -369,7 +369,9 @@ class StoredRun:
     summary: dict[str, Any] | None
 
 
-def _run_from_row(row: tuple[Any, ...]) -> StoredRun | None:
+def run_from_row(row: tuple[Any, ...]) -> StoredRun | None:
+    """A `runs` row (run_id, workflow, path, started, finished, status, error, summary) as a
+    run, or None when its id is not text."""
     run_id = stored.text(row[0])
     if not run_id:
         return None  # without its id a run can be neither shown by id nor resumed
@@ -406,7 +408,7 @@ def list_runs(path: Path, limit: int = 50) -> list[StoredRun]:
         ).fetchall()
     finally:
         conn.close()
-    runs = [run for run in map(_run_from_row, rows) if run is not None]
+    runs = [run for run in map(run_from_row, rows) if run is not None]
     _skipped(path, "runs with an id that is not text", len(rows) - len(runs))
     return runs
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from accord.engine import codec, sqlite, stored
 from accord.engine.errors import ConfigError
+from accord.engine.store import run_from_row
 from accord.tasks.suites.compare.intake import Intake
 from accord.tasks.suites.compare.records import RunRecord, Sample
 
@@ -70,7 +71,7 @@ def read_only(path: Path) -> Iterator[sqlite3.Connection]:
 def list_rows(path: Path, limit: int = 1000, suite: str | None = None) -> list[RunRow]:
     """Runs newest first (of one suite); a run whose start time is not a number sorts last,
     one whose id is not text is left out."""
-    query = "SELECT run_id, workflow, path, started, finished, status, summary FROM runs"
+    query = "SELECT run_id, workflow, path, started, finished, status, error, summary FROM runs"
     args: tuple[Any, ...] = ()
     if suite is not None:
         query, args = query + " WHERE workflow = ?", (suite,)
@@ -81,17 +82,11 @@ def list_rows(path: Path, limit: int = 1000, suite: str | None = None) -> list[R
 
 
 def _run_row(row: tuple[Any, ...]) -> RunRow | None:
-    run_id = stored.text(row[0])
-    if not run_id:
+    run = run_from_row(row)  # the store's own reading of a run row, every field checked
+    if run is None:
         return None
     return RunRow(
-        run_id,
-        stored.shown(row[1]),
-        stored.shown(row[2]),
-        stored.timestamp(row[3]),
-        stored.timestamp(row[4]),
-        stored.shown(row[5]),
-        stored.summary(row[6]),
+        run.run_id, run.workflow, run.path, run.started, run.finished, run.status, run.summary
     )
 
 

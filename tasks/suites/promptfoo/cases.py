@@ -232,9 +232,8 @@ def build(
         {"raw": p.raw, "label": p.label, "id": prompt_id(p), "provider": name} for name, p in pairs
     ]
     cases: list[Case] = []
-    owners: list[_Test] = []  # each case's test
+    owners: list[tuple[Any, Any, Loc]] = []  # each case's test: its file, line and place
     test_index = 0
-    agentv = loader.dialect == "agentv4"
     for position, item in enumerate(tests):
         tests[position] = None  # type: ignore[call-overload]  # let each test go once read
         test = plain(_merged(item.test, default, loader.trailing))
@@ -320,24 +319,25 @@ def build(
                 if len(cases) == first:
                     _check_embeddings(loader, item, case)
                 cases.append(dataclasses.replace(case, digest=case_digest(case)))
-                if agentv:
-                    owners.append(item)
+                owners.append((item.file, item.line, item.loc))
                 column += 1
             test_index += 1
-    if agentv:
+    if loader.dialect == "agentv4":
         _unique_ids(loader, cases, owners)
     return cases, columns
 
 
-def _unique_ids(loader: _Loader, cases: list[Case], owners: list[_Test]) -> None:
+def _unique_ids(
+    loader: _Loader, cases: list[Case], owners: list[tuple[Any, Any, Loc]]
+) -> None:
     """AgentV refuses a file two of whose tests have one id (orchestrator.ts
     validateDependencyGraph, "Duplicate test ID"), the ids under several prompts included;
     each case names the test it comes from (`owners`)."""
     seen: set[str] = set()
-    for case, item in zip(cases, owners, strict=True):
+    for case, (file, line, loc) in zip(cases, owners, strict=True):
         if case.id in seen:
-            where: dict[str, Any] = {"file": item.file, "line": item.line} if item.file else {}
-            loader.issue(item.loc, f"test id '{case.id}' names two cases (AgentV refuses it: "
+            where: dict[str, Any] = {"file": file, "line": line} if file else {}
+            loader.issue(loc, f"test id '{case.id}' names two cases (AgentV refuses it: "
                          "'Duplicate test ID'): give each test, and each prompt, its own id "
                          "(a var listing several values makes a case of each)",
                          **where)  # fmt: skip
