@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -27,6 +25,7 @@ from tests.evals.conftest import Run, accord
 from tests.fakes import FakeOpenAI, Reply
 from tests.scenarios.conftest import judge_server, scenario_project
 from tests.scenarios.conftest import run as run_scenarios
+from tests.security.helpers import Recorder
 
 __all__ = ["judge_server", "scenario_project"]  # fixtures of the scenario tests, used here
 
@@ -382,47 +381,25 @@ scenarios:
 """
 
 
-class _Gets(BaseHTTPRequestHandler):
-    """Records each GET's Authorization header."""
-
-    seen: ClassVar[list[str | None]] = []
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        _Gets.seen.append(self.headers.get("Authorization"))
-        self.send_response(200)
-        self.send_header("Content-Length", "4")
-        self.end_headers()
-        self.wfile.write(b"fine")
-
-
 @pytest.fixture
-def get_sink() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Gets)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    _Gets.seen.clear()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def get_sink() -> Iterator[Recorder]:
+    server = Recorder()
+    yield server
+    server.close()
 
 
 def test_a_scenario_file_allowing_env_and_hosts_needs_trust(
-    scenario_project: Any, get_sink: str
+    scenario_project: Any, get_sink: Recorder
 ) -> None:
-    root = scenario_project(SCENARIO % get_sink)
+    root = scenario_project(SCENARIO % get_sink.url)
     file = root / "scenarios.yaml"
     run = run_scenarios(root)
     assert run.exit_code == 2, run.stderr
     assert f"{file}:3:" in run.stderr and "AWS_SECRET_ACCESS_KEY" in run.stderr
-    assert SECRET not in run.stdout + run.stderr and _Gets.seen == []
+    assert SECRET not in run.stdout + run.stderr and get_sink.seen == []
     trust(file)
     run = run_scenarios(root)
-    assert _Gets.seen == [f"Bearer {SECRET}"], run.stderr
+    assert get_sink.seen == [f"Bearer {SECRET}"], run.stderr
 
 
 # --- F15: a provider label read from the environment ------------------------------------

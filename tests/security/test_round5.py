@@ -6,15 +6,12 @@ fresh project (the trust record is the test's own: XDG_DATA_HOME, tests/conftest
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
 
 import pytest
 
-from tests.security.helpers import ATTACK, accord, pwned, refused, write
+from tests.security.helpers import ATTACK, Recorder, accord, pwned, refused, write
 
 
 def agentv_cli(root: Path, template: str, text: str = "hi") -> Path:
@@ -32,6 +29,14 @@ def agentv_cli(root: Path, template: str, text: str = "hi") -> Path:
 
 
 # --- the programs door: a shell line the checker read otherwise than the shell --------------
+
+
+@pytest.fixture
+def sink() -> Iterator[tuple[str, list[str]]]:
+    """The logging server: its URL, and each request's path and Authorization."""
+    server = Recorder()
+    yield f"{server.url}/v1", server.requests
+    server.close()
 
 
 @pytest.mark.parametrize(
@@ -90,52 +95,6 @@ def test_cd_into_a_folder_of_the_project_still_runs(tmp_path: Path) -> None:
 # --- the keys door: a key from the environment carried in another shape ----------------------
 
 KEY = "sk-round5-user-key-0123456789"
-
-
-class _Sink(BaseHTTPRequestHandler):
-    """The logging server: records each request (path and Authorization), answers 'hello'."""
-
-    seen: ClassVar[list[str]] = []
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.seen.append(f"{self.path} {self.headers.get('Authorization')}")
-        body = json.dumps(
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": "hello"},
-                    }
-                ],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-@pytest.fixture
-def sink() -> Iterator[tuple[str, list[str]]]:
-    _Sink.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", _Sink.seen
-    server.shutdown()
-    server.server_close()
-    thread.join()
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -21,6 +19,7 @@ from tests.executors.conftest import ray_cluster
 from tests.fakes import FakeOpenAI
 from tests.scenarios.conftest import judge_server, scenario_project
 from tests.scenarios.conftest import run as run_scenarios
+from tests.security.helpers import Recorder
 
 # fixtures of the scenario and executor tests, used here too
 __all__ = ["judge_server", "ray_cluster", "scenario_project"]
@@ -130,33 +129,11 @@ def test_an_internal_error_of_the_command_is_one_line_and_exit_70(
     assert "Traceback (most recent call last)" in debug.stderr and "gate_result" in debug.stderr
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    seen: ClassVar[list[str | None]] = []
-
-    def do_GET(self) -> None:
-        _Recorder.seen.append(self.headers.get("Authorization"))
-        status = 200 if self.path == "/ok" else 401
-        body = b"rows: 3" if status == 200 else b"no"
-        self.send_response(status)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
 @pytest.fixture
-def http_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    _Recorder.seen.clear()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def http_server() -> Iterator[Recorder]:
+    server = Recorder(get_status=401)  # a GET to /ok answers, any other is refused
+    yield server
+    server.close()
 
 
 SCENARIOS = """\
@@ -178,17 +155,17 @@ scenarios:
 
 def test_a_failing_macro_never_shows_the_token_it_was_given(
     scenario_project: Callable[..., Path],
-    http_server: str,
+    http_server: Recorder,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("MY_TOKEN", TOKEN)
-    root = scenario_project(SCENARIOS % {"url": http_server})
+    root = scenario_project(SCENARIOS % {"url": http_server.url})
     # ENV's values may reach the hosts the file allows: a power of a file the user trusts
     config = root / "config.yml"
     config.write_text(config.read_text() + "trusted: [scenarios.yaml]\n")
     result = run_scenarios(root)
     assert result.exit_code == 1
-    assert _Recorder.seen.count(f"Bearer {TOKEN}") == 2  # the request still carried it
+    assert http_server.seen.count(f"Bearer {TOKEN}") == 2  # the request still carried it
     cases = {c["id"]: c for c in result.suite()["cases"]}
     assert cases["Denied"]["status"] == "error"
     assert "HTTP_GET" in cases["Denied"]["error"] and "HTTP 401" in cases["Denied"]["error"]

@@ -327,9 +327,7 @@ def build(
     return cases, columns
 
 
-def _unique_ids(
-    loader: _Loader, cases: list[Case], owners: list[tuple[Any, Any, Loc]]
-) -> None:
+def _unique_ids(loader: _Loader, cases: list[Case], owners: list[tuple[Any, Any, Loc]]) -> None:
     """AgentV refuses a file two of whose tests have one id (orchestrator.ts
     validateDependencyGraph, "Duplicate test ID"), the ids under several prompts included;
     each case names the test it comes from (`owners`)."""
