@@ -181,6 +181,8 @@ def load_core(text: str) -> Any:
         if problem is not None:
             raise yaml.YAMLError(problem)
         return loader.construct_document(node)
+    except (ValueError, TypeError, IndexError, KeyError) as exc:  # see `_composed`
+        raise yaml.YAMLError(f"a value YAML cannot read: {exc}") from None
     finally:
         loader.dispose()
 
@@ -224,7 +226,9 @@ def _lean(
             f"invalid YAML: values nested far more than {MAX_DEPTH} levels deep: "
             "flatten the structure"
         ) from None
-    except _Unsupported:
+    except _LeanProblem:
+        raise
+    except (_Unsupported, yaml.YAMLError):  # YAMLError: the reader's (a control character)
         if marks is not None:
             marks.values.clear()
             marks.keys.clear()
@@ -360,8 +364,9 @@ class _Events:
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         try:
             value = make(self.loader, node)
-        except (ValueError, TypeError):
-            raise _Unsupported from None  # the composer's way names the fault
+        except Exception:  # any fault of a constructor, PyYAML's own
+            # the composer's way names the fault, after any syntax error further on
+            raise _Unsupported from None
         if inspect.isgenerator(value):
             raise _Unsupported
         return tag, value
@@ -459,11 +464,17 @@ def _composed(text: str, path: Path | None, *, core: bool = False) -> tuple[Any,
             f"{path or '<input>'}: invalid YAML: values nested far more than {MAX_DEPTH} levels "
             "deep: flatten the structure"
         ) from None
-    except (ValueError, TypeError) as exc:
-        # PyYAML raises these for pathological input (huge ints, unhashable keys)
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        # PyYAML raises these for pathological input (huge ints, unhashable keys, a value
+        # its explicit tag cannot read: `!!int ''`, `!!bool x`)
         reason = str(exc)
         if "integer string conversion" in reason:
             reason = "a number with more than 4300 digits: quote it to keep it as text"
+        elif isinstance(exc, IndexError | KeyError):
+            reason = (
+                "a value its tag cannot read (`!!int ''`, `!!bool x`): fix the value or "
+                "remove the tag"
+            )
         raise LoadError(f"{path or '<input>'}: invalid YAML: {reason}") from None
     finally:
         loader.dispose()

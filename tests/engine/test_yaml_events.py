@@ -84,6 +84,8 @@ CORNERS = {
     "tagged collections": "a: !!set {x, y}\nb: !!omap [{x: 1}]\nc: !!map {k: v}\nd: !!seq [1]\n",
     "unknown tag": "a: !custom 1\n",
     "bad int tag": "a: !!int nope\n",
+    "empty int tag": "a: !!int ''\n",
+    "bad bool tag": "a: !!bool x\n",
     "two documents": "a: 1\n---\nb: 2\n",
     "explicit document": "---\na: 1\n...\n",
     "syntax error": "a: [1, 2\nb: 3\n",
@@ -96,6 +98,9 @@ CORNERS = {
     "deep block": "".join("  " * i + f"k{i}:\n" for i in range(120)) + "  " * 120 + "v\n",
     "huge int": "a: " + "9" * 5000 + "\n",
     "unicode": "ключ: значение\nemoji: 🙂\n",
+    "control character": "a: \x07b\n",
+    "nul": "a: 1\x00\n",
+    "byte order mark": "\ufeffa: 1\n",
 }
 
 
@@ -126,6 +131,16 @@ def test_the_events_reader_holds_no_node_tree() -> None:
     fallback = yamlmarks._lean(yamlmarks._Loader, "a: &x 1\nb: *x\n", None, marks, [])
     assert fallback is yamlmarks._FALL_BACK
     assert marks.values == {} and marks.keys == {}
+
+
+@pytest.mark.parametrize("text", ["a: !!int ''\n", "a: !!float ''\n", "a: !!bool x\n"])
+def test_a_value_its_tag_cannot_read_is_refused_with_a_message(text: str) -> None:
+    """PyYAML's constructors fail on these with IndexError and KeyError (an internal error,
+    exit 70, before): refused as invalid YAML instead."""
+    with pytest.raises(LoadError, match="a value its tag cannot read"):
+        yamlmarks.parse_yaml(text, Path("f.yml"))
+    with pytest.raises(yaml.YAMLError, match="a value YAML cannot read"):
+        yamlmarks.load_core(text)
 
 
 def test_load_core_reads_the_same_both_ways() -> None:
