@@ -172,7 +172,7 @@ def load_core(text: str) -> Any:
     lean = _lean(_CoreLoader, text, None, None, None)
     if lean is not _FALL_BACK:
         return lean
-    loader = (_CoreSafeLoader if may_nest_deeply(text) else _CoreLoader)(text)
+    loader = _loader_for(text, core=True)(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -199,6 +199,15 @@ class _Unsupported(Exception):
     merges, tags on collections, keys that are not scalars, several documents."""
 
 
+def _loader_for(text: str, *, core: bool) -> type[yaml.SafeLoader]:
+    """The loader of `text`: PyYAML's C one, or its pure-Python one for text that may nest
+    deeper than `MAX_DEPTH` (the C composer recurses without a bound: 30,000 nested `[`
+    crashed the process; the Python one stops at Python's recursion limit)."""
+    if may_nest_deeply(text):
+        return _CoreSafeLoader if core else _SafeLoader
+    return _CoreLoader if core else _Loader
+
+
 def _lean(
     kind: type[yaml.SafeLoader],
     text: str,
@@ -215,7 +224,7 @@ def _lean(
     both give the same data, marks and messages. `marks` and `dups` (None: not wanted) are
     filled as `_Walker` fills them.
     """
-    loader = kind(text)
+    loader = kind(text)  # the C reader: it reads the text as it goes
     try:
         return _Events(loader, path, marks, dups).document()
     except yaml.MarkedYAMLError as exc:
@@ -443,12 +452,12 @@ def _composed(text: str, path: Path | None, *, core: bool = False) -> tuple[Any,
     values (what a document `_lean` cannot read needs: anchors, merges, tags)."""
     marks = Marks()
     duplicates: list[Issue] = []
-    # PyYAML's C composer recurses without a bound: 30,000 nested `[` crash the process.
-    # Text that may nest that deep goes to the pure-Python composer, whose recursion stops
-    # with a RecursionError (reported below); everything else keeps the fast one.
-    deep = may_nest_deeply(text)
-    loader = ((_CoreSafeLoader if deep else _CoreLoader) if core else
-              (_SafeLoader if deep else _Loader))(text)  # fmt: skip
+    kind = _loader_for(text, core=core)
+    try:
+        # the pure-Python reader checks every character at once, as it is made
+        loader = kind(text)
+    except yaml.YAMLError as exc:
+        raise LoadError(f"{path or '<input>'}: invalid YAML: {exc}") from None
     try:
         node = loader.get_single_node()
         if node is None:
