@@ -1,0 +1,181 @@
+"""B23: the evaluation wing's layout, from the code's own imports (an AST pass over engine/,
+tasks/ and src/accord/*.py; nothing is run).
+
+Prints: lines per package of tasks/suites; the import graph's cycles (imports inside
+functions counted, `from pkg import module` read as importing the module), the largest, and
+any that holds modules of two front-ends; the imports from promptfoo's modules into AgentV's;
+and the `dialect ==` / `dialect !=` tests outside a class whose name ends in `Dialect`.
+
+Targets (issue 42): no module of promptfoo's imports an AgentV module; no `dialect ==` test
+outside a dialect class; no import cycle of more than 10 modules, and none across two
+front-ends.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections import Counter
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITES = "accord.tasks.suites."
+# the packages of the formats users bring (a module of two of them in one cycle is a fault)
+FRONTENDS = ("promptfoo", "agentv", "scenarios", "conversations", "oxy", "evalfile", "pyapi")
+
+
+def modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for top in ("engine", "tasks"):
+        for path in (ROOT / top).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found["accord." + name.removesuffix(".__init__")] = path
+    for path in (ROOT / "src" / "accord").glob("*.py"):
+        found["accord." + path.stem.removesuffix("__init__").rstrip(".") or "accord"] = path
+    return {name.rstrip("."): path for name, path in found.items()}
+
+
+def absolute(module: str, node: ast.ImportFrom) -> str:
+    """The dotted name an import names, relative imports resolved against `module`."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".")
+    base = package[: len(package) - node.level]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def graph(known: dict[str, Path]) -> tuple[nx.DiGraph, int]:
+    edges: nx.DiGraph = nx.DiGraph()
+    inside = 0
+    for module, path in known.items():
+        is_package = path.name == "__init__.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+        while stack:
+            node, in_function = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                stack.append((child, nested))
+                hits: list[str] = []
+                if isinstance(child, ast.Import):
+                    hits = [alias.name for alias in child.names if alias.name in known]
+                elif isinstance(child, ast.ImportFrom):
+                    # `.x` in a package's __init__ is relative to the package itself
+                    base = absolute(module + ".__init__" if is_package else module, child)
+                    for alias in child.names:
+                        named = f"{base}.{alias.name}"  # `from pkg import module`
+                        hits += [named] if named in known else [base] if base in known else []
+                for target in hits:
+                    edges.add_edge(module, target)
+                inside += bool(hits) and in_function
+    edges.remove_edges_from(nx.selfloop_edges(edges))
+    return edges, inside
+
+
+def frontend(module: str) -> str | None:
+    if not module.startswith(SUITES):
+        return None
+    rest = module.removeprefix(SUITES).split(".")
+    if rest[0] == "frontends" and len(rest) > 1:
+        rest = rest[1:]
+    for name in FRONTENDS:
+        if rest[0].startswith(name):
+            return name
+    return None
+
+
+def is_agentv(module: str) -> bool:
+    return frontend(module) == "agentv" or (
+        frontend(module) == "promptfoo" and "agentv" in module.rsplit(".", 1)[-1]
+    )
+
+
+def owner(module: str) -> str | None:
+    """The format a module serves (AgentV 4's modules inside promptfoo's package: AgentV)."""
+    return "agentv" if is_agentv(module) else frontend(module)
+
+
+def dialect_tests(known: dict[str, Path]) -> list[str]:
+    """`dialect ==` / `!=` comparisons outside a class named `...Dialect`, as file:line."""
+    found = []
+    for path in sorted(set(known.values())):
+        if "suites" not in path.parts:
+            continue  # the formats' dialects (SQL's have theirs in tasks/semantic)
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+        while stack:
+            node, in_dialect = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                inner = in_dialect or (
+                    isinstance(child, ast.ClassDef) and child.name.endswith("Dialect")
+                )
+                stack.append((child, inner))
+                if not isinstance(child, ast.Compare) or in_dialect:
+                    continue
+                if not all(isinstance(op, ast.Eq | ast.NotEq) for op in child.ops):
+                    continue
+                for side in (child.left, *child.comparators):
+                    name = side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", "")
+                    if name == "dialect":
+                        found.append(f"{path.relative_to(ROOT)}:{child.lineno}")
+                        break
+    return found
+
+
+def main() -> None:
+    load = os.getloadavg()[0]
+    known = modules()
+    edges, inside = graph(known)
+    print(f"B23 layout of the evaluation wing ({len(known)} modules; load {load:.2f})")
+    sizes: Counter[str] = Counter()
+    for module, path in known.items():
+        if module.startswith(SUITES):
+            part = module.removeprefix(SUITES).split(".")
+            key = "/".join(part[:2] if part[0] == "frontends" and len(part) > 2 else part[:1])
+            sizes[key] += len(path.read_text(encoding="utf-8").splitlines())
+    total = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in set(known.values()))
+    print(f"  lines: {total:,} in all; tasks/suites by package:")
+    for key, lines in sizes.most_common():
+        print(f"    {key:<28} {lines:>7,}")
+    cycles = sorted(
+        (sorted(c) for c in nx.strongly_connected_components(edges) if len(c) > 1),
+        key=len,
+        reverse=True,
+    )
+    print(f"  imports inside functions: {inside}")
+    print(f"  import cycles: {[len(c) for c in cycles]}")
+    across = [c for c in cycles if len({owner(m) for m in c} - {None}) > 1]
+    worst = len(cycles[0]) if cycles else 0
+    print(
+        f"  largest cycle: {worst} modules (target <= 10: {'met' if worst <= 10 else 'NOT met'})"
+        + (f", {cycles[0][0]} ..." if cycles else "")
+    )
+    print(
+        f"  cycles across two front-ends: {len(across)} "
+        f"(target 0: {'met' if not across else 'NOT met'})"
+    )
+    for cycle in across:
+        print(f"    {sorted({owner(m) for m in cycle} - {None})}: {len(cycle)} modules")
+    into = sorted(
+        (a, b)
+        for a, b in edges.edges
+        if frontend(a) == "promptfoo" and not is_agentv(a) and is_agentv(b)
+    )
+    print(
+        f"  imports from promptfoo's modules into AgentV's: {len(into)} "
+        f"(target 0: {'met' if not into else 'NOT met'})"
+    )
+    tests = dialect_tests(known)
+    print(
+        f"  `dialect ==` tests outside a dialect class: {len(tests)} "
+        f"(target 0: {'met' if not tests else 'NOT met'})"
+    )
+    by_file = Counter(t.split(":")[0] for t in tests)
+    for file, count in by_file.most_common(5):
+        print(f"    {file}: {count}")
+
+
+if __name__ == "__main__":
+    main()
