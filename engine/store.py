@@ -207,6 +207,11 @@ class RunStore:
         self._started = time.perf_counter()
         self._finished = False
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # results queued and results written: a run in parts waits while the writer is
+        # far behind (`backlog`), so results (and their outputs) waiting for the disk stay
+        # few instead of piling up while the scheduler runs ahead
+        self._queued = 0
+        self._written = 0
         self._conn = connect(path)
         self._error: str | None = None
         self._thread = threading.Thread(target=self._write_loop, name="accord-store", daemon=True)
@@ -233,7 +238,15 @@ class RunStore:
         reused = result.key in self.reused
         self.reused.discard(result.key)
         if node.uses_slot or result.status is not Status.SUCCEEDED:
+            self._queued += 1
             self._queue.put(("result", result, input_hash, reused))
+
+    @property
+    def backlog(self) -> int:
+        """How many results are queued and not yet written (0 once the writer stopped)."""
+        if not self._thread.is_alive():
+            return 0
+        return self._queued - self._written
 
     def finish(self, status: str, error: str | None, summary: dict[str, Any]) -> None:
         """Record the run's end and wait until everything queued is on disk."""
@@ -279,6 +292,9 @@ class RunStore:
                 self._error = str(exc)
             except MemoryError:
                 self._error = OUT_OF_MEMORY_ERROR  # this batch is lost; the thread goes on
+            # written or lost, they are no longer waiting (one writer: no lock needed)
+            self._written += sum(1 for item in batch if item is not _STOP and item[0] == "result")
+            del batch
             if stop:
                 return
 

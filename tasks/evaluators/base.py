@@ -63,7 +63,7 @@ class ThresholdSpec(Spec):
 PASS_AT_ONE = ThresholdSpec(gte=1)
 
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
     """One evaluator's result on one output.
 
@@ -74,6 +74,9 @@ class Finding:
     `hits` and `misses` list what the evaluator found right and wrong (AgentV's form);
     `children` are the findings a composite evaluator aggregated; `veto` says why this
     finding fails its case whatever its score (a required rubric item not met).
+
+    Slotted: a suite keeps each case's findings to its end (a million cases, a million
+    findings), and a slotted one is ~60 bytes smaller.
     """
 
     name: str

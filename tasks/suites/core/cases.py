@@ -23,13 +23,14 @@ if TYPE_CHECKING:
     from accord.tasks.suites.core.targets import Target
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseResult:
     """A case's verdict for one repeat: its output, findings, score and status.
 
     `status` is `passed`, `failed`, `error` (the target failed, or an evaluator errored with
     nothing else failing) or `recorded` (no evaluator gates it). `verdict` is the label of a
-    suite with score bands (AgentV's `pass`, `borderline`, `fail`).
+    suite with score bands (AgentV's `pass`, `borderline`, `fail`). Slotted: a suite keeps
+    every case's result to its end.
     """
 
     id: str

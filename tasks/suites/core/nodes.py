@@ -19,6 +19,7 @@ import dataclasses
 import hashlib
 import inspect
 import re
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -34,10 +35,10 @@ from accord.engine.plan import Plan, PlannedTask
 from accord.engine.project import Project
 from accord.engine.registry import register_task
 from accord.engine.results import RunResult, Status, TaskResult
-from accord.engine.runner import PlanParts, RunOptions, execute
+from accord.engine.runner import DEFAULT_CONCURRENCY, PlanParts, RunOptions, execute
 from accord.engine.scheduler import Observer
 from accord.engine.spec import TaskSpec
-from accord.tasks.evaluators.base import EvaluatorSpec, Finding
+from accord.tasks.evaluators.base import EvaluatorSpec, Finding, ThresholdSpec
 from accord.tasks.evaluators.cases import Case, Output, case_digest
 from accord.tasks.evaluators.judging import EvalContext
 from accord.tasks.suites.core.cases import CaseResult, Suite
@@ -125,7 +126,12 @@ def _node(
     )  # fmt: skip
 
 
-PART_NODES = 6000  # a run of a large suite holds about two parts of this many nodes at once
+# a run of a large suite holds about two parts of this many nodes at once (a node in flight
+# holds ~5 KB: its spec, task, context and output; B22, 100,000 cases: 6,000 -> 1,500 nodes a
+# part, peak RSS 471 -> 426 MiB), and at least `PART_SLOTS` nodes a slot, so that a high
+# `--max-concurrency` still finds enough ready nodes
+PART_NODES = 1500
+PART_SLOTS = 8
 
 
 def build_plan(suite: Suite) -> tuple[Plan, dict[str, int]]:
@@ -392,16 +398,22 @@ def _finalise(spec: EvaluatorSpec, finding: Finding) -> Finding:
     own = finding.threshold  # a Python evaluator's Evaluation may carry its own
     if finding.score is None or finding.error is not None:
         finding.passed = None
-        finding.threshold = gate.text() if gate is not None else own
+        finding.threshold = _gate_text(gate) if gate is not None else own
         return finding
     if own is None and gate is not None:
         finding.passed = gate.holds(finding.score)
-        finding.threshold = gate.text()
+        finding.threshold = _gate_text(gate)
     if spec.negate:
         finding.veto = None
     elif finding.veto is not None:
         finding.passed = False
     return finding
+
+
+def _gate_text(gate: ThresholdSpec) -> str:
+    """The gate's text, one string for every finding that gives it (a suite keeps each
+    case's findings to its end: `>= 1` a million times otherwise)."""
+    return sys.intern(gate.text())
 
 
 @register_task("eval_verdict", EvalNodeSpec, internal=True, outputs=(CaseResult, type(None)))
@@ -413,7 +425,10 @@ async def run_verdict(task: PlannedTask, ctx: TaskContext) -> CaseResult | None:
     if output is None:
         return None
     suite: Suite = spec.suite_ref
-    findings = [ctx.scope.get(name) for name in checks]
+    # sized exactly (a comprehension's list keeps room to grow): the case's result keeps it
+    findings: list[Any] = [None] * len(checks)
+    for index, name in enumerate(checks):
+        findings[index] = ctx.scope.get(name)
     result = decide(suite, spec.case_ref, spec.repeat, output, findings)
     if suite.lifecycle is not None:
         result.warnings = await suite.lifecycle.after_case(
@@ -471,7 +486,7 @@ async def run_suite(
     check_runs(suite)
     started = time.perf_counter()
     cases: list[CaseResult] = []
-    parts = plan_parts(suite)
+    parts = plan_parts(suite, part_nodes(suite, options))
     held: collections.deque[Sequence[Case]] = collections.deque()
 
     def next_parts() -> Iterator[Plan]:
@@ -500,6 +515,15 @@ async def run_suite(
         run_id=result.run_id,
         warnings=warnings,
     )
+
+
+def part_nodes(suite: Suite, options: RunOptions) -> int:
+    """How many nodes a part of the suite's plan has (`plan_parts`): `PART_NODES`, more
+    under a high concurrency."""
+    project = suite.project
+    configured = project.config.max_concurrency if isinstance(project, Project) else None
+    slots = options.max_concurrency or suite.max_concurrency or configured or DEFAULT_CONCURRENCY
+    return max(PART_NODES, PART_SLOTS * slots)
 
 
 def _case_results(

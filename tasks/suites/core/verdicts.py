@@ -14,6 +14,7 @@ with repeats, pass@k (a case passes when any of its k repeats does) and pass^k (
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,8 @@ def decide(
     counted = [f for f in findings if f.score is not None and f.weight > 0]
     weights = sum(f.weight for f in counted)
     score = sum(f.weight * (f.score or 0.0) for f in counted) / weights if weights else None
+    if len(counted) == 1 and _same_score(counted[0]):
+        score = counted[0].score  # the same value, not one more float a case keeps to the end
     errors = [f for f in findings if f.error is not None]
     required_failed = [
         f for f in findings if (f.required and (f.passed is False or f.error)) or f.veto
@@ -81,6 +84,17 @@ def decide(
         metadata=case.metadata if isinstance(case.metadata, dict) else {},
         usage=output.usage,
         cost=output.cost,
+    )
+
+
+def _same_score(finding: Finding) -> bool:
+    """Whether a lone finding's weighted mean is its own score: weight 1, a float score
+    (not -0.0, which the sum makes 0.0)."""
+    score = finding.score
+    return (
+        finding.weight == 1
+        and type(score) is float
+        and (score != 0.0 or math.copysign(1.0, score) > 0)
     )
 
 
