@@ -62,6 +62,8 @@ def prepare_vars(variables: dict[str, Any]) -> dict[str, Any]:
     """The vars as promptfoo's `renderPrompt` leaves them: one trailing newline dropped from
     each text var, then `{{name}}` references resolved. promptfoo changes the test's own vars
     object so, and its assertions and result files read that same object afterwards."""
+    if not any(isinstance(v, str) and (v.endswith("\n") or "{{" in v) for v in variables.values()):
+        return variables  # nothing to change: the same object, as promptfoo keeps it
     stripped = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v
                 for k, v in variables.items()}  # fmt: skip
     return resolve_references(stripped)
@@ -263,6 +265,7 @@ def build(
         for variables in combos:
             if promptfoo:  # the vars the case's assertions and result files see
                 variables = prepare_vars(variables)
+            test_case = _test_case(test, variables, alone=len(combos) == 1)
             column = 0
             for provider, prompt in pairs:
                 raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
@@ -313,7 +316,7 @@ def build(
                         "description": test.get("description"),
                         "prompt": {"raw": text, "label": prompt.label},
                         "promptIdx": column, "testIdx": test_index, "testRange": test_range,
-                        "testCase": {**test, "vars": variables},
+                        "testCase": test_case,
                     },
                 )  # fmt: skip
                 if len(cases) == first:
@@ -325,6 +328,16 @@ def build(
     if loader.dialect == "agentv4":
         _unique_ids(loader, cases, owners)
     return cases, columns
+
+
+def _test_case(test: dict[str, Any], variables: dict[str, Any], *, alone: bool) -> dict[str, Any]:
+    """The test as promptfoo's result files give it, with the case's vars: the test itself
+    when it makes one combination of vars (promptfoo's test object holds its prepared vars),
+    else a copy for each combination; one for all the prompt x provider pairs."""
+    if alone:
+        test["vars"] = variables
+        return test
+    return {**test, "vars": variables}
 
 
 def _unique_ids(loader: _Loader, cases: list[Case], owners: list[tuple[Any, Any, Loc]]) -> None:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import json
+import math
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -609,5 +610,31 @@ def _merged(
 
 
 def plain(value: Any) -> Any:
-    """A value as JSON would carry it (YAML dates and the like as text)."""
-    return json.loads(json.dumps(value, default=str))
+    """A value as JSON would carry it (`json.loads(json.dumps(value, default=str))`): keys
+    as text (`1` -> "1", `true`, `null`), sequences as lists, YAML dates and any other value
+    as text; numbers, booleans, null and texts as they are. The texts are shared, not made
+    again: a config of 1,000,000 tests holds each key once, not once a test."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, dict):
+        return {_json_key(key): plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return str(value)
+
+
+def _json_key(key: Any) -> str:
+    """A mapping key as `json.dumps` writes it."""
+    if isinstance(key, str):
+        return sys.intern(key)  # a test file's keys are few: each text held once
+    if isinstance(key, bool) or key is None:
+        return {True: "true", False: "false", None: "null"}[key]
+    if isinstance(key, float):
+        if key != key:
+            return "NaN"
+        if key in (math.inf, -math.inf):
+            return "Infinity" if key > 0 else "-Infinity"
+        return float.__repr__(key)
+    if isinstance(key, int):
+        return int.__repr__(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
