@@ -224,7 +224,10 @@ def _lean(
     both give the same data, marks and messages. `marks` and `dups` (None: not wanted) are
     filled as `_Walker` fills them.
     """
-    loader = kind(text)  # the C reader: it reads the text as it goes
+    try:
+        loader = kind(text)
+    except yaml.YAMLError:  # a pure-Python reader (PyYAML without libyaml) checks it at once
+        return _FALL_BACK
     try:
         return _Events(loader, path, marks, dups).document()
     except yaml.MarkedYAMLError as exc:
