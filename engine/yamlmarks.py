@@ -357,8 +357,7 @@ class _Events:
         mark: Any = event.start_mark
         line, column = mark.line + 1, mark.column + 1
         if raw in top.seen and self.dups is not None:
-            message = f"duplicate key '{raw}': remove one of them"
-            self.dups.append(Issue(self.path, line, column, format_path(child), message))
+            self.dups.append(_duplicate(self.path, line, column, child))
         top.seen.add(raw)
         if self.marks is not None:
             self.marks.put(child, line, column, key=True)
@@ -580,15 +579,8 @@ class _Walker:
                 continue
             child = (*loc, key)
             if index >= merged and key in seen:
-                self.dups.append(
-                    Issue(
-                        self.path,
-                        key_node.start_mark.line + 1,
-                        key_node.start_mark.column + 1,
-                        format_path(child),
-                        f"duplicate key '{key}': remove one of them",
-                    )
-                )
+                at = key_node.start_mark
+                self.dups.append(_duplicate(self.path, at.line + 1, at.column + 1, child))
             if index >= merged:
                 seen.add(key)
             self.marks.put(
@@ -598,6 +590,13 @@ class _Walker:
             if problem is not None:
                 return problem
         return None
+
+
+def _duplicate(path: Path | None, line: int, column: int, loc: Loc) -> Issue:
+    """The issue of a key written twice in one mapping, at the second."""
+    return Issue(
+        path, line, column, format_path(loc), f"duplicate key '{loc[-1]}': remove one of them"
+    )
 
 
 def _own_keys(root: yaml.Node) -> dict[int, int]:

@@ -124,8 +124,8 @@ def test_running_out_of_memory_is_said_plainly(tmp_path: Path) -> None:
     a clear message and exit 2, not "internal error: MemoryError" (exit 70). A run that has
     not ended by itself (under a limit it may crawl from one MemoryError to the next; before,
     it could spin for minutes ignoring SIGTERM) must end at SIGTERM within the stop's bound."""
-    # 150,000 cases: about 600 MB at ~4 KB a case (B22), twice the limit; 30,000 cases, once
-    # ~27 KB each, now fit in it
+    # 150,000 cases: about 500 MB at ~3.3 KB a case (B22), well past the limit; 30,000
+    # cases, once ~27 KB each, now fit in it
     promptfoo_project(tmp_path, 150_000)
     process = accord(tmp_path, "eval", "-c", "promptfooconfig.yaml", "-q", "--cache", "off",
                      preexec_fn=limited_memory(300))  # fmt: skip
