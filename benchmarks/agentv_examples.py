@@ -31,7 +31,7 @@ PLACEHOLDERS = {
 
 def problems(path: Path) -> list[str]:
     from accord.engine.errors import AccordError
-    from accord.tasks.suites import frontends
+    from accord.tasks.suites.core import frontend as frontends
 
     try:
         frontends.load(path, frontends.Request())
@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--commit", default="HEAD")
     args = parser.parse_args()
     os.environ.update(PLACEHOLDERS)
-    from accord.tasks.suites import frontends
+    from accord.tasks.suites.core import frontend as frontends
 
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)

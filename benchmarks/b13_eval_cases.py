@@ -56,7 +56,7 @@ def per_case(folder: Path) -> float:
     """Microseconds of engine time per case (target, evaluator and verdict nodes, store on)."""
     from accord.engine.runner import RunOptions
     from accord.tasks.suites.core.nodes import run_suite
-    from accord.tasks.suites.evalfile import load_eval_file
+    from accord.tasks.suites.frontends.evalfile import load_eval_file
 
     suite = load_eval_file(folder / "b13.eval.yml")
     started = time.perf_counter()

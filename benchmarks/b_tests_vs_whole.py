@@ -89,8 +89,8 @@ def project(folder: Path, fake: FakeOpenAI) -> Path:
 
 def measure(path: Path, whole: bool) -> tuple[float, int, int, list[float]]:
     """Wall time, model calls, judge calls and accuracies of one `accord test` run."""
-    from accord.tasks.suites.core import testing
-    from accord.tasks.suites.oxy.loading import prepare
+    from accord.tasks.suites.frontends.oxy.loading import prepare
+    from accord.tasks.suites.testing import plan as testing
 
     suite = prepare(path)
     options = RunOptions(max_concurrency=CONCURRENCY, cache_mode="off")

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from accord.engine.usage import Completion
+from .usage import Completion
 
 T = TypeVar("T")
 

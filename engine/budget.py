@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from accord.engine.errors import AccordError
+from .errors import AccordError
 
 MAX_VALUES = 100_000
 MAX_CASES = 1_000_000

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from accord.engine import sqlite
-from accord.engine.errors import ConfigError
+from . import sqlite
+from .errors import ConfigError
 
 
 def cache_db(root: Path) -> Path:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from accord.engine.errors import ConfigError
-from accord.engine.masking import remember
-from accord.engine.spec import ConfigSpec, ModelSpec
+from .errors import ConfigError
+from .masking import remember
+from .spec import ConfigSpec, ModelSpec
 
 LOCAL_MODEL = "local"
 LOCAL_LITELLM = "accord-local/smollm2-135m-instruct"

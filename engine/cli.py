@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from accord.engine.report.formats import RUN_FORMATS, RunReport
+from .report.formats import RUN_FORMATS, RunReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -44,14 +44,14 @@ def handle_errors(func: F) -> F:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from accord.engine.errors import AccordError
+        from .errors import AccordError
 
         try:
             return func(*args, **kwargs)
         except AccordError as exc:
             if _debug_enabled():
                 _print_traceback()
-            from accord.engine.report.terminal import printable  # may quote stored text
+            from .report.terminal import printable  # may quote stored text
 
             click.echo(f"error: {printable(exc.text)}", err=True)
             if _json_requested():
@@ -78,7 +78,7 @@ def handle_errors(func: F) -> F:
 def _out_of_memory() -> NoReturn:
     """Memory ran out (the machine's, or a limit such as `ulimit -v`): not a bug, and no
     traceback; what was held is released by now, so the message can be written."""
-    from accord.engine.errors import OUT_OF_MEMORY
+    from .errors import OUT_OF_MEMORY
 
     with contextlib.suppress(Exception):
         click.echo(f"error: {OUT_OF_MEMORY}", err=True)
@@ -87,8 +87,8 @@ def _out_of_memory() -> NoReturn:
 
 def _internal_error(exc: Exception) -> NoReturn:
     """A bug: its one line and the request to report it; the traceback with `--debug`."""
-    from accord.engine.log import BUG_HINT
-    from accord.engine.masking import mask
+    from .log import BUG_HINT
+    from .masking import mask
 
     if _debug_enabled():
         _print_traceback()
@@ -102,7 +102,7 @@ def _print_traceback() -> None:
     masked (engine/masking): a key in a message or a line of source stays hidden."""
     import traceback
 
-    from accord.engine.masking import mask
+    from .masking import mask
 
     click.echo(mask(traceback.format_exc()), err=True, nl=False)
 
@@ -163,13 +163,13 @@ def _interrupted(open_stores: list[Any], again: str | None = None) -> NoReturn:
     """
     import signal
 
-    from accord.engine.paths import shown_path
+    from .paths import shown_path
 
     signum = _signal_received or signal.SIGINT
     name = signal.Signals(signum).name
     stored: list[Any] = []
     if open_stores:
-        from accord.engine.store import interrupt_runs
+        from .store import interrupt_runs
 
         try:
             stored = interrupt_runs(open_stores, f"interrupted ({name})")
@@ -206,7 +206,7 @@ def _sigterm_interrupts() -> Iterator[None]:
     def on_sigterm(signum: int, frame: Any) -> None:
         global _signal_received
         _signal_received = signum
-        from accord.engine import render_budget
+        from . import render_budget
 
         render_budget.request_stop("the run received SIGTERM")  # a long render ends now
         handler = signal.getsignal(signal.SIGINT)  # asyncio's while a run is under way
@@ -224,7 +224,7 @@ def _sigterm_interrupts() -> Iterator[None]:
             return
         raise KeyboardInterrupt
 
-    from accord.engine.stopping import deadline_after_signal
+    from .stopping import deadline_after_signal
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
@@ -234,7 +234,7 @@ def _sigterm_interrupts() -> Iterator[None]:
             yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-        from accord.engine import render_budget
+        from . import render_budget
 
         render_budget.clear_stop()
 
@@ -283,7 +283,7 @@ cache_option = click.option(
 
 
 def _choose_executor(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    from accord.engine import executor
+    from . import executor
 
     name, address = executor.chosen()
     if param.name == "executor":
@@ -414,8 +414,8 @@ def main(ctx: click.Context, debug: bool, log_level: str, log_format: str | None
     """accord: workflow DAGs for LLM data analysis, and the tests that check them."""
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
-    from accord.engine import log
-    from accord.engine.masking import remember_environment
+    from . import log
+    from .masking import remember_environment
 
     remember_environment()  # keys a provider's SDK reads by itself are masked too
     json_logs = None if log_format is None else log_format == "json"
@@ -496,18 +496,18 @@ def run(
 ) -> None:
     """Run a workflow file."""
 
-    from accord.engine import log
-    from accord.engine.report import pretty
+    from . import log
+    from .report import pretty
 
     if fmt == "json":
         log.json_by_default()
-    from accord.engine.runner import RunOptions, compile_workflow, execute
-    from accord.engine.variables import parse_assignments
+    from .runner import RunOptions, compile_workflow, execute
+    from .variables import parse_assignments
 
     parsed = parse_assignments(variables)
     project, plan = compile_workflow(file)
     if resume is not None:
-        from accord.engine.store import find_run_of, runs_db
+        from .store import find_run_of, runs_db
 
         store_path = runs_db(project.root)
         resume = find_run_of(store_path, resume, plan.name, file).run_id
@@ -534,7 +534,7 @@ def run(
 
 
 def exit_code_for(result: Any) -> int:
-    from accord.engine.results import Status
+    from .results import Status
 
     if result.status is Status.SUCCEEDED:
         return EXIT_OK
@@ -551,8 +551,8 @@ def exit_code_for(result: Any) -> int:
 def init(folder: Path) -> None:
     """Create a small working project in FOLDER (default: here): a database over a CSV, the
     local model, a workflow with a test, and an evaluation suite."""
-    from accord.engine.paths import shown_path
-    from accord.engine.scaffold import scaffold
+    from .paths import shown_path
+    from .scaffold import scaffold
 
     for path in scaffold(folder):
         click.echo(f"created {shown_path(path)}")
@@ -569,7 +569,7 @@ def init(folder: Path) -> None:
 def validate(files: tuple[Path, ...]) -> None:
     """Check workflow, agent, test, evaluation and config.yml files (a folder: every one in
     it); no model or database is called. Every invalid file's problems are shown."""
-    from accord.engine.errors import AccordError, UnsupportedFeature
+    from .errors import AccordError, UnsupportedFeature
 
     failures = 0
     for path in files:
@@ -611,15 +611,15 @@ def _validate_one(file: Path, *, in_folder: bool = False) -> str | None:
     """A workflow is compiled; then every registered check sees the file (agent, test and
     evaluation files, a workflow's `tests:`); config.yml is loaded and checked as a project's.
     None: a file of a folder that no check knows."""
-    from accord.engine.compile import compile_workflow
-    from accord.engine.errors import LoadError
-    from accord.engine.loader import is_workflow_file
-    from accord.engine.registry import file_checks
+    from .compile import compile_workflow
+    from .errors import LoadError
+    from .loader import is_workflow_file
+    from .registry import file_checks
 
     if not file.exists():
         raise LoadError(f"{file}: file not found")
     if file.name == "config.yml":
-        from accord.engine.project import database_notes, load_project
+        from .project import database_notes, load_project
 
         project = load_project(file)
         for note in database_notes(project):
@@ -661,8 +661,8 @@ def _validate_one(file: Path, *, in_folder: bool = False) -> str | None:
 @handle_errors
 def graph(file: Path, fmt: str) -> None:
     """Print the compiled DAG."""
-    from accord.engine.compile import compile_workflow
-    from accord.engine.report import graph as graph_report
+    from .compile import compile_workflow
+    from .report import graph as graph_report
 
     _project, plan = compile_workflow(file, keep_templates=False)
     click.echo(graph_report.render(plan, fmt))
@@ -675,7 +675,7 @@ def schema(kind: str | None) -> None:
     """Print the JSON Schema of a file kind (all kinds without an argument)."""
     import json
 
-    from accord.engine.report.schema import schemas
+    from .report.schema import schemas
 
     documents = schemas()
     click.echo(json.dumps(documents[kind] if kind else documents, indent=2))
@@ -706,7 +706,7 @@ def store_options(func: F) -> F:
 
 
 def store_path(folder: Path) -> Path:
-    from accord.engine.store import runs_db_of
+    from .store import runs_db_of
 
     return runs_db_of(folder)
 
@@ -717,8 +717,8 @@ def store_path(folder: Path) -> Path:
 @handle_errors
 def runs_list(fmt: str, limit: int, folder: Path) -> None:
     """The newest runs first."""
-    from accord.engine.report import store_report
-    from accord.engine.store import list_runs
+    from .report import store_report
+    from .store import list_runs
 
     path = store_path(folder)
     runs = list_runs(path, limit)
@@ -729,7 +729,7 @@ def runs_list(fmt: str, limit: int, folder: Path) -> None:
 
 def _where_runs_are(path: Path) -> str:
     """Where to look instead: each project keeps its runs in its own .accord/runs.db."""
-    from accord.engine.paths import shown_path
+    from .paths import shown_path
 
     here = Path.cwd()
     # three levels down at most: a search of a whole home folder would take minutes
@@ -748,8 +748,8 @@ def _where_runs_are(path: Path) -> str:
 @handle_errors
 def runs_show(run_id: str, fmt: str, folder: Path) -> None:
     """One run's task results (RUN is an id, a unique prefix, or 'last')."""
-    from accord.engine.report import store_report
-    from accord.engine.store import find_run, run_results
+    from .report import store_report
+    from .store import find_run, run_results
 
     path = store_path(folder)
     stored = find_run(path, run_id)
@@ -769,8 +769,8 @@ def runs_show(run_id: str, fmt: str, folder: Path) -> None:
 def trust(files: tuple[Path, ...], revoke: bool, listing: bool) -> None:
     """Let FILES send keys to the URLs they name and run programs that are not the project's
     own (docs/security.md), as they are now: an edited file must be trusted again."""
-    from accord.engine import trust as trusting
-    from accord.engine.errors import AccordError
+    from . import trust as trusting
+    from .errors import AccordError
 
     if listing:
         if files or revoke:

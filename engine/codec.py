@@ -21,8 +21,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from accord.engine.errors import AccordError
-from accord.engine.registry import Registry
+from .errors import AccordError
+from .registry import Registry
 
 MAX_DEPTH = 200  # deeper values are not stored (and never read back)
 TAG = "$"
@@ -58,8 +58,8 @@ def _registered() -> None:
     """Load the members once: the engine's (`engine.outputs`) and the plugins' (tasks)."""
     if _ready:
         return
-    import accord.engine.outputs  # noqa: F401  (registers tables and query results)
-    from accord.engine.registry import load_plugins
+    from . import outputs  # noqa: F401  (registers tables and query results)
+    from .registry import load_plugins
 
     load_plugins()
     _ready.append(True)

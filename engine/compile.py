@@ -18,18 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accord.engine import render
-from accord.engine.databases import unreachable
-from accord.engine.errors import CycleError, Issue, LoadError, ValidationError
-from accord.engine.loader import Loaded, is_workflow_file, load_workflow
-from accord.engine.paths import PathError, inside, is_inside, written_by_accord
-from accord.engine.plan import Plan, PlannedTask
-from accord.engine.project import Project
-from accord.engine.registry import sections, task_type
-from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-from accord.engine.spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
-from accord.engine.variables import default_problem
-from accord.engine.yamlmarks import Loc, Marks, format_path
+from . import render
+from .databases import unreachable
+from .errors import CycleError, Issue, LoadError, ValidationError
+from .loader import Loaded, is_workflow_file, load_workflow
+from .paths import PathError, inside, is_inside, written_by_accord
+from .plan import Plan, PlannedTask
+from .project import Project
+from .registry import sections, task_type
+from .render import BUILTIN_NAMES, TemplateError, referenced_names
+from .spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
+from .variables import default_problem
+from .yamlmarks import Loc, Marks, format_path
 
 
 @dataclass
@@ -494,7 +494,7 @@ def compile_workflow(path: Path, keep_templates: bool = True) -> tuple[Project, 
             f"{path}: not a workflow file: expected a name ending in .workflow.yml "
             "(or Oxy's .procedure.yml / .automation.yml)"
         )
-    from accord.engine.project import load_project
+    from .project import load_project
 
     project = load_project(path)
     # checked templates' names and compiled code from earlier runs: an unchanged workflow

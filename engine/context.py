@@ -16,24 +16,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accord.engine import log
-from accord.engine import render as rendering
-from accord.engine.cache import CallCache, cache_db
-from accord.engine.catalog import ModelCatalog
-from accord.engine.databases import Database, Databases
-from accord.engine.errors import AccordError, TaskError
-from accord.engine.executor import LOCAL, Executor
-from accord.engine.models import ModelClient
-from accord.engine.paths import inside, refuse_overwrite, written_by_accord
-from accord.engine.pinned import read_pinned, write_pinned
-from accord.engine.plan import Plan, PlannedTask
-from accord.engine.project import Project
-from accord.engine.registry import task_type
-from accord.engine.results import Status, TaskResult
-from accord.engine.retry import RetryPolicy
-from accord.engine.scheduler import NO_RETRY, Graph, Node, Scheduler
-from accord.engine.store import ResumeIndex, RunStore
-from accord.engine.usage import UsageLedger
+from . import log
+from . import render as rendering
+from .cache import CallCache, cache_db
+from .catalog import ModelCatalog
+from .databases import Database, Databases
+from .errors import AccordError, TaskError
+from .executor import LOCAL, Executor
+from .models import ModelClient
+from .paths import inside, refuse_overwrite, written_by_accord
+from .pinned import read_pinned, write_pinned
+from .plan import Plan, PlannedTask
+from .project import Project
+from .registry import task_type
+from .results import Status, TaskResult
+from .retry import RetryPolicy
+from .scheduler import NO_RETRY, Graph, Node, Scheduler
+from .store import ResumeIndex, RunStore
+from .usage import UsageLedger
 
 
 class Scope:
@@ -356,7 +356,7 @@ class TaskContext:
                     write_pinned(pinned_path, output, self.input_hash())
             export = self.task.spec.export
             if export is not None:
-                from accord.engine.export import write_export
+                from .export import write_export
 
                 target = self.render_path(export.path, "export path")
                 path = written_by_accord(self.root, target, "export path")

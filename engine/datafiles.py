@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from accord.engine.errors import Issue
-from accord.engine.yamlmarks import MAX_DEPTH, read_text
+from .errors import Issue
+from .yamlmarks import MAX_DEPTH, read_text
 
 
 class DataProblem(ValueError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from accord.engine.masking import mask
+from .masking import mask
 
 
 class AccordError(Exception):

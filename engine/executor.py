@@ -18,11 +18,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accord.engine.errors import ConfigError
+from .errors import ConfigError
 
 if TYPE_CHECKING:
-    from accord.engine.databases.base import Database
-    from accord.engine.project import Project
+    from .databases.base import Database
+    from .project import Project
 
 
 class WorkFailure(Exception):
@@ -100,7 +100,7 @@ def start(name: str, address: str | None, project: Project) -> Executor:
     if name == "local":
         return LOCAL
     if name == "ray":
-        from accord.engine.ray_executor import RayExecutor
+        from .ray_executor import RayExecutor
 
         return RayExecutor.connect(address, project)
     raise ConfigError(f"unknown executor '{name}': use local or ray")

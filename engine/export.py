@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from accord.engine.errors import AccordError
-from accord.engine.registry import Registry
-from accord.engine.render import TableView, float_text, format_cell, jsonable
+from .errors import AccordError
+from .registry import Registry
+from .render import TableView, float_text, format_cell, jsonable
 
 
 class ExportError(AccordError):

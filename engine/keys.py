@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from accord.engine import trust
-from accord.engine.masking import remember
+from . import trust
+from .masking import remember
 
 if TYPE_CHECKING:
-    from accord.engine.spec import ModelSpec
+    from .spec import ModelSpec
 
 _lock = threading.Lock()
 _read: dict[str, str] = {}  # value -> the variable it was read from

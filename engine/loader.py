@@ -16,11 +16,11 @@ from typing import Annotated, Any, Union
 import pydantic
 from pydantic import BaseModel, Field, TypeAdapter, create_model
 
-from accord.engine import log
-from accord.engine.errors import Issue, ValidationError
-from accord.engine.registry import sections, task_types, workflow_kind
-from accord.engine.spec import AgentSpec, ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
-from accord.engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
+from . import log
+from .errors import Issue, ValidationError
+from .registry import sections, task_types, workflow_kind
+from .spec import AgentSpec, ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
+from .yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 
 WORKFLOW_SUFFIXES = (".workflow.yml", ".workflow.yaml", ".procedure.yml", ".automation.yml")
 

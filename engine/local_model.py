@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from accord.engine.errors import ModelError
+from .errors import ModelError
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CONTEXT_TOKENS = 8192

@@ -95,7 +95,7 @@ def _exception(logger: Any, name: str, event: MutableMapping[str, Any]) -> Mappi
 
 
 def _masked(logger: Any, name: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
-    from accord.engine.masking import mask, mask_data
+    from .masking import mask, mask_data
 
     plain = (str, int, float, bool, type(None), dict, list, tuple)
     return {

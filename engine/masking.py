@@ -60,7 +60,7 @@ def forget() -> None:
     with _lock:
         _values.clear()
         _pattern = None
-    from accord.engine import keys  # what it knows came from the environment
+    from . import keys  # what it knows came from the environment
 
     keys.forget()
 

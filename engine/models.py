@@ -20,19 +20,19 @@ import threading
 import time
 from typing import Any
 
-from accord.engine import keys, log, openai_wire
-from accord.engine.cache import CallCache, call_key
-from accord.engine.catalog import LOCAL_LITELLM as LOCAL_LITELLM
-from accord.engine.catalog import LOCAL_MODEL as LOCAL_MODEL
-from accord.engine.catalog import ModelCatalog as ModelCatalog
-from accord.engine.catalog import ModelConfig
-from accord.engine.errors import ConfigError, ModelError
-from accord.engine.local_model import local_model_problem
-from accord.engine.model_workers import REFUSED, answer_fields, refused_connection
-from accord.engine.ratelimit import RequestPacer as RequestPacer
-from accord.engine.ratelimit import _Limiters
-from accord.engine.retry import RetryPolicy, wait_out
-from accord.engine.usage import Completion, ToolCall, UsageLedger
+from . import keys, log, openai_wire
+from .cache import CallCache, call_key
+from .catalog import LOCAL_LITELLM as LOCAL_LITELLM
+from .catalog import LOCAL_MODEL as LOCAL_MODEL
+from .catalog import ModelCatalog as ModelCatalog
+from .catalog import ModelConfig
+from .errors import ConfigError, ModelError
+from .local_model import local_model_problem
+from .model_workers import REFUSED, answer_fields, refused_connection
+from .ratelimit import RequestPacer as RequestPacer
+from .ratelimit import _Limiters
+from .retry import RetryPolicy, wait_out
+from .usage import Completion, ToolCall, UsageLedger
 
 RETRYABLE = (
     "RateLimitError",
@@ -89,7 +89,7 @@ def _load_litellm() -> Any:
         litellm.suppress_debug_info = True
         litellm.drop_params = True
         litellm.num_retries = 0
-        from accord.engine.local_model import LocalModel
+        from .local_model import LocalModel
 
         provider = LOCAL_LITELLM.split("/", 1)[0]
         _local_handler = LocalModel()
@@ -112,7 +112,7 @@ def _load_litellm() -> Any:
 
 def _local_provider(litellm: Any, local: Any) -> Any:
     """The `local` model as a litellm custom provider, so it takes the same door as others."""
-    from accord.engine.local_model import fill_response
+    from .local_model import fill_response
 
     class LocalProvider(litellm.CustomLLM):  # type: ignore[misc]
         async def acompletion(
@@ -157,7 +157,7 @@ def redact(text: str, secrets: list[str]) -> str:
     Providers echo the key they were sent in some error messages ("Incorrect API key
     provided: sk-..."); those messages reach the terminal, the logs and the run store.
     """
-    from accord.engine.masking import REDACTED, mask
+    from .masking import REDACTED, mask
 
     for secret in sorted(secrets, key=len, reverse=True):
         if len(secret) >= 4:
@@ -616,7 +616,7 @@ def _remember_credentials(model: ModelConfig, sent: dict[str, Any]) -> None:
     masked only from 6 characters, as any value that is not named a credential)."""
     from urllib.parse import parse_qsl, urlsplit
 
-    from accord.engine.masking import CREDENTIAL_NAME, remember
+    from .masking import CREDENTIAL_NAME, remember
 
     remember(sent.get("api_key"))
     for name, value in model.headers:

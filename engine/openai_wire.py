@@ -24,8 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from accord.engine.errors import ConfigError
-from accord.engine.model_workers import REFUSED, WorkerCallError, refused_connection
+from .errors import ConfigError
+from .model_workers import REFUSED, WorkerCallError, refused_connection
 
 CLIENT_ENV = "ACCORD_MODEL_CLIENT"
 _PREFIX = "openai/"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from accord.engine.codec import register_output
-from accord.engine.databases.base import QueryResult
-from accord.engine.render import TableView
+from .codec import register_output
+from .databases.base import QueryResult
+from .render import TableView
 
 
 def _columns_rows(data: Any) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from accord.engine.errors import AccordError
+from .errors import AccordError
 
 # files a project reads, whatever their folder: accord never writes over them
 READ_SUFFIXES = (

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from accord.engine import log
-from accord.engine.outputs import table_from_data
-from accord.engine.render import TableView
+from . import log
+from .outputs import table_from_data
+from .render import TableView
 
 
 def sidecar(path: Path) -> Path:
@@ -54,7 +54,7 @@ def write_pinned(path: Path, output: Any, input_hash: str) -> None:
     """Write the output (text, or a table as JSON) and its sidecar."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(output, TableView):
-        from accord.engine.render import jsonable
+        from .render import jsonable
 
         rows = [[jsonable(v) for v in row] for row in output.rows]
         path.write_text(json.dumps({"columns": output.columns, "rows": rows}), encoding="utf-8")

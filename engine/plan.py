@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accord.engine.errors import Issue
-from accord.engine.spec import TaskSpec, VariableSpec
+from .errors import Issue
+from .spec import TaskSpec, VariableSpec
 
 
 @dataclass(frozen=True, eq=False)

@@ -466,7 +466,7 @@ def argv_problem(argv: list[str], cwd: Path, root: Path) -> str | None:
 
 
 def _python_rule(args: list[str], cwd: Path, root: Path) -> str | None:
-    from accord.engine.project_code import module_problem
+    from .project_code import module_problem
 
     i = 0
     while i < len(args) and args[i].startswith("-") and args[i] != "-":
@@ -678,7 +678,7 @@ def admit(command: str | list[str], file: Path, root: Path, cwd: Path | None = N
         shown = shlex.join(command)  # as a shell would have to be given it
     if reason is None:
         return None
-    from accord.engine import trust
+    from . import trust
 
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
     return trust.refusal(file, root, f"the command `{shown}` {reason}", INSTEAD)
@@ -687,7 +687,7 @@ def admit(command: str | list[str], file: Path, root: Path, cwd: Path | None = N
 def admit_code(file: Path, root: Path, what: str) -> str | None:
     """Code written in a file (an inline assertion, a transform): it runs only when the
     user trusts the file. None when it may run, else the message refusing it."""
-    from accord.engine import trust
+    from . import trust
 
     return trust.refusal(
         file, root, f"{what} is code written in the file",

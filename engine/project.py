@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accord.engine.catalog import ModelCatalog
-from accord.engine.databases.base import DATABASES
-from accord.engine.databases.duckdb import DuckDBDatabase
-from accord.engine.errors import Issue, ValidationError
-from accord.engine.loader import Loaded, load_config
-from accord.engine.spec import ConfigSpec
+from .catalog import ModelCatalog
+from .databases.base import DATABASES
+from .databases.duckdb import DuckDBDatabase
+from .errors import Issue, ValidationError
+from .loader import Loaded, load_config
+from .spec import ConfigSpec
 
 if TYPE_CHECKING:
-    from accord.engine.databases import Databases
+    from .databases import Databases
 
 LOCAL_MODEL = "local"
 
@@ -57,10 +57,10 @@ class Project:
         return self.config.defaults.judge_model or self.default_model
 
     def open_databases(self) -> Databases:
-        from accord.engine.databases import Databases
+        from .databases import Databases
 
         if self.warnings:
-            from accord.engine import log
+            from . import log
 
             logger = log.get()
             for warning in self.warnings:
@@ -106,7 +106,7 @@ def database_notes(project: Project) -> list[Issue]:
     """The databases of config.yml accord cannot connect to (Oxy's snowflake, bigquery, ...),
     each at its line: they load so an Oxy project validates, and only a task that uses one
     is refused (at that task's line)."""
-    from accord.engine.databases import unreachable
+    from .databases import unreachable
 
     if project.config_path is None:
         return []

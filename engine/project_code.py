@@ -20,8 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from accord.engine.errors import AccordError
-from accord.engine.paths import resolved
+from .errors import AccordError
+from .paths import resolved
 
 
 class ProjectCodeError(AccordError):

@@ -8,7 +8,7 @@ import json
 from collections import deque
 from typing import Any
 
-from accord.engine.catalog import ModelConfig
+from .catalog import ModelConfig
 
 
 class RequestPacer:

@@ -32,13 +32,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accord.engine.errors import AccordError, ConfigError, ModelError
-from accord.engine.executor import Executor
+from .errors import AccordError, ConfigError, ModelError
+from .executor import Executor
 
 if TYPE_CHECKING:
-    from accord.engine.catalog import ModelConfig
-    from accord.engine.databases.base import Database, QueryResult
-    from accord.engine.project import Project
+    from .catalog import ModelConfig
+    from .databases.base import Database, QueryResult
+    from .project import Project
 
 NAMESPACE = "accord"
 RETRIES = 3  # a dead worker's call or task is run again this many times
@@ -100,8 +100,8 @@ def _model_actors() -> dict[str, Any]:
             os.environ.update(job_env)  # also on a restart: Ray keeps the creation arguments
 
         async def call(self, kwargs: dict[str, Any], key_env: str | None) -> tuple[bool, Any]:
-            from accord.engine.model_workers import _error_fields, answer_fields
-            from accord.engine.models import load_litellm
+            from .model_workers import _error_fields, answer_fields
+            from .models import load_litellm
 
             litellm = load_litellm()
             if key_env is not None:
@@ -118,7 +118,7 @@ def _model_actors() -> dict[str, Any]:
     @ray.remote(max_restarts=-1, max_task_retries=RETRIES)
     class RateLimiter:
         def __init__(self, rpm: int | None, tpm: int | None, window: float) -> None:
-            from accord.engine.ratelimit import RequestPacer
+            from .ratelimit import RequestPacer
 
             self.pacer = RequestPacer(rpm, window) if rpm else None
             self.tpm = tpm
@@ -144,14 +144,14 @@ def _data_actors() -> dict[str, Any]:
     @ray.remote(max_restarts=-1, max_task_retries=RETRIES)
     class DatabaseHost:
         def __init__(self, kind: str, spec: Any, root: Path, datasets: tuple[Path, ...]) -> None:
-            from accord.engine.databases import DATABASES
+            from .databases import DATABASES
 
             opener = DATABASES.get(kind).open
             assert opener is not None
             self.db = opener(spec, root, datasets)
 
         async def run(self, what: str, sql: str | None, limit: int | None) -> tuple[bool, Any]:
-            from accord.engine.errors import AccordError
+            from .errors import AccordError
 
             try:
                 if what == "columns":
@@ -178,7 +178,7 @@ def _tasks() -> dict[str, Any]:
     ) -> tuple[str, Any]:  # fmt: skip
         import asyncio
 
-        from accord.engine import programs
+        from . import programs
 
         os.environ.update(job_env)
         # the same run as on this machine: pipes drained, the group killed, output capped
@@ -196,7 +196,7 @@ def _tasks() -> dict[str, Any]:
     ) -> tuple[str, Any]:
         import asyncio
 
-        from accord.engine.executor import WorkFailure
+        from .executor import WorkFailure
 
         os.environ.update(job_env)
         try:
@@ -239,7 +239,7 @@ class RayModelCalls:
     async def call(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         import ray
 
-        from accord.engine.model_workers import WorkerCallError
+        from .model_workers import WorkerCallError
 
         kwargs = dict(kwargs)
         key = kwargs.pop("api_key", None)
@@ -324,7 +324,7 @@ class RayDatabase:
     async def _run(self, what: str, sql: str | None, limit: int | None) -> Any:
         import ray
 
-        from accord.engine.databases.base import QueryError
+        from .databases.base import QueryError
 
         try:
             ok, value = await self.host.run.remote(what, sql, limit)
@@ -420,7 +420,7 @@ class RayExecutor(Executor):
     ) -> tuple[bytes, bytes, int] | None:
         import ray
 
-        from accord.engine.executor import WorkFailure
+        from .executor import WorkFailure
 
         try:
             kind, value = await self.classes["run_program"].remote(
@@ -438,7 +438,7 @@ class RayExecutor(Executor):
     async def evaluate(self, evaluator: Any, case: Any, output: Any) -> Any:
         import ray
 
-        from accord.engine.executor import WorkFailure
+        from .executor import WorkFailure
 
         try:
             kind, value = await self.classes["evaluate"].remote(evaluator, case, output, self.env)

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from accord.engine.errors import AccordError, ConfigError
+from .errors import AccordError, ConfigError
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.engine.plan import Plan, PlannedTask
-    from accord.engine.spec import TaskSpec
-    from accord.engine.yamlmarks import Loc
+    from .context import TaskContext
+    from .plan import Plan, PlannedTask
+    from .spec import TaskSpec
+    from .yamlmarks import Loc
 
 T = TypeVar("T")
 TaskRunner = Callable[["PlannedTask", "TaskContext"], Awaitable[Any]]

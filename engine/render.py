@@ -29,10 +29,10 @@ from jinja2.environment import TemplateExpression
 from jinja2.parser import Parser
 from jinja2.sandbox import SandboxedEnvironment
 
-from accord.engine import render_budget, template_cache, template_walk
-from accord.engine.errors import AccordError
-from accord.engine.paths import check_filled_parts
-from accord.engine.template_walk import (
+from . import render_budget, template_cache, template_walk
+from .errors import AccordError
+from .paths import check_filled_parts
+from .template_walk import (
     PlainTemplate,
     fold_constants,
     free_names,

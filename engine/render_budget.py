@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from accord.engine.errors import AccordError
+from .errors import AccordError
 
 RENDER_SECONDS = 30.0  # one render; a task's own timeout, when shorter, wins
 MAX_TEXT = 20_000_000  # characters of any one value a template builds, and of its output

@@ -17,8 +17,8 @@ import asyncio
 import random
 from dataclasses import dataclass
 
-from accord.engine.errors import AccordError
-from accord.engine.log import current_node
+from .errors import AccordError
+from .log import current_node
 
 MAX_DELAY = 300.0  # a doubling backoff never waits longer than this between tries
 RETRY_AFTER_CAP = 120.0  # a provider's Retry-After is honoured up to this many seconds

@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accord.engine import executor, log, openai_wire, render
-from accord.engine import variables as workflow_variables
-from accord.engine.cache import check_cache
-from accord.engine.compile import compile_workflow as compile_workflow  # re-exported
-from accord.engine.context import RunContext, Scope, finished
-from accord.engine.errors import OutOfMemory
-from accord.engine.paths import shown_path
-from accord.engine.plan import Plan
-from accord.engine.project import Project
-from accord.engine.results import RunResult, Status, TaskResult
-from accord.engine.scheduler import Graph, Node, Observer, Scheduler, SlotPool
-from accord.engine.store import ResumeIndex, RunStore, find_run, runs_db
+from . import executor, log, openai_wire, render
+from . import variables as workflow_variables
+from .cache import check_cache
+from .compile import compile_workflow as compile_workflow  # re-exported
+from .context import RunContext, Scope, finished
+from .errors import OutOfMemory
+from .paths import shown_path
+from .plan import Plan
+from .project import Project
+from .results import RunResult, Status, TaskResult
+from .scheduler import Graph, Node, Observer, Scheduler, SlotPool
+from .store import ResumeIndex, RunStore, find_run, runs_db
 
 DEFAULT_CONCURRENCY = 16
 # a run in parts submits its next part only while at most this many finished results wait

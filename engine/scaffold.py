@@ -12,7 +12,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from accord.engine.errors import LoadError
+from .errors import LoadError
 
 FILES: dict[str, str] = {
     "config.yml": """\

@@ -22,10 +22,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from accord.engine import log
-from accord.engine.errors import AccordError
-from accord.engine.results import Status, TaskResult
-from accord.engine.retry import RetryPolicy
+from . import log
+from .errors import AccordError
+from .results import Status, TaskResult
+from .retry import RetryPolicy
 
 NO_RETRY = RetryPolicy()
 

@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from accord.engine.databases import DatabaseSpec
-from accord.engine.specbase import Spec as Spec
-from accord.engine.specbase import oxy_ignored as oxy_ignored
+from .databases import DatabaseSpec
+from .specbase import Spec as Spec
+from .specbase import oxy_ignored as oxy_ignored
 
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 TaskName = Annotated[str, Field(pattern=NAME_PATTERN, description="Unique name of the task.")]
@@ -53,7 +53,7 @@ class ExportSpec(Spec):
     @field_validator("format")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from accord.engine.export import EXPORT_FORMATS
+        from .export import EXPORT_FORMATS
 
         if value not in EXPORT_FORMATS:
             raise ValueError(EXPORT_FORMATS.unknown(value))

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accord.engine import codec, sqlite, stored
-from accord.engine.errors import ConfigError, OutOfMemory
-from accord.engine.masking import holds_secret, mask, mask_data
-from accord.engine.paths import resolved
-from accord.engine.registry import Registry
-from accord.engine.render import jsonable
-from accord.engine.results import Status, TaskResult
+from . import codec, sqlite, stored
+from .errors import ConfigError, OutOfMemory
+from .masking import holds_secret, mask, mask_data
+from .paths import resolved
+from .registry import Registry
+from .render import jsonable
+from .results import Status, TaskResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -90,8 +90,8 @@ def runs_db(root: Path) -> Path:
 
 def runs_db_of(folder: Path) -> Path:
     """The run store of the project a file or folder (`--project`) belongs to."""
-    from accord.engine.errors import ConfigError
-    from accord.engine.project import find_root
+    from .errors import ConfigError
+    from .project import find_root
 
     if not folder.exists():
         raise ConfigError(
@@ -405,7 +405,7 @@ def run_from_row(row: tuple[Any, ...]) -> StoredRun | None:
 
 def _skipped(path: Path, what: str, count: int) -> None:
     if count:
-        from accord.engine import log
+        from . import log
 
         log.get().warning("stored_rows_skipped", store=str(path), rows=what, count=count)
 
@@ -599,12 +599,12 @@ class ResumeIndex:
         try:
             output = codec.loads(text)
         except codec.CodecError as exc:
-            from accord.engine import log
+            from . import log
 
             log.get().warning("stored_output_unreadable", task=key, error=exc.message)
             return False, None
         if not accepts(output):
-            from accord.engine import log
+            from . import log
 
             what = f"a stored {type(output).__name__} is not an output of this task"
             log.get().warning("stored_output_unreadable", task=key, error=what)

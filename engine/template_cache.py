@@ -41,7 +41,7 @@ from typing import Any
 import jinja2
 from jinja2.bccache import Bucket, FileSystemBytecodeCache, bc_magic
 
-from accord.engine import log
+from . import log
 
 FOLDER = "templates"  # under the project's .accord/
 _SUFFIX = ".jinja"

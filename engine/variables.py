@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from accord.engine.errors import ConfigError
-from accord.engine.spec import VariableSpec
+from .errors import ConfigError
+from .spec import VariableSpec
 
 
 def parse_assignments(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:

@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from accord.engine import budget
-from accord.engine.errors import Issue, LoadError
+from . import budget
+from .errors import Issue, LoadError
 
 Loc = tuple[str | int, ...]
 
@@ -442,7 +442,7 @@ def parse_yaml(text: str, path: Path | None, *, core: bool = False) -> tuple[Any
         raise _syntax_error(exc, text, path) from None
     if lean is not _FALL_BACK:
         if duplicates:
-            from accord.engine.errors import ValidationError
+            from .errors import ValidationError
 
             raise ValidationError(duplicates)
         return lean, marks
@@ -493,7 +493,7 @@ def _composed(text: str, path: Path | None, *, core: bool = False) -> tuple[Any,
     if problem is not None:
         raise LoadError(f"{path or '<input>'}: {problem}")
     if duplicates:
-        from accord.engine.errors import ValidationError
+        from .errors import ValidationError
 
         raise ValidationError(duplicates)
     return data, marks

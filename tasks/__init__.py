@@ -7,8 +7,8 @@ case, does not import them.
 
 from pathlib import Path
 
-from accord.engine.registry import register_file_check, register_file_kind
-from accord.tasks import (
+from ..engine.registry import register_file_check, register_file_kind
+from . import (
     agent,
     apps,
     conditional,
@@ -20,8 +20,8 @@ from accord.tasks import (
     subworkflow,
     visualize,
 )
-from accord.tasks.suites import frontends
-from accord.tasks.suites.oxy.specs import TestSuiteSpec, declares_tests
+from .suites.core import frontend as frontends
+from .suites.frontends.oxy.specs import TestSuiteSpec, declares_tests
 
 register_file_kind("test", TestSuiteSpec)
 register_file_check("agent", agent.check_agent_file)
@@ -32,9 +32,7 @@ def _check_tests(path: Path) -> str | None:
     agent (everything `accord test` checks before it runs); None for a file with none."""
     if not declares_tests(path):
         return None
-    from accord.tasks.suites.oxy.loading import (
-        prepare,  # the test runner: only for files with tests
-    )
+    from .suites.frontends.oxy.loading import prepare
 
     count = len(prepare(path).tests)
     return f"{count} test{'' if count == 1 else 's'}"

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.render import single_expression
-from accord.engine.spec import ChildScope, Spec, TaskSpec
+from ..engine.plan import PlannedTask
+from ..engine.registry import register_task
+from ..engine.render import single_expression
+from ..engine.spec import ChildScope, Spec, TaskSpec
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ..engine.context import TaskContext
 
 
 class ConditionSpec(Spec):

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.spec import TaskSpec
+from ..engine.plan import PlannedTask
+from ..engine.registry import register_task
+from ..engine.spec import TaskSpec
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ..engine.context import TaskContext
 
 
 class FormatterSpec(TaskSpec):

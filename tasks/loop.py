@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from accord.engine.errors import TaskError
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.render import TableView
-from accord.engine.spec import ChildScope, TaskSpec
+from ..engine.errors import TaskError
+from ..engine.plan import PlannedTask
+from ..engine.registry import register_task
+from ..engine.render import TableView
+from ..engine.spec import ChildScope, TaskSpec
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ..engine.context import TaskContext
 
 
 class LoopSpec(TaskSpec):

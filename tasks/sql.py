@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from accord.engine.databases import QueryError, QueryResult
-from accord.engine.errors import TaskError
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.spec import TaskSpec, oxy_ignored, variable_templates
-from accord.engine.yamlmarks import read_text
+from ..engine.databases import QueryError, QueryResult
+from ..engine.errors import TaskError
+from ..engine.plan import PlannedTask
+from ..engine.registry import register_task
+from ..engine.spec import TaskSpec, oxy_ignored, variable_templates
+from ..engine.yamlmarks import read_text
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ..engine.context import TaskContext
 
 
 class SqlTaskSpec(TaskSpec):

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from accord.engine import variables as workflow_variables
-from accord.engine.errors import ConfigError, TaskError
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.spec import TaskSpec, variable_templates
+from ..engine import variables as workflow_variables
+from ..engine.errors import ConfigError, TaskError
+from ..engine.plan import PlannedTask
+from ..engine.registry import register_task
+from ..engine.spec import TaskSpec, variable_templates
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ..engine.context import TaskContext
 
 
 class SubWorkflowSpec(TaskSpec):

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from accord.engine.errors import TaskError
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.render import TableView
-from accord.engine.spec import TaskSpec
+from ..engine.errors import TaskError
+from ..engine.plan import PlannedTask
+from ..engine.registry import register_task
+from ..engine.render import TableView
+from ..engine.spec import TaskSpec
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ..engine.context import TaskContext
 
 _REF = re.compile(r"^\s*(?:\{\{\s*)?([A-Za-z_][A-Za-z0-9_]*)(?:\s*\}\})?\s*$")
 _PLOT_LOCK = threading.Lock()  # pyplot's state is global

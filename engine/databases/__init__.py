@@ -9,8 +9,8 @@ cancelled (its `timeout`, or fail-fast) is stopped in the database, not left run
 thread. Databases are read-only unless their config entry says `read_only: false`.
 """
 
-from accord.engine.databases import duckdb, postgres, remote, sqlite
-from accord.engine.databases.base import (
+from . import duckdb, postgres, remote, sqlite
+from .base import (
     DATABASES,
     Database,
     DatabaseEntry,
@@ -20,11 +20,11 @@ from accord.engine.databases.base import (
     QueryError,
     QueryResult,
 )
-from accord.engine.databases.duckdb import DuckDBDatabase
-from accord.engine.databases.postgres import PostgresDatabase
-from accord.engine.databases.project import Databases, DatabaseSpec, unreachable
-from accord.engine.databases.remote import RemoteDatabase
-from accord.engine.databases.sqlite import SQLiteDatabase
+from .duckdb import DuckDBDatabase
+from .postgres import PostgresDatabase
+from .project import Databases, DatabaseSpec, unreachable
+from .remote import RemoteDatabase
+from .sqlite import SQLiteDatabase
 
 __all__ = [
     "DATABASES",

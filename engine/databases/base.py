@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from accord.engine.errors import AccordError
-from accord.engine.registry import Registry
-from accord.engine.render import TableView
+from ..errors import AccordError
+from ..registry import Registry
+from ..render import TableView
 
 
 class QueryError(AccordError):

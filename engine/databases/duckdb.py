@@ -11,7 +11,9 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, model_validator
 
-from accord.engine.databases.base import (
+from ..errors import ConfigError
+from ..specbase import Spec, oxy_ignored
+from .base import (
     DatabaseKind,
     Interrupter,
     PathNeed,
@@ -22,8 +24,6 @@ from accord.engine.databases.base import (
     register_database,
     sql_string,
 )
-from accord.engine.errors import ConfigError
-from accord.engine.specbase import Spec, oxy_ignored
 
 
 class DuckDBDatabase(Spec):

@@ -12,17 +12,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from accord.engine import keys
-from accord.engine.databases.base import (
-    DatabaseKind,
-    Interrupter,
-    QueryError,
-    QueryResult,
-    in_thread,
-    register_database,
-)
-from accord.engine.errors import ConfigError
-from accord.engine.specbase import Spec
+from .. import keys
+from ..errors import ConfigError
+from ..specbase import Spec
+from .base import DatabaseKind, Interrupter, QueryError, QueryResult, in_thread, register_database
 
 
 class PostgresDatabase(Spec):

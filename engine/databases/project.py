@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field
 
+from ..errors import ConfigError
+
 # every built-in kind registers itself on import, before the union of entries is taken
-from accord.engine.databases import duckdb, postgres, remote, sqlite  # noqa: F401
-from accord.engine.databases.base import DATABASES, Database, DatabaseEntry
-from accord.engine.errors import ConfigError
+from . import duckdb, postgres, remote, sqlite  # noqa: F401
+from .base import DATABASES, Database, DatabaseEntry
 
 if TYPE_CHECKING:
     DatabaseSpec = DatabaseEntry
@@ -77,7 +78,7 @@ class Databases:
             spec = self.specs[name]
             opener = DATABASES.get(spec.type).open
             assert opener is not None  # `check` refused the others
-            from accord.engine.executor import current
+            from ..executor import current
 
             local = opener(spec, self.root, self.datasets())
             # the run's executor may run its queries elsewhere (a Ray actor holding it)

@@ -7,7 +7,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from accord.engine.databases.base import DatabaseKind, register_database
+from .base import DatabaseKind, register_database
 
 
 class RemoteDatabase(BaseModel):

@@ -9,7 +9,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from accord.engine.databases.base import (
+from ..errors import ConfigError
+from ..specbase import Spec
+from .base import (
     DatabaseKind,
     Interrupter,
     PathNeed,
@@ -19,8 +21,6 @@ from accord.engine.databases.base import (
     read_only_advice,
     register_database,
 )
-from accord.engine.errors import ConfigError
-from accord.engine.specbase import Spec
 
 
 class SQLiteDatabase(Spec):

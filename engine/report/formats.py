@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
 
-from accord.engine.registry import Registry
+from ..registry import Registry
 
 if TYPE_CHECKING:
-    from accord.engine.plan import Plan
-    from accord.engine.results import RunResult
+    from ..plan import Plan
+    from ..results import RunResult
 
 R = TypeVar("R")
 Writer = Callable[[R, TextIO], None]
@@ -126,13 +126,13 @@ RUN_FORMATS: CommandFormats[RunReport] = formats_of("run")
 
 @RUN_FORMATS.register("pretty", file="run.txt")
 def _run_pretty(report: RunReport, out: TextIO) -> None:
-    from accord.engine.report import pretty
+    from . import pretty
 
     pretty.print_run(report.result, report.plan, quiet=report.quiet, stream=out)
 
 
 @RUN_FORMATS.register("json", file="run.json")
 def _run_json(report: RunReport, out: TextIO) -> None:
-    from accord.engine.report import json_report
+    from . import json_report
 
     out.write(json_report.render_run(report.result) + "\n")

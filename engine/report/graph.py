@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from accord.engine.plan import Plan
+from ..plan import Plan
 
 
 def render(plan: Plan, fmt: str) -> str:

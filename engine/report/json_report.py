@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from accord.engine.masking import mask_data
-from accord.engine.render import jsonable
-from accord.engine.results import RunResult
+from ..masking import mask_data
+from ..render import jsonable
+from ..results import RunResult
 
 
 def run_document(result: RunResult) -> dict[str, Any]:

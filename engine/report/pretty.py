@@ -12,13 +12,13 @@ from rich.console import Console
 if TYPE_CHECKING:
     from rich.table import Table
 
-from accord.engine.plan import Plan
-from accord.engine.render import TableView, format_cell
-from accord.engine.report.terminal import printable
-from accord.engine.report.terminal import shown as escape
-from accord.engine.results import RunResult, Status, TaskResult
-from accord.engine.scheduler import Node
-from accord.engine.usage import Usage
+from ..plan import Plan
+from ..render import TableView, format_cell
+from ..results import RunResult, Status, TaskResult
+from ..scheduler import Node
+from ..usage import Usage
+from .terminal import printable
+from .terminal import shown as escape
 
 MAX_ROWS = 20
 _MARK = {
@@ -193,7 +193,7 @@ def print_run(
     result: RunResult, plan: Plan, *, quiet: bool = False, stream: TextIO | None = None
 ) -> None:
     """Top-level outputs in task order, then the summary line (on `stream`, else stdout)."""
-    from accord.engine.masking import masked
+    from ..masking import masked
 
     # an answer may repeat a key it was given
     out = Console(file=masked(stream if stream is not None else sys.stdout))

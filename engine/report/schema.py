@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from accord.engine.loader import agent_model, workflow_model
-from accord.engine.registry import file_kinds
-from accord.engine.spec import ConfigSpec
+from ..loader import agent_model, workflow_model
+from ..registry import file_kinds
+from ..spec import ConfigSpec
 
 
 def schemas() -> dict[str, Any]:

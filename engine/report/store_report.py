@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from accord.engine.report.terminal import printable, shown
-from accord.engine.store import INTERRUPTED, StoredRun
+from ..store import INTERRUPTED, StoredRun
+from .terminal import printable, shown
 
 
 def _when(timestamp: float | None) -> str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import cast
 
-from accord.engine.cli import LazyGroup, main, runs
+from .engine.cli import LazyGroup, main, runs
 
 main.lazy["test"] = (
-    "accord.tasks.suites.command:test_command",
+    "accord.tasks.suites.commands.test:test_command",
     "Run the tests of a workflow, an agent or a .test.yml file.",
 )
 main.lazy["eval"] = (
-    "accord.tasks.suites.eval_command:eval_command",
+    "accord.tasks.suites.commands.eval:eval_command",
     "Run evaluation suites (.eval.yml, .test.yml) and report their cases.",
 )
 main.lazy["view"] = (

@@ -5,14 +5,14 @@ turn. `from accord.conversations import ConversationRunner, UserTurn, AgentTurn,
 
 from __future__ import annotations
 
-from accord.tasks.suites.conversations.agents import ModelAgent
-from accord.tasks.suites.conversations.runner import (
+from .tasks.suites.frontends.conversations.agents import ModelAgent
+from .tasks.suites.frontends.conversations.runner import (
     ConversationFailed,
     ConversationResult,
     ConversationRunner,
     JudgeNeeded,
 )
-from accord.tasks.suites.conversations.turns import AgentTurn, ToolCall, UserTurn
+from .tasks.suites.frontends.conversations.turns import AgentTurn, ToolCall, UserTurn
 
 __all__ = [
     "AgentTurn",

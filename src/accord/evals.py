@@ -8,8 +8,8 @@ prints the report and returns the `SuiteRun`.
 
 from __future__ import annotations
 
-from accord.tasks.suites.core.verdicts import SuiteRun
-from accord.tasks.suites.pyapi import (
+from .tasks.suites.core.verdicts import SuiteRun
+from .tasks.suites.frontends.autoblocks.api import (
     Assertion,
     AutomaticBattle,
     BaseAccuracy,

@@ -76,7 +76,7 @@ def accord_conversation(
 ) -> Callable[..., Any]:
     """`accord_conversation(agent, expected, **options)`: a ConversationRunner for this test,
     judged by `accord_judge`, in the project of the test's file (its nearest config.yml)."""
-    from accord.tasks.suites.conversations.runner import ConversationRunner
+    from .tasks.suites.frontends.conversations.runner import ConversationRunner
 
     def make(agent: Any, expected: Any, **options: Any) -> ConversationRunner:
         options.setdefault("judge_model", accord_judge)
@@ -105,7 +105,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A test stopped for want of a judge is skipped, loudly, or fails when one is required."""
-    from accord.tasks.suites.conversations.runner import JudgeNeeded
+    from .tasks.suites.frontends.conversations.runner import JudgeNeeded
 
     try:
         return (yield)
@@ -143,7 +143,7 @@ class PassRates:
                 tally.failed += 1
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from accord.tasks.suites.core.reducers import wilson_interval
+        from .tasks.suites.core.reducers import wilson_interval
 
         if not self.tallies:
             return

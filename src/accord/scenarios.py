@@ -4,8 +4,8 @@ matrices and agent classes) as `accord eval` does; `@macro("NAME")` adds a macro
 
 from __future__ import annotations
 
-from accord.tasks.suites.core.verdicts import SuiteRun
-from accord.tasks.suites.scenarios.macros import macro
-from accord.tasks.suites.scenarios.runner import RegressionRunner
+from .tasks.suites.core.verdicts import SuiteRun
+from .tasks.suites.frontends.scenarios.macros import macro
+from .tasks.suites.frontends.scenarios.runner import RegressionRunner
 
 __all__ = ["RegressionRunner", "SuiteRun", "macro"]

@@ -8,14 +8,9 @@
   database schemas); `anonymize`: Oxy's anonymizer.
 """
 
-from accord.tasks.agent.agent_files import (
-    agent_file_issues,
-    check_agent_file,
-    instruction_issues,
-    load_agent,
-)
-from accord.tasks.agent.task import AgentTaskSpec, answer, run_agent, task_agent
-from accord.tasks.agent.tool_checks import check_agent_tools
+from .agent_files import agent_file_issues, check_agent_file, instruction_issues, load_agent
+from .task import AgentTaskSpec, answer, run_agent, task_agent
+from .tool_checks import check_agent_tools
 
 __all__ = [
     "AgentTaskSpec",

@@ -9,10 +9,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from accord.engine.errors import AccordError, Issue, ValidationError
-from accord.engine.loader import agent_model, load_spec
-from accord.engine.paths import PathError, inside
-from accord.engine.spec import AgentSpec
+from ...engine.errors import AccordError, Issue, ValidationError
+from ...engine.loader import agent_model, load_spec
+from ...engine.paths import PathError, inside
+from ...engine.spec import AgentSpec
 
 Loc = tuple[str | int, ...]
 
@@ -22,9 +22,9 @@ def check_agent_file(path: Path) -> str | None:
     files, databases, workflows and agents it names (None for any other file)."""
     if not path.name.endswith((".agent.yml", ".agent.yaml")):
         return None
-    from accord.engine.catalog import ModelCatalog
-    from accord.engine.project import load_project
-    from accord.engine.render import TemplateError, referenced_names
+    from ...engine.catalog import ModelCatalog
+    from ...engine.project import load_project
+    from ...engine.render import TemplateError, referenced_names
 
     project = load_project(path)
     agent = load_agent(path)
@@ -41,7 +41,7 @@ def check_agent_file(path: Path) -> str | None:
     if problems:
         raise ValidationError([_placed(path, agent, problem) for problem in problems])
     if agent.type == "routing":
-        from accord.tasks.agent.routing import resolve_routes
+        from .routing import resolve_routes
 
         skipped: list[str] = []
         resolve_routes(agent, project.root, skipped)
@@ -56,7 +56,7 @@ def _placed(path: Path, agent: AgentSpec, problem: str) -> Issue:
     route, the model), else at the file."""
     import re
 
-    from accord.engine.yamlmarks import parse_yaml, read_text
+    from ...engine.yamlmarks import parse_yaml, read_text
 
     loc: tuple[str | int, ...] | None = None
     found = re.match(r"(tools|context)\[(\d+)\]", problem)
@@ -92,8 +92,8 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
     """Context globs that match no file, tools naming a database, workflow or agent that
     does not exist, unreadable `anonymize` files (paths are relative to the project root, as
     at run time)."""
-    from accord.engine.spec import AgentToolSpec, SqlToolSpec, WorkflowToolSpec
-    from accord.tasks.agent.context import context_paths
+    from ...engine.spec import AgentToolSpec, SqlToolSpec, WorkflowToolSpec
+    from .context import context_paths
 
     root = project.root
     for index, entry in enumerate(agent.context):
@@ -127,11 +127,11 @@ def agent_file_issues(agent: AgentSpec, project: Any) -> Iterable[str]:
                 continue
             if not (root / ref).is_file():
                 yield f"{where}: file '{ref}' not found under {root}"
-    from accord.tasks.agent.routing import routing_issues
+    from .routing import routing_issues
 
     yield from routing_issues(agent, project)
     if agent.anonymize is not None:
-        from accord.tasks.agent.anonymize import Anonymizer
+        from .anonymize import Anonymizer
 
         try:
             Anonymizer.from_spec(agent.anonymize, root)
@@ -143,8 +143,8 @@ def instruction_issues(
     agent: AgentSpec, ref: str, given: frozenset[str]
 ) -> Iterable[tuple[Loc, str]]:
     """Names in the system instructions that nothing will define at run time."""
-    from accord.engine.render import BUILTIN_NAMES, TemplateError, referenced_names
-    from accord.tasks.agent.context import OXY_ONLY_NAMES
+    from ...engine.render import BUILTIN_NAMES, TemplateError, referenced_names
+    from .context import OXY_ONLY_NAMES
 
     try:
         names = referenced_names(agent.system_instructions)
@@ -178,10 +178,10 @@ def load_agent(path: Path) -> AgentSpec:
 def _refuse_retrieval_problems(path: Path, agent: AgentSpec) -> None:
     """A retrieval tool's `src` leading out of the project, or its endpoint given a key in
     a file the user does not trust, refused where the agent file is loaded, at its line."""
-    from accord.engine.project import find_root
-    from accord.engine.spec import OxyToolSpec
-    from accord.engine.yamlmarks import parse_yaml, read_text
-    from accord.tasks.agent.retrieval_tool import load_problems
+    from ...engine.project import find_root
+    from ...engine.spec import OxyToolSpec
+    from ...engine.yamlmarks import parse_yaml, read_text
+    from .retrieval_tool import load_problems
 
     tools = [
         (index, tool) for index, tool in enumerate(agent.tools)

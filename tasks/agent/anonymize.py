@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from accord.engine.errors import AccordError
-from accord.engine.paths import inside
-from accord.engine.spec import AnonymizeSpec
+from ...engine.errors import AccordError
+from ...engine.paths import inside
+from ...engine.spec import AnonymizeSpec
 
 
 def plural(word: str) -> str:

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from accord.engine.errors import TaskError
-from accord.tasks.visualize import VisualizeSpec, draw
+from ...engine.errors import TaskError
+from ..visualize import VisualizeSpec, draw
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.engine.spec import OxyToolSpec
-    from accord.tasks.agent.tools import Toolbox
+    from ...engine.context import TaskContext
+    from ...engine.spec import OxyToolSpec
+    from .tools import Toolbox
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from accord.engine import log
-from accord.engine.databases import DATABASES, QueryResult
-from accord.engine.errors import AccordError, TaskError
-from accord.engine.paths import inside, is_private
-from accord.engine.render import BUILTIN_NAMES, referenced_names
-from accord.engine.spec import AgentSpec
+from ...engine import log
+from ...engine.databases import DATABASES, QueryResult
+from ...engine.errors import AccordError, TaskError
+from ...engine.paths import inside, is_private
+from ...engine.render import BUILTIN_NAMES, referenced_names
+from ...engine.spec import AgentSpec
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ...engine.context import TaskContext
 
 OXY_ONLY_NAMES = frozenset({"tools", "dimensions", "models"})
 

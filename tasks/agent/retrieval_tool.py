@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from accord.engine.catalog import ModelConfig
-from accord.engine.errors import AccordError, ConfigError
-from accord.engine.paths import inside, is_private
+from ...engine.catalog import ModelConfig
+from ...engine.errors import AccordError, ConfigError
+from ...engine.paths import inside, is_private
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.engine.spec import OxyToolSpec
+    from ...engine.context import TaskContext
+    from ...engine.spec import OxyToolSpec
 
 RADIUS = 0.2  # Oxy's RETRIEVAL_DEFAULT_INCLUSION_RADIUS (cosine distance)
 EXCLUSION_BUFFER = 0.9  # Oxy's RETRIEVAL_EXCLUSION_BUFFER_MULTIPLIER
@@ -123,8 +123,8 @@ def load_problems(tool: dict[str, Any], file: Path, root: Path) -> list[tuple[st
     key from the environment (`key_var`, default OPENAI_API_KEY) in a file the user does not
     trust (engine/keys.py). An `embed_model` naming a model of config.yml uses that model's
     endpoint and key, and no `api_url` of the tool."""
-    from accord.engine import keys
-    from accord.engine.paths import PathError
+    from ...engine import keys
+    from ...engine.paths import PathError
 
     problems: list[tuple[str, str]] = []
     src = tool.get("src")
@@ -144,7 +144,7 @@ def load_problems(tool: dict[str, Any], file: Path, root: Path) -> list[tuple[st
             break
     embed_model = str(tool.get("embed_model") or "text-embedding-3-small")
     if tool.get("api_url") and not tool.get("api_key"):
-        from accord.engine.project import load_project
+        from ...engine.project import load_project
 
         try:
             models = {m.name for m in load_project(file).config.models}

@@ -22,18 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accord.engine import log
-from accord.engine.asking import Reading, ask_until_parsed, read_forced_choice
-from accord.engine.errors import AccordError, TaskError
-from accord.engine.loader import is_workflow_file
-from accord.engine.paths import PathError, inside
-from accord.engine.spec import AgentSpec
-from accord.tasks.agent.tools import AgentAnswer, tool_call_record
-from accord.tasks.semantic.model import TOPIC_SUFFIXES
+from ...engine import log
+from ...engine.asking import Reading, ask_until_parsed, read_forced_choice
+from ...engine.errors import AccordError, TaskError
+from ...engine.loader import is_workflow_file
+from ...engine.paths import PathError, inside
+from ...engine.spec import AgentSpec
+from ..semantic.model import TOPIC_SUFFIXES
+from .tools import AgentAnswer, tool_call_record
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.engine.usage import Completion
+    from ...engine.context import TaskContext
+    from ...engine.usage import Completion
 
 CHOOSE_ROUTE = "choose_route"
 NO_ROUTE = "none"
@@ -153,8 +153,8 @@ def routing_issues(agent: AgentSpec, project: Any, skipped: list[str] | None = N
 def _required_variables(root: Path, ref: str) -> list[str]:
     """A workflow route runs with its variables' defaults: one without a default is an error
     here rather than at run time."""
-    from accord.engine.loader import load_workflow
-    from accord.engine.spec import variable_spec
+    from ...engine.loader import load_workflow
+    from ...engine.spec import variable_spec
 
     try:
         variables = load_workflow(root / ref).spec.variables or {}
@@ -200,11 +200,11 @@ def _describe(root: Path, ref: str, kind: str) -> str:
     """The route's description for the model: the file's own, else what it is."""
     try:
         if kind == "agent":
-            from accord.tasks.agent.agent_files import load_agent
+            from .agent_files import load_agent
 
             text = load_agent(root / ref).description
         elif kind == "workflow":
-            from accord.engine.loader import load_workflow
+            from ...engine.loader import load_workflow
 
             text = load_workflow(root / ref).spec.description
         elif kind == "topic":
@@ -253,7 +253,7 @@ async def run_routing(
     history: Sequence[dict[str, Any]] = (),
 ) -> AgentAnswer:
     """Choose a route for `prompt` and return what the route answers."""
-    from accord.tasks.agent.context import system_message
+    from .context import system_message
 
     skipped: list[str] = []
     routes, problems = resolve_routes(agent, ctx.root, skipped)
@@ -290,7 +290,7 @@ async def _choose(
     sample: int,
 ) -> tuple[str, str]:
     """(route name, reason) by a forced `choose_route` call; asked twice at most."""
-    from accord.tasks.evaluators.judging import parse_choice
+    from ..evaluators.judging import parse_choice
 
     client = ctx.run.models()
     choices = [*(r.name for r in routes), NO_ROUTE]
@@ -338,8 +338,8 @@ async def _run_route(
     messages: list[dict[str, Any]],
 ) -> AgentAnswer:
     if route.kind == "agent":
-        from accord.tasks.agent.agent_files import load_agent
-        from accord.tasks.agent.tools import run_agent_loop
+        from .agent_files import load_agent
+        from .tools import run_agent_loop
 
         if depth >= 3:
             raise TaskError(ctx.key, "agents may hand a question on at most 3 deep")
@@ -357,7 +357,7 @@ async def _run_route(
 
 def _topic(root: Path, ref: str) -> Any:
     """The semantic topic a `.topic.yml` route names (a ValidationError when it is broken)."""
-    from accord.tasks.semantic.model import load_layer
+    from ..semantic.model import load_layer
 
     layer = load_layer(root)
     target = (root / ref).resolve()
@@ -374,8 +374,8 @@ async def _run_topic(
 ) -> AgentAnswer:
     """A topic route: the routing agent's model answers with a semantic_query tool over the
     topic (it picks measures and dimensions; the query is checked before it runs)."""
-    from accord.engine.spec import AgentSpec as Spec
-    from accord.tasks.agent.tools import run_agent_loop
+    from ...engine.spec import AgentSpec as Spec
+    from .tools import run_agent_loop
 
     try:
         topic = _topic(ctx.root, route.ref)
@@ -397,9 +397,9 @@ async def _run_workflow(
     sample: int,
     messages: list[dict[str, Any]],
 ) -> AgentAnswer:
-    from accord.engine import variables as workflow_variables
-    from accord.engine.compile import compile_file
-    from accord.engine.render import to_json
+    from ...engine import variables as workflow_variables
+    from ...engine.compile import compile_file
+    from ...engine.render import to_json
 
     plan = compile_file(ctx.path(route.ref), ctx.root, project=ctx.run.project)
     values = workflow_variables.resolve(plan.variables, {}, where=route.ref)

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from accord.engine.databases import QueryError
-from accord.engine.render import markdown_table
-from accord.tasks.semantic.model import load_layer
-from accord.tasks.semantic.query import CompileError, QuerySpec
-from accord.tasks.semantic.task import compile_query
+from ...engine.databases import QueryError
+from ...engine.render import markdown_table
+from ..semantic.model import load_layer
+from ..semantic.query import CompileError, QuerySpec
+from ..semantic.task import compile_query
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.engine.spec import OxyToolSpec
-    from accord.tasks.agent.tools import Toolbox
+    from ...engine.context import TaskContext
+    from ...engine.spec import OxyToolSpec
+    from .tools import Toolbox
 
 ROWS = 50  # rows of a result shown to the model
 _OPS = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "not_in"]

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from accord.engine.errors import AccordError, ValidationError
-from accord.engine.paths import PathError, inside
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
-from accord.tasks.agent.agent_files import agent_file_issues, instruction_issues, load_agent
-from accord.tasks.agent.tools import AgentAnswer, run_agent_loop
-from accord.tasks.consistency.nodes import consistency_children
+from ...engine.errors import AccordError, ValidationError
+from ...engine.paths import PathError, inside
+from ...engine.plan import PlannedTask
+from ...engine.registry import register_task
+from ...engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
+from ..consistency.nodes import consistency_children
+from .agent_files import agent_file_issues, instruction_issues, load_agent
+from .tools import AgentAnswer, run_agent_loop
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ...engine.context import TaskContext
 
 Loc = tuple[str | int, ...]
 
@@ -69,7 +69,7 @@ class AgentTaskSpec(TaskSpec):
         return task_agent(self, ctx)[0].model
 
     def project_issues(self, project: Any) -> Iterable[tuple[Loc, str]]:
-        from accord.engine.catalog import ModelCatalog
+        from ...engine.catalog import ModelCatalog
 
         catalog = ModelCatalog(project.config)
         if self.model is not None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from accord.engine.errors import AccordError, Issue, ValidationError
-from accord.engine.registry import register_file_check
-from accord.engine.yamlmarks import parse_yaml, read_text
-from accord.tasks.agent.retrieval_tool import settings_problems
-from accord.tasks.semantic.model import SemanticLayer, load_layer
+from ...engine.errors import AccordError, Issue, ValidationError
+from ...engine.registry import register_file_check
+from ...engine.yamlmarks import parse_yaml, read_text
+from ..semantic.model import SemanticLayer, load_layer
+from .retrieval_tool import settings_problems
 
 UNSUPPORTED_TOOLS = {
     "create_data_app": "the data-app tool",
@@ -69,7 +69,7 @@ def _tool_problems(path: Path) -> str | None:
                 notes.append(f"line {where}: {note}")
         if kind == "semantic_query":
             if layer is None:
-                from accord.engine.project import find_root
+                from ...engine.project import find_root
 
                 layer = load_layer(find_root(path)[0])
             topic = str(tool.get("topic", ""))
@@ -95,8 +95,8 @@ def _tool_problems(path: Path) -> str | None:
 def _unreachable_tool_database(path: Path, tool: dict[str, Any]) -> str | None:
     """An SQL tool on a database accord cannot connect to (Oxy's snowflake, bigquery...): it
     is offered, and each of its calls fails."""
-    from accord.engine.databases import unreachable
-    from accord.engine.project import load_project
+    from ...engine.databases import unreachable
+    from ...engine.project import load_project
 
     try:
         project = load_project(path)

@@ -11,23 +11,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accord.engine import log
-from accord.engine.codec import register_output
-from accord.engine.databases import QueryError
-from accord.engine.errors import AccordError, TaskError
-from accord.engine.render import TableView, markdown_table
-from accord.engine.spec import (
-    AgentSpec,
-    AgentToolSpec,
-    OxyToolSpec,
-    SqlToolSpec,
-    WorkflowToolSpec,
-)
-from accord.tasks.agent.anonymize import Anonymizer, AnonymizeSession
-from accord.tasks.agent.context import system_message
+from ...engine import log
+from ...engine.codec import register_output
+from ...engine.databases import QueryError
+from ...engine.errors import AccordError, TaskError
+from ...engine.render import TableView, markdown_table
+from ...engine.spec import AgentSpec, AgentToolSpec, OxyToolSpec, SqlToolSpec, WorkflowToolSpec
+from .anonymize import Anonymizer, AnonymizeSession
+from .context import system_message
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ...engine.context import TaskContext
 
 TOOL_ROWS = 50  # rows of a result shown to the model
 
@@ -93,15 +87,15 @@ class Toolbox:
             elif isinstance(spec, AgentToolSpec):
                 self._agent_tool(spec)
             elif isinstance(spec, OxyToolSpec) and spec.type == "semantic_query":
-                from accord.tasks.agent.semantic_tool import semantic_tool
+                from .semantic_tool import semantic_tool
 
                 self._add(*semantic_tool(spec, ctx, self))
             elif isinstance(spec, OxyToolSpec) and spec.type == "visualize":
-                from accord.tasks.agent.chart_tool import visualize_tool
+                from .chart_tool import visualize_tool
 
                 self._add(*visualize_tool(spec, ctx, self))
             elif isinstance(spec, OxyToolSpec) and spec.type == "retrieval":
-                from accord.tasks.agent.retrieval_tool import retrieval_tool
+                from .retrieval_tool import retrieval_tool
 
                 self._add(*retrieval_tool(spec, ctx))
             elif isinstance(spec, OxyToolSpec):
@@ -152,7 +146,7 @@ class Toolbox:
         self._add(name, description, params, run)
 
     def _workflow_tool(self, spec: WorkflowToolSpec) -> None:
-        from accord.engine.compile import compile_file
+        from ...engine.compile import compile_file
 
         plan = compile_file(
             self.ctx.path(spec.workflow_ref), self.ctx.root, project=self.ctx.run.project
@@ -163,8 +157,8 @@ class Toolbox:
         params = {"type": "object", "properties": properties, "required": required}
 
         async def run(args: dict[str, Any]) -> str:
-            from accord.engine import variables as workflow_variables
-            from accord.engine.render import to_json
+            from ...engine import variables as workflow_variables
+            from ...engine.render import to_json
 
             values = workflow_variables.resolve(plan.variables, args, where=spec.workflow_ref)
             outputs = await self.ctx.run_child(
@@ -177,7 +171,7 @@ class Toolbox:
         self._add(name, spec.description or plan.description or f"Run {name}.", params, run)
 
     def _agent_tool(self, spec: AgentToolSpec) -> None:
-        from accord.tasks.agent.agent_files import load_agent
+        from .agent_files import load_agent
 
         other = load_agent(self.ctx.path(spec.agent_ref))
         name = spec.name or Path(spec.agent_ref).name.split(".")[0]
@@ -231,7 +225,7 @@ async def run_agent_loop(
     """Ask the model until it answers without a tool call or the tool budget is spent.
     `history` is the conversation before `prompt` (a conversation test's earlier turns)."""
     if agent.type == "routing":
-        from accord.tasks.agent.routing import run_routing
+        from .routing import run_routing
 
         return await run_routing(
             agent, prompt, ctx, sample=sample, variables=variables, depth=depth, history=history
@@ -289,7 +283,7 @@ async def run_agent_loop(
 
 def agent_variables(agent: AgentSpec, given: dict[str, Any] | None) -> dict[str, Any]:
     """An asked agent's variables: its defaults, then an `agent` tool's `variables`."""
-    from accord.engine.spec import variable_spec
+    from ...engine.spec import variable_spec
 
     values = {k: variable_spec(v).default for k, v in agent.variables.items()}
     return {**values, **(given or {})}

@@ -14,8 +14,8 @@ from decimal import Decimal
 from html import escape
 from typing import Any, TypeVar
 
-from accord.engine.errors import TaskError
-from accord.engine.render import TableView
+from ...engine.errors import TaskError
+from ...engine.render import TableView
 
 WIDTH, HEIGHT = 640, 360
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 16, 64

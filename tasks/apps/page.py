@@ -13,14 +13,14 @@ import threading
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from accord.engine.blocking import call_blocking
-from accord.engine.errors import TaskError
-from accord.engine.paths import written_by_accord
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.render import TableView
-from accord.tasks.apps.charts import STOP, axis_chart, number_text, pie_chart, series_of
-from accord.tasks.apps.spec import (
+from ...engine.blocking import call_blocking
+from ...engine.errors import TaskError
+from ...engine.paths import written_by_accord
+from ...engine.plan import PlannedTask
+from ...engine.registry import register_task
+from ...engine.render import TableView
+from .charts import STOP, axis_chart, number_text, pie_chart, series_of
+from .spec import (
     AppPageSpec,
     BarChartBlock,
     ControlSpec,
@@ -32,7 +32,7 @@ from accord.tasks.apps.spec import (
 )
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ...engine.context import TaskContext
 
 TABLE_ROWS = 1000  # rows of a table block shown on the page
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from accord.engine.errors import Issue, ValidationError
-from accord.engine.loader import Loaded, load_spec, workflow_model
-from accord.engine.spec import TaskSpec, VariableSpec
+from ...engine.errors import Issue, ValidationError
+from ...engine.loader import Loaded, load_spec, workflow_model
+from ...engine.spec import TaskSpec, VariableSpec
 
 APP_SUFFIXES = (".app.yml", ".app.yaml")
 
@@ -273,7 +273,7 @@ def _rendered(option: Any) -> Any:
     (`"{{ now(fmt='%Y') | int - 1 }}"`)."""
     if not isinstance(option, str) or "{" not in option:
         return option
-    from accord.engine.render import render
+    from ...engine.render import render
 
     return render(option, {})
 

@@ -12,7 +12,7 @@ parsing, one judge call), `prejudge` (the deterministic comparator) with `facts`
 dates, directions) and `reading` (how an answer's text is read for them).
 """
 
-from accord.tasks.consistency.nodes import (
+from .nodes import (
     AgentSampleSpec,
     AgentSampleSpecBase,
     ConsistencySelectSpec,
@@ -20,13 +20,7 @@ from accord.tasks.consistency.nodes import (
     run_sample,
     run_select,
 )
-from accord.tasks.consistency.select import (
-    ConsistencyResult,
-    SampleFailure,
-    Selection,
-    pair_plan,
-    select_consistent,
-)
+from .select import ConsistencyResult, SampleFailure, Selection, pair_plan, select_consistent
 
 __all__ = [
     "AgentSampleSpec",

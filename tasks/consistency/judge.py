@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import Field
 
-from accord.engine.asking import Reading, ask_until_parsed
-from accord.engine.errors import AccordError
-from accord.engine.registry import register_section
-from accord.engine.render import TemplateError, referenced_names, render
+from ...engine.asking import Reading, ask_until_parsed
+from ...engine.errors import AccordError
+from ...engine.registry import register_section
+from ...engine.render import TemplateError, referenced_names, render
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.engine.plan import Plan
-    from accord.engine.yamlmarks import Loc
+    from ...engine.context import TaskContext
+    from ...engine.plan import Plan
+    from ...engine.yamlmarks import Loc
 
 Verdict = Literal["A", "B"]
 VerdictT = TypeVar("VerdictT")

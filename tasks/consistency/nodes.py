@@ -8,22 +8,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from accord.engine import log
-from accord.engine.errors import TaskError
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.spec import TaskSpec
-from accord.tasks.consistency.judge import DEFAULT_PROMPT
-from accord.tasks.consistency.select import (
-    ConsistencyResult,
-    SampleFailure,
-    Selection,
-    pair_plan,
-    select_consistent,
-)
+from ...engine import log
+from ...engine.errors import TaskError
+from ...engine.plan import PlannedTask
+from ...engine.registry import register_task
+from ...engine.spec import TaskSpec
+from .judge import DEFAULT_PROMPT
+from .select import ConsistencyResult, SampleFailure, Selection, pair_plan, select_consistent
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ...engine.context import TaskContext
 
 Loc = tuple[str | int, ...]
 

@@ -58,15 +58,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Literal
 
-from accord.tasks.consistency.facts import Outcome, compare_facts
-from accord.tasks.consistency.reading import (
-    CONTRAST,
-    EXCLUSIVE,
-    GENERIC,
-    Answer,
-    Token,
-    read_answer,
-)
+from .facts import Outcome, compare_facts
+from .reading import CONTRAST, EXCLUSIVE, GENERIC, Answer, Token, read_answer
 
 Verdict = Literal["A", "B"]
 Mode = Literal["identical", "tolerant"]

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from accord.tasks.consistency.facts import FACT_PATTERNS, Fact, parse_fact
+from .facts import FACT_PATTERNS, Fact, parse_fact
 
 TokenKind = Literal["word", "dir", "neg", "fact"]
 

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from accord.engine.codec import register_dataclass
-from accord.tasks.consistency.judge import JudgeOutcome, Verdict, judge_pair
+from ...engine.codec import register_dataclass
+from .judge import JudgeOutcome, Verdict, judge_pair
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ...engine.context import TaskContext
 
 
 @dataclass
@@ -95,7 +95,7 @@ async def select_consistent(ctx: TaskContext, selection: Selection) -> Consisten
     if count == 1:
         runs = [{"index": 0, "output": texts[0], "score": 1.0}]
         return ConsistencyResult(selection.outputs[0], 1.0, 0, runs, 0, 0)
-    from accord.tasks.consistency.prejudge import normalise, prejudge
+    from .prejudge import normalise, prejudge
 
     keyer = normalise if selection.prejudge_mode != "off" else (lambda t: t)
     cluster_of: dict[str, int] = {}

@@ -9,15 +9,8 @@ Nothing here imports the suites (`accord.tasks.suites`), which build cases and r
 A new evaluator is one decorated class in one of these modules (or in a plugin).
 """
 
-from accord.tasks.evaluators import battle, deterministic, judged, rag
-from accord.tasks.evaluators.base import (
-    EVALUATORS,
-    EvaluatorFailure,
-    EvaluatorSpec,
-    Finding,
-    ThresholdSpec,
-    evaluator,
-)
+from . import battle, deterministic, judged, rag
+from .base import EVALUATORS, EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec, evaluator
 
 __all__ = [
     "EVALUATORS",

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import Field, model_validator
 
-from accord.engine.executor import WorkFailure
-from accord.engine.registry import Registry
-from accord.engine.specbase import Spec
+from ...engine.executor import WorkFailure
+from ...engine.registry import Registry
+from ...engine.specbase import Spec
 
 if TYPE_CHECKING:
-    from accord.tasks.evaluators.cases import Case, Output
-    from accord.tasks.evaluators.judging import EvalContext
+    from .cases import Case, Output
+    from .judging import EvalContext
 
 BOUNDS = ("gte", "gt", "lte", "lt")
 

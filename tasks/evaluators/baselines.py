@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from accord.engine import stored
-from accord.engine.store import connect, register_table
+from ...engine import stored
+from ...engine.store import connect, register_table
 
 register_table(
     "baselines",

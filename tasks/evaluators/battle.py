@@ -13,19 +13,13 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from accord.engine.store import runs_db
-from accord.tasks.evaluators.base import (
-    EvaluatorFailure,
-    EvaluatorSpec,
-    Finding,
-    ThresholdSpec,
-    evaluator,
-)
-from accord.tasks.evaluators.baselines import get_baseline, save_baseline
+from ...engine.store import runs_db
+from .base import EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec, evaluator
+from .baselines import get_baseline, save_baseline
 
 if TYPE_CHECKING:
-    from accord.tasks.evaluators.cases import Case, Output
-    from accord.tasks.evaluators.judging import EvalContext
+    from .cases import Case, Output
+    from .judging import EvalContext
 
 CHALLENGER, TIE, BASELINE = "Challenger is better", "Tie", "Baseline is better"
 SCORES = {CHALLENGER: 1.0, TIE: 0.5, BASELINE: 0.0}

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from accord.engine import codec
-from accord.tasks.evaluators.base import EvaluatorSpec, Finding
+from ...engine import codec
+from .base import EvaluatorSpec, Finding
 
 
 def text_of(value: Any) -> str:

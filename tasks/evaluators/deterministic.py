@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from accord.engine.specbase import Spec
-from accord.tasks.evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding, evaluator
+from ...engine.specbase import Spec
+from .base import EvaluatorFailure, EvaluatorSpec, Finding, evaluator
 
 if TYPE_CHECKING:
-    from accord.tasks.evaluators.cases import Case, Output
-    from accord.tasks.evaluators.judging import EvalContext
+    from .cases import Case, Output
+    from .judging import EvalContext
 
 
 def _expected_text(case: Case, what: str) -> str:

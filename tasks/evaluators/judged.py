@@ -15,20 +15,14 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from accord.engine.render import render
-from accord.engine.specbase import Spec
-from accord.tasks.consistency import Selection, select_consistent
-from accord.tasks.evaluators.base import (
-    EvaluatorFailure,
-    EvaluatorSpec,
-    Finding,
-    ThresholdSpec,
-    evaluator,
-)
+from ...engine.render import render
+from ...engine.specbase import Spec
+from ..consistency import Selection, select_consistent
+from .base import EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec, evaluator
 
 if TYPE_CHECKING:
-    from accord.tasks.evaluators.cases import Case, Output
-    from accord.tasks.evaluators.judging import EvalContext
+    from .cases import Case, Output
+    from .judging import EvalContext
 
 JUDGE_NAMES = frozenset({"submission_1", "submission_2", "task_description"})
 GRADE_NAMES = frozenset({"question", "expected", "answer"})

@@ -19,15 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from accord.engine.asking import Reading, ask_until_parsed, read_forced_choice
-from accord.engine.errors import AccordError
-from accord.tasks.consistency.judge import JUDGE_SEED
-from accord.tasks.evaluators.base import EvaluatorFailure
+from ...engine.asking import Reading, ask_until_parsed, read_forced_choice
+from ...engine.errors import AccordError
+from ..consistency.judge import JUDGE_SEED
+from .base import EvaluatorFailure
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.engine.project import Project
-    from accord.engine.usage import Completion
+    from ...engine.context import TaskContext
+    from ...engine.project import Project
+    from ...engine.usage import Completion
 
 T = TypeVar("T")
 SELECT_ANSWER = "select_answer"

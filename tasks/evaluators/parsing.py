@@ -9,11 +9,11 @@ from typing import Annotated, Any, Union
 import pydantic
 from pydantic import Field, create_model
 
-from accord.engine.errors import Issue
-from accord.engine.loader import Loaded, pydantic_issues_at
-from accord.engine.specbase import Spec
-from accord.engine.yamlmarks import Loc
-from accord.tasks.evaluators.base import EVALUATORS, EvaluatorSpec
+from ...engine.errors import Issue
+from ...engine.loader import Loaded, pydantic_issues_at
+from ...engine.specbase import Spec
+from ...engine.yamlmarks import Loc
+from .base import EVALUATORS, EvaluatorSpec
 
 
 @cache

@@ -18,19 +18,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from accord.engine.errors import AccordError
-from accord.tasks.evaluators.base import (
-    EvaluatorFailure,
-    EvaluatorSpec,
-    Finding,
-    ThresholdSpec,
-    clip,
-    evaluator,
-)
+from ...engine.errors import AccordError
+from .base import EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec, clip, evaluator
 
 if TYPE_CHECKING:
-    from accord.tasks.evaluators.cases import Case, Output
-    from accord.tasks.evaluators.judging import EvalContext
+    from .cases import Case, Output
+    from .judging import EvalContext
 
 Mode = Literal["auto", "model", "lexical"]
 

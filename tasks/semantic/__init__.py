@@ -3,9 +3,9 @@ compiles a topic's measures and dimensions to SQL, and their validate checks. Th
 that asks the layer is the agent's (`accord.tasks.agent.semantic_tool`).
 """
 
-from accord.engine.registry import register_file_check
-from accord.tasks.semantic import task
-from accord.tasks.semantic.checks import check_semantic_file
+from ...engine.registry import register_file_check
+from . import task
+from .checks import check_semantic_file
 
 register_file_check("semantic", check_semantic_file)
 

@@ -10,21 +10,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accord.engine.errors import AccordError, Issue, UnsupportedFeature, ValidationError
-from accord.tasks.semantic.compile import REFERENCE, Compiler
-from accord.tasks.semantic.joins import JoinError
-from accord.tasks.semantic.model import (
-    TOPIC_SUFFIXES,
-    VIEW_SUFFIXES,
-    SemanticLayer,
-    TopicFile,
-    ViewFile,
-    load_layer,
-)
-from accord.tasks.semantic.query import CompileError
+from ...engine.errors import AccordError, Issue, UnsupportedFeature, ValidationError
+from .compile import REFERENCE, Compiler
+from .joins import JoinError
+from .model import TOPIC_SUFFIXES, VIEW_SUFFIXES, SemanticLayer, TopicFile, ViewFile, load_layer
+from .query import CompileError
 
 if TYPE_CHECKING:
-    from accord.tasks.semantic.task import SemanticQueryTaskSpec
+    from .task import SemanticQueryTaskSpec
 
 Loc = tuple[str | int, ...]
 UNSUPPORTED_FILES = {
@@ -50,7 +43,7 @@ def check_semantic_file(path: Path) -> str | None:
 
 
 def _check_layer_file(path: Path) -> str:
-    from accord.engine.project import load_project
+    from ...engine.project import load_project
 
     project = load_project(path)
     layer = load_layer(project.root)
@@ -243,8 +236,8 @@ def topic_issues(topic: TopicFile, layer: SemanticLayer) -> list[Issue]:
 def query_issues(spec: SemanticQueryTaskSpec, project: Any) -> Iterable[tuple[Loc, str]]:
     """What validate can tell of a `semantic_query` task: its topic, every field it names,
     and whether the query compiles (templated parts are left to run time)."""
-    from accord.tasks.semantic.query import QuerySpec
-    from accord.tasks.semantic.task import compiler_for, named_views, template_strings
+    from .query import QuerySpec
+    from .task import compiler_for, named_views, template_strings
 
     query = QuerySpec.model_validate(spec.query_data())
     if "{" in (spec.topic or "") or (

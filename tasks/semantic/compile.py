@@ -15,18 +15,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from accord.tasks.semantic.dates import EXAMPLES, DateError, resolve_date
-from accord.tasks.semantic.joins import Edge, JoinError, JoinGraph, build_graph, entity_owners
-from accord.tasks.semantic.model import FilterSpec, MeasureSpec, ViewSpec
-from accord.tasks.semantic.query import (
-    CompileError,
-    QuerySpec,
-    condition,
-    literal,
-    quote,
-    same,
-    truncated,
-)
+from .dates import EXAMPLES, DateError, resolve_date
+from .joins import Edge, JoinError, JoinGraph, build_graph, entity_owners
+from .model import FilterSpec, MeasureSpec, ViewSpec
+from .query import CompileError, QuerySpec, condition, literal, quote, same, truncated
 
 REFERENCE = re.compile(r"\{\{\s*([A-Za-z_]\w*)(?:\s*\.\s*([A-Za-z_]\w*))?\s*\}\}")
 _FILE_TABLE = re.compile(r"\.(csv|parquet|json|csv\.gz|tsv)$", re.IGNORECASE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from accord.tasks.semantic.model import ViewSpec
+from .model import ViewSpec
 
 
 class JoinError(Exception):

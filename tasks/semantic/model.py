@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, model_validator
 
-from accord.engine.errors import AccordError, Issue, ValidationError
-from accord.engine.loader import Loaded, load_spec
-from accord.engine.spec import NAME_PATTERN, Spec, oxy_ignored
+from ...engine.errors import AccordError, Issue, ValidationError
+from ...engine.loader import Loaded, load_spec
+from ...engine.spec import NAME_PATTERN, Spec, oxy_ignored
 
 VIEW_SUFFIXES = (".view.yml", ".view.yaml")
 TOPIC_SUFFIXES = (".topic.yml", ".topic.yaml")

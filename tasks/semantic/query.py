@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from accord.engine.spec import Spec
-from accord.tasks.semantic.dates import DateError, resolve_date
-from accord.tasks.semantic.model import FilterSpec
+from ...engine.spec import Spec
+from .dates import DateError, resolve_date
+from .model import FilterSpec
 
 GRANULARITIES = ("year", "quarter", "month", "week", "day", "hour", "minute", "second")
 _SQLITE_FORMATS = {

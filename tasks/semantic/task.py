@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any, Literal
 import pydantic
 from pydantic import Field
 
-from accord.engine.databases import QueryError, QueryResult
-from accord.engine.errors import AccordError, TaskError
-from accord.engine.plan import PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.spec import TaskSpec, variable_templates
-from accord.tasks.semantic.compile import Compiled, Compiler
-from accord.tasks.semantic.model import SemanticLayer, load_layer
-from accord.tasks.semantic.query import CompileError, QuerySpec
+from ...engine.databases import QueryError, QueryResult
+from ...engine.errors import AccordError, TaskError
+from ...engine.plan import PlannedTask
+from ...engine.registry import register_task
+from ...engine.spec import TaskSpec, variable_templates
+from .compile import Compiled, Compiler
+from .model import SemanticLayer, load_layer
+from .query import CompileError, QuerySpec
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ...engine.context import TaskContext
 
 Loc = tuple[str | int, ...]
 _VALUE_KEYS = {"value", "values", "from", "to", "date_range"}  # evaluated, keeping types
@@ -51,13 +51,13 @@ class SemanticQueryTaskSpec(TaskSpec, QuerySpec):
         yield from super().templates()
 
     def project_issues(self, project: Any) -> Iterable[tuple[Loc, str]]:
-        from accord.tasks.semantic.checks import query_issues
+        from .checks import query_issues
 
         return query_issues(self, project)
 
     def input_files(self, root: Path) -> Iterable[Path]:
         """The topic's file and its views' files (a rendered topic name: every layer file)."""
-        from accord.tasks.semantic.model import load_layer
+        from .model import load_layer
 
         layer = load_layer(root)
         topic = None if self.topic is None else layer.topics.get(self.topic)

@@ -125,7 +125,7 @@ def test_agent_judge_investigates_the_workspace(folder: Path, fake_llm: FakeOpen
 
 
 def test_agent_judge_tools_stay_in_the_workspace(tmp_path: Path) -> None:
-    from accord.tasks.suites.agentv.agent_judge import run_tool
+    from accord.tasks.suites.frontends.agentv.v2.agent_judge import run_tool
 
     root = tmp_path / "ws"
     root.mkdir()

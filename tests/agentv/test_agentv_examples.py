@@ -53,7 +53,7 @@ def example_eval_files(examples: Path) -> list[Path]:
 def test_every_example_of_an_agentv_checkout_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from accord.tasks.suites.agentv.files import load_agentv_file
+    from accord.tasks.suites.frontends.agentv.v2.files import load_agentv_file
 
     source = os.environ.get(SOURCE_VARIABLE)
     if not source:

@@ -136,8 +136,8 @@ def test_latency_assertions(agentv: Path) -> None:
 
 
 def test_every_corpus_file_loads(agentv: Path) -> None:
-    from accord.tasks.suites.agentv.files import load_agentv_file
-    from accord.tasks.suites.agentv.frontend import is_agentv_file
+    from accord.tasks.suites.frontends.agentv.frontend import is_agentv_file
+    from accord.tasks.suites.frontends.agentv.v2.files import load_agentv_file
 
     files = sorted(agentv.rglob("dataset.yaml")) + sorted(agentv.rglob("dataset.jsonl"))
     eval_files = [f for f in files if is_agentv_file(f)]

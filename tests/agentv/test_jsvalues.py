@@ -1,6 +1,6 @@
-"""AgentV's field_accuracy reads dates with JavaScript's `new Date()`: accord's reading of the
-forms it claims (tasks/suites/agentv/jsvalues.py) against node's own, in three time zones
-(skipped, saying so, where node is absent)."""
+"""AgentV's field_accuracy reads dates with JavaScript's `new Date()`: accord's reading of
+the forms it claims (tasks/suites/frontends/agentv/common/jsvalues.py) against node's own, in
+three time zones (skipped, saying so, where node is absent)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ console.log(JSON.stringify(texts.map((t) => day(new Date(t.trim())))));
 
 READ_IN_ACCORD = """
 import json, sys
-from accord.tasks.suites.agentv.jsvalues import _v8
+from accord.tasks.suites.frontends.agentv.common.jsvalues import _v8
 texts = json.load(sys.stdin)
 print(json.dumps([(lambda d: d and d.isoformat())(_v8(t.strip())) for t in texts]))
 """

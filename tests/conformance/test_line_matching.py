@@ -19,9 +19,9 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from accord.tasks.suites.conversations.matching import Verdict, match_dict, match_text
-from accord.tasks.suites.conversations.runner import _check_turn
-from accord.tasks.suites.conversations.turns import AgentTurn, ToolCall
+from accord.tasks.suites.frontends.conversations.matching import Verdict, match_dict, match_text
+from accord.tasks.suites.frontends.conversations.runner import _check_turn
+from accord.tasks.suites.frontends.conversations.turns import AgentTurn, ToolCall
 from tests.conformance.references import line_judge, line_similarity, line_turn
 
 WORDS = ["hello", "there", "rain", "sunny", "name", "your", "city", "paris", "Hello", "RAIN"]

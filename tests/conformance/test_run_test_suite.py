@@ -17,14 +17,7 @@ import httpx
 import pytest
 
 import accord
-from accord import (
-    BaseTestCase,
-    BaseTestEvaluator,
-    Evaluation,
-    Threshold,
-    md5,
-    run_test_suite,
-)
+from accord import BaseTestCase, BaseTestEvaluator, Evaluation, Threshold, md5, run_test_suite
 from tests.bounds import PROCESS_SECONDS
 
 

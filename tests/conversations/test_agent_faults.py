@@ -10,14 +10,7 @@ from typing import Any
 
 import pytest
 
-from accord import (
-    AgentTurn,
-    ConversationFailed,
-    ConversationRunner,
-    ModelAgent,
-    ToolCall,
-    UserTurn,
-)
+from accord import AgentTurn, ConversationFailed, ConversationRunner, ModelAgent, ToolCall, UserTurn
 from tests.fakes import FakeOpenAI, Reply
 
 

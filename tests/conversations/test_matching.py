@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 from accord import ToolCall
-from accord.tasks.suites.conversations.matching import (
+from accord.tasks.suites.frontends.conversations.matching import (
     Mismatch,
     Verdict,
     match_dict,

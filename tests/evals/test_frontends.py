@@ -1,4 +1,4 @@
-"""The suite front-end registry (tasks/suites/frontends.py): a front-end registered here claims
+"""The suite front-end registry (tasks/suites/core/frontend.py): a front-end registered here claims
 its file by content, takes its own `accord eval` option, loads, runs and writes its own file
 after the run; and every file `accord eval` runs is read once."""
 
@@ -14,10 +14,10 @@ import click
 import pytest
 
 from accord.engine.paths import Output
-from accord.tasks.suites import frontends
+from accord.tasks.suites.core import frontend as frontends
 from accord.tasks.suites.core.cases import Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
-from accord.tasks.suites.evalfile import load_eval_file
+from accord.tasks.suites.frontends.evalfile import load_eval_file
 from tests.evals.conftest import accord
 
 PROBES = """\
@@ -242,7 +242,5 @@ def test_the_eval_command_imports_no_frontend() -> None:
     from tests.layers import imports_of
 
     root = Path(__file__).resolve().parents[2]
-    command = root / "tasks" / "suites" / "eval_command.py"
-    kinds = ("promptfoo", "agentv", "scenarios", "oxy", "evalfile")
-    found = [line for kind in kinds for line in imports_of(command, root, f"tasks.suites.{kind}")]
-    assert found == []
+    command = root / "tasks" / "suites" / "commands" / "eval.py"
+    assert imports_of(command, root, "tasks.suites.frontends") == []

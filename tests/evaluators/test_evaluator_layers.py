@@ -30,9 +30,9 @@ def test_the_check_finds_a_type_only_import(tmp_path: Path) -> None:
         "def f():\n"
         "    from ..suites.oxy import grading\n"
     )
-    assert imports_of(module, tmp_path, "tasks.suites") == [
+    assert imports_of(module, tmp_path, "tasks.suites", name="accord.tasks.evaluators.m") == [
         "m.py:3: accord.tasks.suites.core.cases",
-        "m.py:5: ..suites.oxy",
+        "m.py:5: accord.tasks.suites.oxy",
     ]
 
 

@@ -184,7 +184,7 @@ def test_test_concurrency_is_accepted(tmp_path: Path, fake_llm: FakeOpenAI) -> N
         },
     )
     assert accord("validate", tmp_path / "a.agent.yml").exit_code == 0
-    from accord.tasks.suites.oxy.loading import prepare
+    from accord.tasks.suites.frontends.oxy.loading import prepare
 
     assert prepare(tmp_path / "a.agent.yml").max_concurrency == 1
 

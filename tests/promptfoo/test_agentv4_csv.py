@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from accord.tasks.suites.promptfoo import agentv_csv
+from accord.tasks.suites.frontends.agentv.v4 import csvfile as agentv_csv
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI
 from tests.promptfoo import test_agentv4_differential as differential

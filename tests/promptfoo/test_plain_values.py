@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from accord.tasks.suites.promptfoo.config import plain
+from accord.tasks.suites.frontends.promptfoo.config import plain
 
 
 def same(a: Any, b: Any) -> bool:

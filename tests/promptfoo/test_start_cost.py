@@ -22,7 +22,7 @@ except SystemExit as exc:
 print("loaded", sorted(m for m in ("jsonschema", "rapidfuzz") if m in sys.modules))
 kinds = ("graded", "context", "measures", "scripts", "structure", "agentv")
 print("modules", sorted(k for k in kinds
-                        if f"accord.tasks.suites.promptfoo.asserts.{k}" in sys.modules))
+                        if f"accord.tasks.suites.frontends.promptfoo.asserts.{k}" in sys.modules))
 """
 
 
@@ -73,8 +73,8 @@ tests:
 def test_every_assertion_type_is_found_in_the_module_that_registers_it() -> None:
     # building.MODULES is what loads a type's module on first use: it must name each type
     # at the module that registers it, and every type registered
-    from accord.tasks.suites.promptfoo.asserts import building
-    from accord.tasks.suites.promptfoo.asserts.base import PROMPTFOO
+    from accord.tasks.suites.frontends.promptfoo.asserts import building
+    from accord.tasks.suites.frontends.promptfoo.asserts.base import PROMPTFOO
 
     building.supported_types()  # every module
     registered = {kind: PROMPTFOO.get(kind).__module__.rsplit(".", 1)[-1]
@@ -86,7 +86,7 @@ def test_every_assertion_type_is_found_in_the_module_that_registers_it() -> None
 def test_a_plain_template_renders_as_jinja_renders_it() -> None:
     # names holding text are put in without Jinja; anything else goes through it, and both
     # read the same
-    from accord.tasks.suites.promptfoo import templating
+    from accord.tasks.suites.frontends.promptfoo import templating
 
     context = {"a": "x", "b": "", "n": 3, "none": "shadowed", "env": {"k": "v"}}
     sources = [

@@ -16,8 +16,15 @@ from accord.tasks.evaluators.cases import Output
 from accord.tasks.suites.core.cases import CaseResult, Suite
 from accord.tasks.suites.core.nodes import run_suite
 from accord.tasks.suites.core.targets import PythonTarget
-from accord.tasks.suites.promptfoo.asserts import PromptfooCase, build_assertion, combine
-from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion, combine_agentv
+from accord.tasks.suites.frontends.agentv.v4.checks.build import (
+    build_agentv_assertion,
+    combine_agentv,
+)
+from accord.tasks.suites.frontends.promptfoo.asserts import (
+    PromptfooCase,
+    build_assertion,
+    combine,
+)
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI
 

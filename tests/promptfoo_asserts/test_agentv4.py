@@ -14,7 +14,7 @@ import yaml
 
 from accord.engine.errors import ConfigError
 from accord.tasks.evaluators.cases import Output
-from accord.tasks.suites.promptfoo.asserts.agentv import build_agentv_assertion
+from accord.tasks.suites.frontends.agentv.v4.checks.build import build_agentv_assertion
 from tests.fakes import FakeOpenAI, Reply
 from tests.promptfoo_asserts.harness import score, write_project
 
@@ -194,7 +194,7 @@ def test_a_script_grader_reads_agentvs_payload_and_answers(tmp_path: Path) -> No
             "words": ["Paris", "France", "Lyon"],
             "metric": "keywords",
         },
-        # argv, never a shell line (accord runs no shell: agentv_script.py)
+        # argv, never a shell line (accord runs no shell: agentv/v4/script.py)
         {"type": "script", "command": ["echo", '{"score": 1.5, "pass": false}']},
         {"type": "script", "command": ["echo", "nothing"]},
     ]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from accord.tasks.evaluators.cases import Output
-from accord.tasks.suites.promptfoo.asserts.graded import model_of
+from accord.tasks.suites.frontends.promptfoo.asserts.graded import model_of
 from tests.fakes import FakeOpenAI, Reply, letter_counts
 from tests.promptfoo_asserts.harness import score, write_project
 

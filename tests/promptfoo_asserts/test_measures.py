@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from accord.tasks.evaluators.cases import Output
-from accord.tasks.suites.promptfoo.asserts.measures import bleu, rouge_n
+from accord.tasks.suites.frontends.promptfoo.asserts.measures import bleu, rouge_n
 from tests.promptfoo_asserts.harness import score
 
 PROMPTFOO_HOME = Path.home() / ".cache" / "accord-bench" / "promptfoo"

@@ -11,7 +11,7 @@ import pytest
 
 from accord.engine.errors import ConfigError
 from accord.tasks.evaluators.cases import Output
-from accord.tasks.suites.promptfoo.asserts import build_assertion
+from accord.tasks.suites.frontends.promptfoo.asserts import build_assertion
 from tests.promptfoo_asserts.harness import score
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="no node on the PATH")

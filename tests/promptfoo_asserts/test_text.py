@@ -9,7 +9,7 @@ import pytest
 
 from accord.engine.errors import ConfigError
 from accord.tasks.evaluators.cases import Output
-from accord.tasks.suites.promptfoo.asserts import build_assertion
+from accord.tasks.suites.frontends.promptfoo.asserts import build_assertion
 from tests.promptfoo_asserts.harness import score
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from accord.tasks.suites.scenarios import macros
+from accord.tasks.suites.frontends.scenarios import macros
 from tests.evals.conftest import Run
 from tests.scenarios.conftest import cases, run
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from accord.engine.errors import AccordError
-from accord.tasks.suites.scenarios import macros, readers
-from accord.tasks.suites.scenarios.macros import (
+from accord.tasks.suites.frontends.scenarios import macros, readers
+from accord.tasks.suites.frontends.scenarios.macros import (
     MacroContext,
     MacroError,
     expand,

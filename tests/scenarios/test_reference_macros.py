@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from accord.tasks.suites.scenarios.macros import MacroContext, expand
+from accord.tasks.suites.frontends.scenarios.macros import MacroContext, expand
 
 NOW = datetime(2024, 3, 15, 10, 30, 0, 123456)  # a Friday, with microseconds
 

@@ -16,7 +16,7 @@ import pytest
 from accord.tasks.evaluators.base import Finding
 from accord.tasks.suites.core.cases import CaseResult, Suite
 from accord.tasks.suites.core.verdicts import SuiteRun
-from accord.tasks.suites.reports.scenarios import (
+from accord.tasks.suites.frontends.scenarios.report import (
     markdown_html,
     render_scenario_html,
     scenario_data,

@@ -68,7 +68,7 @@ def test_a_case_id_that_is_a_path_gets_its_workspace(agentv: Path) -> None:
 
 
 def _crash_in_the_target(monkeypatch: pytest.MonkeyPatch) -> None:
-    from accord.tasks.suites.agentv.providers import ReplyTarget
+    from accord.tasks.suites.frontends.agentv.common.cli import ReplyTarget
 
     async def broken(self: Any, tctx: Any, case: Any, repeat: int) -> Any:
         config = {"api_key": CONFIG_KEY, "env": KEY}  # in the frame, as real configs are
@@ -111,7 +111,7 @@ def test_debug_shows_the_plain_traceback_still_without_secrets(
 def test_an_internal_error_of_the_command_is_one_line_and_exit_70(
     agentv: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from accord.tasks.suites import eval_command
+    from accord.tasks.suites.commands import eval as eval_command
 
     def broken(*args: Any) -> None:
         raise KeyError(KEY)

@@ -32,12 +32,7 @@ from click.testing import CliRunner, Result
 from accord.cli import main
 from accord.engine.cache import CallCache
 from accord.engine.errors import ConfigError
-from accord.engine.store import (
-    ResumeIndex,
-    find_run_of,
-    list_runs,
-    runs_db,
-)
+from accord.engine.store import ResumeIndex, find_run_of, list_runs, runs_db
 from accord.engine.usage import Completion
 from accord.tasks.evaluators.baselines import save_baseline
 from tests.bounds import PROCESS_SECONDS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from accord.engine.cli import handle_errors, store_options, store_path
+from ....engine.cli import handle_errors, store_options, store_path
 
 
 @click.command("baselines")
@@ -22,8 +22,8 @@ def baselines_command(
     fmt: str, folder: Path, suite: str | None, case_id: str | None, reset: bool
 ) -> None:
     """Automatic battle baselines: list them, or --reset them."""
-    from accord.engine.report.terminal import printable
-    from accord.tasks.evaluators.baselines import list_baselines, reset_baselines
+    from ....engine.report.terminal import printable
+    from ...evaluators.baselines import list_baselines, reset_baselines
 
     path = store_path(folder)
     if reset:

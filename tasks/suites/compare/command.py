@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from accord.engine.cli import FiniteFloatRange, OutputFile, handle_errors
-from accord.tasks.suites.compare.render import COMPARE_FORMATS
+from ....engine.cli import FiniteFloatRange, OutputFile, handle_errors
+from .render import COMPARE_FORMATS
 
 _PROJECT = click.option(
     "--project", "folder", type=click.Path(path_type=Path), default=Path("."),
@@ -39,10 +39,10 @@ def compare_command(
     """Compare run B with run A, case by case, with paired tests. A and B are run ids (or
     unique prefixes), 'last', 'last~1', ... or results files written by `accord eval
     --format json` (or `accord test --output-json`)."""
-    from accord.engine.errors import AccordError
-    from accord.tasks.suites.compare.comparison import compare_runs
-    from accord.tasks.suites.compare.loading import is_file_ref, load_ref, project_store
-    from accord.tasks.suites.compare.render import render
+    from ....engine.errors import AccordError
+    from .comparison import compare_runs
+    from .loading import is_file_ref, load_ref, project_store
+    from .render import render
 
     files = is_file_ref(baseline) and is_file_ref(current)
     store = folder if files else project_store(folder)  # two files need no project
@@ -70,9 +70,9 @@ def check_output(output: Path, fmt: str, refs: tuple[str, str], folder: Path) ->
     """Refuse, before anything is read, an --output that would replace what a project keeps
     (its files, a results file being compared, anything under `.accord/`, the run store
     among them) or could not be written (engine/paths.check_outputs, as for every command)."""
-    from accord.engine.paths import Output, check_outputs
-    from accord.engine.project import find_root
-    from accord.tasks.suites.compare.loading import is_file_ref
+    from ....engine.paths import Output, check_outputs
+    from ....engine.project import find_root
+    from .loading import is_file_ref
 
     compared = [Path(ref) for ref in refs if is_file_ref(ref)]
     roots = {find_root(path)[0] for path in [folder, *compared] if path.exists()}
@@ -96,7 +96,7 @@ def check_output(output: Path, fmt: str, refs: tuple[str, str], folder: Path) ->
 def view_command(folder: Path, port: int, alpha: float) -> None:
     """A local web page over the run store (127.0.0.1 only, read-only): runs, cases,
     comparisons and pass rates over time. Ctrl-C ends it."""
-    from accord.tasks.suites.compare.loading import project_store
-    from accord.tasks.suites.compare.view import serve
+    from .loading import project_store
+    from .view import serve
 
     serve(project_store(folder), port, alpha)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from accord.engine.errors import ConfigError
-from accord.tasks.suites.compare.records import CaseRecord, RunRecord, SuiteRecord
-from accord.tasks.suites.compare.stats import TestResult, mcnemar_exact, wilcoxon_signed_rank
+from ....engine.errors import ConfigError
+from .records import CaseRecord, RunRecord, SuiteRecord
+from .stats import TestResult, mcnemar_exact, wilcoxon_signed_rank
 
 # results files keep 4 decimals: values are compared at that precision, so a stored run and
 # its own `--format json` file compare as equal

@@ -7,9 +7,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from accord.engine.errors import ConfigError
-from accord.tasks.suites.compare.intake import Intake, read_json
-from accord.tasks.suites.compare.records import RunRecord
+from ....engine.errors import ConfigError
+from .intake import Intake, read_json
+from .records import RunRecord
 
 
 def outcome_tests(value: Any, error: str | None) -> list[dict[str, Any]]:

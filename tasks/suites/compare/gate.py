@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import click
 
-from accord.engine.cli import FiniteFloatRange
+from ....engine.cli import FiniteFloatRange
 
 F = TypeVar("F", bound=Callable[..., Any])
 _KEY = "accord.compare.baseline"
@@ -80,7 +80,7 @@ def baseline_options(fn: F) -> F:
 def baseline_file() -> Path | None:
     """The results file `--baseline` names in this command, if it names one: an input of
     the command, which no output of it may replace."""
-    from accord.tasks.suites.compare.loading import is_file_ref
+    from .loading import is_file_ref
 
     ctx = click.get_current_context(silent=True)
     request: BaselineRequest | None = ctx.meta.get(_KEY) if ctx is not None else None
@@ -88,7 +88,7 @@ def baseline_file() -> Path | None:
 
 
 def _store_of(kwargs: dict[str, Any]) -> Path:
-    from accord.tasks.suites.compare.loading import project_store
+    from .loading import project_store
 
     files = kwargs.get("files") or ([kwargs["file"]] if kwargs.get("file") else [])
     first = next((Path(f) for f in files if Path(f).exists()), Path.cwd())
@@ -98,13 +98,13 @@ def _store_of(kwargs: dict[str, Any]) -> Path:
 def _check(request: BaselineRequest) -> None:
     """Refuse, before anything runs, a baseline file that cannot be read or a store with no
     runs."""
-    from accord.tasks.suites.compare.loading import is_file_ref, load_ref
-    from accord.tasks.suites.compare.storeview import list_rows
+    from .loading import is_file_ref, load_ref
+    from .storeview import list_rows
 
     if is_file_ref(request.ref):
         load_ref(request.ref, request.store)
         return
-    from accord.engine.errors import ConfigError
+    from ....engine.errors import ConfigError
 
     ctx = click.get_current_context(silent=True)
     if ctx is not None and ctx.command.name == "test":
@@ -129,11 +129,11 @@ def apply_baseline(code: int, results: Any) -> int:
         return code
     from rich.console import Console
 
-    from accord.engine.report.terminal import printable
-    from accord.tasks.suites.compare.comparison import compare_runs
-    from accord.tasks.suites.compare.convert import from_suite_result, from_suite_runs
-    from accord.tasks.suites.compare.loading import load_ref
-    from accord.tasks.suites.compare.render import change_line, render_pretty
+    from ....engine.report.terminal import printable
+    from .comparison import compare_runs
+    from .convert import from_suite_result, from_suite_runs
+    from .loading import load_ref
+    from .render import change_line, render_pretty
 
     current = from_suite_runs(results) if isinstance(results, list) else from_suite_result(results)
     baseline = load_ref(request.ref, request.store, request.started, tuple(current.workflows))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from html import escape
 
-from accord.tasks.suites.compare.comparison import Comparison, Figure, SuiteComparison, describe
-from accord.tasks.suites.compare.render import change_line
+from .comparison import Comparison, Figure, SuiteComparison, describe
+from .render import change_line
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1100px;color:#222}

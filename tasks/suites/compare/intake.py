@@ -29,9 +29,9 @@ import statistics
 from pathlib import Path
 from typing import Any, NoReturn
 
-from accord.engine import stored
-from accord.engine.errors import ConfigError
-from accord.tasks.suites.compare.records import Evaluation, RunRecord, Sample
+from ....engine import stored
+from ....engine.errors import ConfigError
+from .records import Evaluation, RunRecord, Sample
 
 SCORE_LIMIT = 1e12  # a score's magnitude; sums over millions of cases stay finite
 REPEAT_LIMIT = 1_000_000  # samples a case

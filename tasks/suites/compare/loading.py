@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from accord.engine.errors import ConfigError
-from accord.tasks.suites.compare.convert import from_document
-from accord.tasks.suites.compare.records import RunRecord
-from accord.tasks.suites.compare.storeview import find_row, load_run
+from ....engine.errors import ConfigError
+from .convert import from_document
+from .records import RunRecord
+from .storeview import find_row, load_run
 
 
 def project_store(folder: Path) -> Path:
     """The run store of the project `folder` (a file or folder) belongs to."""
-    from accord.engine.store import runs_db_of
+    from ....engine.store import runs_db_of
 
     return runs_db_of(folder)
 

@@ -10,16 +10,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from accord.engine.report.formats import CommandFormats, formats_of
-from accord.engine.report.terminal import printable
-from accord.engine.report.xmltext import xml_document
-from accord.tasks.suites.compare.comparison import (
-    CaseChange,
-    Comparison,
-    Figure,
-    SuiteComparison,
-    describe,
-)
+from ....engine.report.formats import CommandFormats, formats_of
+from ....engine.report.terminal import printable
+from ....engine.report.xmltext import xml_document
+from .comparison import CaseChange, Comparison, Figure, SuiteComparison, describe
 
 
 def _r(value: float | None) -> float | None:
@@ -238,7 +232,7 @@ def _junit(report: CompareReport, out: TextIO) -> None:
 
 @COMPARE_FORMATS.register("html", file="comparison.html")
 def _html(report: CompareReport, out: TextIO) -> None:
-    from accord.tasks.suites.compare.html import render_page
+    from .html import render_page
 
     out.write(render_page(report.comparison, report.alpha))
 

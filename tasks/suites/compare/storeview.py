@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accord.engine import codec, sqlite, stored
-from accord.engine.errors import ConfigError
-from accord.engine.store import run_from_row
-from accord.tasks.suites.compare.intake import Intake
-from accord.tasks.suites.compare.records import RunRecord, Sample
+from ....engine import codec, sqlite, stored
+from ....engine.errors import ConfigError
+from ....engine.store import run_from_row
+from .intake import Intake
+from .records import RunRecord, Sample
 
 _REPEAT = re.compile(r"^(?P<base>.+)@(?P<n>\d+)$")
 _REF = re.compile(r"^last(?:~(?P<back>\d+))?$")
@@ -55,7 +55,7 @@ def read_only(path: Path) -> Iterator[sqlite3.Connection]:
         raise ConfigError(f"cannot open the run store {path}: {exc}") from None
     conn.text_factory = sqlite.text_or_bytes  # bad UTF-8 reads as bytes, refused per value
     try:
-        from accord.engine.store import FORMAT, newer_format
+        from ....engine.store import FORMAT, newer_format
 
         try:
             sqlite.format_of(conn, FORMAT)
@@ -131,8 +131,8 @@ def _recent(rows: list[RunRow]) -> str:
 def stored_results(path: Path, run_id: str) -> list[tuple[str, str, str, str | None, Any]]:
     """(key, type, status, error, output) of every task of a run; output decoded or None."""
     # the case, finding and test outcome types register with the codec where they are defined
-    import accord.tasks.suites.core.cases
-    import accord.tasks.suites.core.outcomes  # noqa: F401
+    from ..core import cases  # noqa: F401
+    from ..testing import outcomes  # noqa: F401
 
     with read_only(path) as conn:
         rows = conn.execute(
@@ -165,7 +165,7 @@ def case_base(key: str) -> tuple[str, int]:
 def load_run(path: Path, row: RunRow) -> RunRecord:
     """A stored run as a record: an eval suite's cases from their verdict nodes (a case whose
     target failed from that failure), or an `accord test` run's tests."""
-    from accord.tasks.suites.compare.convert import outcome_tests
+    from .convert import outcome_tests
 
     record = RunRecord(label=row.run_id, started=row.started, run_ids=[row.run_id])
     intake = Intake(f"run {row.run_id}")

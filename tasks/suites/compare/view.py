@@ -18,19 +18,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from accord.engine.errors import AccordError
-from accord.tasks.suites.compare.comparison import compare_runs
-from accord.tasks.suites.compare.html import comparison_body, e, page
-from accord.tasks.suites.compare.records import RunRecord
-from accord.tasks.suites.compare.storeview import (
-    RunRow,
-    case_base,
-    find_row,
-    list_rows,
-    load_run,
-    stored_results,
-)
-from accord.tasks.suites.compare.viewcases import case_page, cases_page
+from ....engine.errors import AccordError
+from .comparison import compare_runs
+from .html import comparison_body, e, page
+from .records import RunRecord
+from .storeview import RunRow, case_base, find_row, list_rows, load_run, stored_results
+from .viewcases import case_page, cases_page
 
 RUNS_SHOWN = 100
 CHART_RUNS = 30
@@ -249,7 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
 def serve(store: Path, port: int, alpha: float) -> None:
     """Serve until Ctrl-C; print the URL first (with `--port 0`, the port picked)."""
     if not store.is_file():
-        from accord.engine.errors import ConfigError
+        from ....engine.errors import ConfigError
 
         raise ConfigError(
             f"no run store at {store}: run `accord eval` or `accord test` in this project "
@@ -261,7 +254,7 @@ def serve(store: Path, port: int, alpha: float) -> None:
     try:
         server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as exc:
-        from accord.engine.errors import ConfigError
+        from ....engine.errors import ConfigError
 
         raise ConfigError(
             f"cannot listen on 127.0.0.1:{port}: {exc.strerror}; give another --port "

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from accord.tasks.suites.compare.convert import outcome_tests
-from accord.tasks.suites.compare.html import e, page
-from accord.tasks.suites.compare.intake import Intake
-from accord.tasks.suites.compare.records import RunRecord
-from accord.tasks.suites.compare.storeview import RunRow, case_base
+from .convert import outcome_tests
+from .html import e, page
+from .intake import Intake
+from .records import RunRecord
+from .storeview import RunRow, case_base
 
 STATUSES = ("passed", "failed", "error", "recorded")
 NAV = '<nav><a href="/">runs</a></nav>'
@@ -177,7 +177,7 @@ def case_page(row: RunRow, name: str, nodes: list[Node]) -> str:
     """Every repeat of one case: input, expected, output, evaluations with their reasons,
     tool calls, usage, cost and time."""
     if not nodes:
-        from accord.engine.errors import ConfigError
+        from ....engine.errors import ConfigError
 
         raise ConfigError(f"run {row.run_id} has no case {name}")
     parts = []

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accord.engine import codec
-from accord.tasks.evaluators.base import EvaluatorSpec, Finding
-from accord.tasks.evaluators.cases import Case
+from ....engine import codec
+from ...evaluators.base import EvaluatorSpec, Finding
+from ...evaluators.cases import Case
 
 if TYPE_CHECKING:
-    from accord.engine.project import Project
-    from accord.tasks.suites.core.targets import Target
+    from ....engine.project import Project
+    from .targets import Target
 
 
 @dataclass(slots=True)
@@ -136,6 +136,6 @@ class Suite:
     def evaluators_for(self, case: Case) -> tuple[EvaluatorSpec, ...]:
         """The suite's evaluators then the case's own; a case's evaluator replaces a suite
         evaluator of the same id."""
-        from accord.tasks.evaluators.parsing import merge_evaluators
+        from ...evaluators.parsing import merge_evaluators
 
         return merge_evaluators(self.evaluators, case.evaluators)

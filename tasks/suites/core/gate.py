@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from accord.tasks.suites.core.outcomes import TestOutcome
+from ..testing.outcomes import TestOutcome
 
 if TYPE_CHECKING:
-    from accord.tasks.suites.core.cases import CaseResult
+    from .cases import CaseResult
 
 Mode = Literal["average", "all"]
 GateKind = Literal["mean", "lower-bound"]
@@ -105,7 +105,7 @@ def check_cases(
     gate: GateKind,
 ) -> GateResult | None:
     """Apply `--min-pass-rate` and `--min-score` to every case run (None: neither given)."""
-    from accord.tasks.suites.core.reducers import mean_metric, proportion
+    from .reducers import mean_metric, proportion
 
     if min_score is None and min_pass_rate is None:
         return None
@@ -129,7 +129,7 @@ def check_cases(
         else:
             value = mean.value
             if gate == "lower-bound":
-                from accord.tasks.suites.core.reducers import mean_interval
+                from .reducers import mean_interval
 
                 interval = mean_interval(scores)
                 value = interval[0] if interval else mean.value

@@ -27,29 +27,23 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from accord.engine import budget
-from accord.engine.context import TaskContext
-from accord.engine.errors import TaskError
-from accord.engine.executor import WorkFailure
-from accord.engine.plan import Plan, PlannedTask
-from accord.engine.project import Project
-from accord.engine.registry import register_task
-from accord.engine.results import RunResult, Status, TaskResult
-from accord.engine.runner import DEFAULT_CONCURRENCY, PlanParts, RunOptions, execute
-from accord.engine.scheduler import Observer
-from accord.engine.spec import TaskSpec
-from accord.tasks.evaluators.base import EvaluatorSpec, Finding, ThresholdSpec
-from accord.tasks.evaluators.cases import Case, Output, case_digest
-from accord.tasks.evaluators.judging import EvalContext
-from accord.tasks.suites.core.cases import CaseResult, Suite
-from accord.tasks.suites.core.targets import (
-    SECONDS,
-    WORKSPACE,
-    Target,
-    TargetFailure,
-    time_limit,
-)
-from accord.tasks.suites.core.verdicts import SuiteRun, decide
+from ....engine import budget
+from ....engine.context import TaskContext
+from ....engine.errors import TaskError
+from ....engine.executor import WorkFailure
+from ....engine.plan import Plan, PlannedTask
+from ....engine.project import Project
+from ....engine.registry import register_task
+from ....engine.results import RunResult, Status, TaskResult
+from ....engine.runner import DEFAULT_CONCURRENCY, PlanParts, RunOptions, execute
+from ....engine.scheduler import Observer
+from ....engine.spec import TaskSpec
+from ...evaluators.base import EvaluatorSpec, Finding, ThresholdSpec
+from ...evaluators.cases import Case, Output, case_digest
+from ...evaluators.judging import EvalContext
+from .cases import CaseResult, Suite
+from .targets import SECONDS, WORKSPACE, Target, TargetFailure, time_limit
+from .verdicts import SuiteRun, decide
 
 TARGET_LIMIT = "eval:targets"
 
@@ -479,7 +473,7 @@ async def run_suite(
     The plan is built and run in parts (`plan_parts`): each part's case results are taken
     when it finishes and its nodes let go, so a suite of a million cases holds its cases and
     their results, not three nodes of each."""
-    from accord.tasks.suites.core.trials import combine_trials
+    from .trials import combine_trials
 
     project = suite.project
     assert isinstance(project, Project)

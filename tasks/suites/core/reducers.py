@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from accord.engine.registry import Registry
+from ....engine.registry import Registry
 
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
 

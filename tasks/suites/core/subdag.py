@@ -13,15 +13,15 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from accord.engine.plan import Plan, PlannedTask
-from accord.engine.registry import register_task
-from accord.engine.render import jsonable
-from accord.engine.spec import TaskSpec
-from accord.tasks.agent import AgentTaskSpec, answer
-from accord.tasks.consistency import AgentSampleSpec, AgentSampleSpecBase
+from ....engine.plan import Plan, PlannedTask
+from ....engine.registry import register_task
+from ....engine.render import jsonable
+from ....engine.spec import TaskSpec
+from ...agent import AgentTaskSpec, answer
+from ...consistency import AgentSampleSpec, AgentSampleSpecBase
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
+    from ....engine.context import TaskContext
 
 NESTED_STRIDE = 1000  # sample index of consistency run j in test run i: i * 1000 + j
 

@@ -26,18 +26,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from accord.engine.blocking import call_blocking
-from accord.engine.errors import AccordError
-from accord.engine.executor import WorkFailure
-from accord.engine.paths import PathError, inside
-from accord.engine.project_code import ProjectCodeError, import_from_project, module_problem
-from accord.engine.registry import Registry
-from accord.engine.specbase import Spec
-from accord.tasks.evaluators.cases import Case, Output, content_text, text_of
+from ....engine.blocking import call_blocking
+from ....engine.errors import AccordError
+from ....engine.executor import WorkFailure
+from ....engine.paths import PathError, inside
+from ....engine.project_code import ProjectCodeError, import_from_project, module_problem
+from ....engine.registry import Registry
+from ....engine.specbase import Spec
+from ...evaluators.cases import Case, Output, content_text, text_of
 
 if TYPE_CHECKING:
-    from accord.engine.context import TaskContext
-    from accord.engine.plan import Plan
+    from ....engine.context import TaskContext
+    from ....engine.plan import Plan
 
 
 class TargetFailure(WorkFailure):
@@ -182,9 +182,9 @@ class AgentTarget(Target):
         return file_problem(root, self.agent, "agent file")
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
-        from accord.engine.spec import variable_spec
-        from accord.tasks.agent import load_agent
-        from accord.tasks.agent.tools import run_agent_loop
+        from ....engine.spec import variable_spec
+        from ...agent import load_agent
+        from ...agent.tools import run_agent_loop
 
         agent = load_agent(tctx.path(self.agent, "agent file"))
         defaults = {k: variable_spec(v).default for k, v in agent.variables.items()}
@@ -212,8 +212,8 @@ class WorkflowTarget(Target):
         return file_problem(root, self.workflow, "workflow file")
 
     def plan(self, root: Path) -> Plan:
-        from accord.engine.compile import compile_workflow
-        from accord.tasks.suites.core.subdag import sub_plan
+        from ....engine.compile import compile_workflow
+        from .subdag import sub_plan
 
         _project, plan = compile_workflow(inside(root, self.workflow, "workflow file"))
         task = self.task or plan.tasks[-1].name
@@ -223,8 +223,8 @@ class WorkflowTarget(Target):
         return sub_plan(plan, task)
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
-        from accord.engine import variables as workflow_variables
-        from accord.tasks.suites.core.subdag import contexts_of, output_text, sampled
+        from ....engine import variables as workflow_variables
+        from .subdag import contexts_of, output_text, sampled
 
         plan = tctx.task.children.get("workflow") or self.plan(tctx.root)
         given = {self.variable: case.input} if self.variable else {}
@@ -261,7 +261,7 @@ class CommandTarget(Target):
         return f"command {' '.join(self.argv())}"
 
     def admission(self, file: Path, root: Path) -> str | None:
-        from accord.engine.programs import admit
+        from ....engine.programs import admit
 
         return admit(self.argv(), file, root, root / (self.cwd or "."))
 
@@ -282,8 +282,8 @@ async def run_program(
     """Run a program with `stdin` (and `env` on top of this process's environment);
     (stdout, stderr, exit code), each stream capped (`engine.programs`). A timeout kills it
     with its children. The run's executor may run it elsewhere (a Ray task)."""
-    from accord.engine import programs
-    from accord.engine.executor import current
+    from ....engine import programs
+    from ....engine.executor import current
 
     try:
         elsewhere = await current().program(argv, stdin, cwd, timeout, env)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from accord.tasks.suites.core.cases import CaseResult, Suite
-from accord.tasks.suites.core.reducers import reduce_runs
+from .cases import CaseResult, Suite
+from .reducers import reduce_runs
 
 
 def combine_trials(suite: Suite, results: list[CaseResult]) -> list[CaseResult]:

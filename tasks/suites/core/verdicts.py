@@ -18,16 +18,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from accord.tasks.evaluators.base import Finding
-from accord.tasks.evaluators.cases import Case, Output
-from accord.tasks.suites.core.cases import CaseResult, Suite
-from accord.tasks.suites.core.reducers import (
-    Metric,
-    mean_interval,
-    mean_metric,
-    proportion,
-    reduce_runs,
-)
+from ...evaluators.base import Finding
+from ...evaluators.cases import Case, Output
+from .cases import CaseResult, Suite
+from .reducers import Metric, mean_interval, mean_metric, proportion, reduce_runs
 
 
 def decide(

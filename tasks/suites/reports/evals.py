@@ -14,14 +14,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from accord.engine.clip import SHOWN_IN_FILES, clip, clip_lines, kept_in
-from accord.engine.masking import mask, mask_data
-from accord.engine.report.terminal import shown as escape
-from accord.engine.report.xmltext import xml_safe
-from accord.tasks.suites.core.cases import CaseResult
-from accord.tasks.suites.core.gate import GateResult
-from accord.tasks.suites.core.reducers import Metric
-from accord.tasks.suites.core.verdicts import SuiteRun
+from ....engine.clip import SHOWN_IN_FILES, clip, clip_lines, kept_in
+from ....engine.masking import mask, mask_data
+from ....engine.report.terminal import shown as escape
+from ....engine.report.xmltext import xml_safe
+from ..core.cases import CaseResult
+from ..core.gate import GateResult
+from ..core.reducers import Metric
+from ..core.verdicts import SuiteRun
 
 MARKS = {
     "passed": "[green]✔[/]",

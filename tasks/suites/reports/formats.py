@@ -20,11 +20,11 @@ from typing import TextIO
 
 from rich.console import Console
 
-from accord.engine.masking import mask, masked
-from accord.engine.report.formats import CommandFormats, formats_of
-from accord.tasks.suites.core.gate import GateResult
-from accord.tasks.suites.core.outcomes import SuiteResult
-from accord.tasks.suites.core.verdicts import SuiteRun
+from ....engine.masking import mask, masked
+from ....engine.report.formats import CommandFormats, formats_of
+from ..core.gate import GateResult
+from ..core.verdicts import SuiteRun
+from ..testing.outcomes import SuiteResult
 
 # --- accord test ------------------------------------------------------------------------------
 
@@ -57,28 +57,28 @@ def _console(out: TextIO, terminal: bool) -> Console:
 
 @REPORT_FORMATS.register("pretty", file="results.txt")
 def _pretty(request: ReportRequest, out: TextIO) -> None:
-    from accord.tasks.suites.reports.text import print_pretty
+    from .text import print_pretty
 
     print_pretty(request.result, _console(out, request.terminal), quiet=request.quiet)
 
 
 @REPORT_FORMATS.register("json", file="results.json")
 def _json(request: ReportRequest, out: TextIO) -> None:
-    from accord.tasks.suites.reports.text import render_json
+    from .text import render_json
 
     out.write(render_json(request.result, request.gate) + "\n")
 
 
 @REPORT_FORMATS.register("junit", file="results.xml")
 def _junit(request: ReportRequest, out: TextIO) -> None:
-    from accord.tasks.suites.reports.text import render_junit
+    from .text import render_junit
 
     out.write(render_junit(request.result, request.gate, request.threshold))
 
 
 @REPORT_FORMATS.register("html", file="report.html")
 def _html(request: ReportRequest, out: TextIO) -> None:
-    from accord.tasks.suites.reports.html import render_html
+    from .html import render_html
 
     passed = None if request.gate is None else request.gate.passed
     out.write(render_html(request.result, request.gate_line, gate_passed=passed))
@@ -102,7 +102,7 @@ EVAL_FORMATS: CommandFormats[EvalReport] = formats_of("eval")
 
 @EVAL_FORMATS.register("pretty", file="results.txt")
 def _eval_pretty(report: EvalReport, out: TextIO) -> None:
-    from accord.tasks.suites.reports.evals import print_pretty
+    from .evals import print_pretty
 
     if report.terminal:
         print_pretty(report.runs, Console(file=masked(out), soft_wrap=True), quiet=report.quiet)
@@ -115,28 +115,28 @@ def _eval_pretty(report: EvalReport, out: TextIO) -> None:
 
 @EVAL_FORMATS.register("json", file="results.json")
 def _eval_json(report: EvalReport, out: TextIO) -> None:
-    from accord.tasks.suites.reports.evals import render_json
+    from .evals import render_json
 
     out.write(render_json(report.runs, report.gate))
 
 
 @EVAL_FORMATS.register("junit", file="results.xml")
 def _eval_junit(report: EvalReport, out: TextIO) -> None:
-    from accord.tasks.suites.reports.evals import render_junit
+    from .evals import render_junit
 
     out.write(render_junit(report.runs))
 
 
 @EVAL_FORMATS.register("html", file="report.html")
 def _eval_html(report: EvalReport, out: TextIO) -> None:
-    from accord.tasks.suites.reports.evals import render_html
+    from .evals import render_html
 
     out.write(render_html(report.runs, gate=report.gate))
 
 
 @EVAL_FORMATS.register("jsonl", file="results.jsonl", suffix=".jsonl", choice=False)
 def _agentv_jsonl(report: EvalReport, out: TextIO) -> None:
-    from accord.tasks.suites.agentv.results import render_jsonl
+    from ..frontends.agentv.common.results import render_jsonl
 
     out.write(render_jsonl(report.runs))
 
@@ -144,7 +144,7 @@ def _agentv_jsonl(report: EvalReport, out: TextIO) -> None:
 def _writes_its_own(run: SuiteRun) -> bool:
     """Whether the run's front-end writes its own files after a run (frontends.FrontEnd
     after_run: a scenario suite's page and JSON), in --output-dir as elsewhere."""
-    from accord.tasks.suites.frontends import frontends
+    from ..core.frontend import frontends
 
     return any(f.name == run.suite.frontend and f.after_run is not None for f in frontends())
 

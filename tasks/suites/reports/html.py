@@ -11,16 +11,10 @@ from __future__ import annotations
 import datetime as dt
 from html import escape
 
-from accord.engine.masking import mask
-from accord.tasks.suites.core.outcomes import (
-    CaseRecord,
-    PairRecord,
-    RunRecord,
-    SuiteResult,
-    TestOutcome,
-)
-from accord.tasks.suites.core.reducers import Metric
-from accord.tasks.suites.reports.text import metric_names
+from ....engine.masking import mask
+from ..core.reducers import Metric
+from ..testing.outcomes import CaseRecord, PairRecord, RunRecord, SuiteResult, TestOutcome
+from .text import metric_names
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1200px;

@@ -13,13 +13,13 @@ from typing import Any
 
 from rich.console import Console
 
-from accord.engine.clip import SHOWN_IN_FILES, clip, kept_in
-from accord.engine.masking import mask, mask_data
-from accord.engine.report.terminal import shown as escape
-from accord.engine.report.xmltext import xml_document
-from accord.tasks.suites.core.gate import GateResult
-from accord.tasks.suites.core.outcomes import PairRecord, SuiteResult, TestOutcome
-from accord.tasks.suites.core.reducers import Metric
+from ....engine.clip import SHOWN_IN_FILES, clip, kept_in
+from ....engine.masking import mask, mask_data
+from ....engine.report.terminal import shown as escape
+from ....engine.report.xmltext import xml_document
+from ..core.gate import GateResult
+from ..core.reducers import Metric
+from ..testing.outcomes import PairRecord, SuiteResult, TestOutcome
 
 METRIC_ORDER = ("accuracy", "recall", "similarity", "correctness")
 EXCERPT = 240

@@ -1,0 +1,1 @@
+"""`accord test` and `accord eval`: their options, outputs and exit codes."""

@@ -1,0 +1,1 @@
+"""AgentV's eval files with `tests:` (YAML or JSONL): schema, loader, evaluators, judges."""

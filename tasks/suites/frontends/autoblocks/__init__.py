@@ -1,0 +1,1 @@
+"""The Python API (`accord.evals`): Autoblocks-style test suites run on the engine."""

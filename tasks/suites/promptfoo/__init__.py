@@ -1,6 +1,0 @@
-"""promptfoo configs (`promptfooconfig.yaml`, release 0.118) as accord suites: `load`
-builds the suite, `outputs` writes promptfoo's `-o` files (docs/promptfoo.md)."""
-
-from accord.tasks.suites.promptfoo.config import PromptfooSuite, load
-
-__all__ = ["PromptfooSuite", "load"]
