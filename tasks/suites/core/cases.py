@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ....engine import codec
 from ...evaluators.base import EvaluatorSpec, Finding
 from ...evaluators.cases import Case
+from .scoring_rules import ScoringRule, rule
 
 if TYPE_CHECKING:
     from ....engine.project import Project
@@ -93,7 +94,8 @@ class Suite:
     `default_target` answers cases that name none. `repeat` runs each case that many times
     (pass@k). `short_circuit` keeps judges from cases a deterministic evaluator failed.
     `pass_score` (optional) makes a case pass on its weighted score instead of on every
-    gating evaluator. `bands` (pass, borderline) label each case's score as AgentV does.
+    gating evaluator. `scoring` names the rule that decides what passed (`scoring_rules`:
+    accord's, promptfoo's, AgentV's with its labels, AgentV 4's).
     `trials` makes the repeats trials of one case under a strategy (`pass_at_k`: a trial
     runs only while none before it passed; `mean`; `confidence_interval`). `lifecycle`
     runs hooks around the suite and each case (an eval file's workspace scripts).
@@ -114,18 +116,18 @@ class Suite:
     target_concurrency: int | None = None
     timeout: float | None = None
     on_case: Callable[[CaseResult], None] | None = None
-    bands: tuple[float, float] | None = None
     trials: str | None = None
     trial_cost_limit: float | None = None  # no further trial once the trials cost this (USD)
     lifecycle: Lifecycle | None = None
     notes: tuple[str, ...] = ()
     run_id: str | None = None  # chosen before the run (a scenario suite's macros are seeded by it)
     frontend: str = ""  # the front-end that loaded it (suites/frontends.py); "": built in Python
-    # a failed required evaluator makes the case's score 0 (AgentV 4's orchestrator.ts)
-    required_zeroes: bool = False
-    # a case with no evaluator at all passes with score 1 instead of being only recorded
-    # (promptfoo: a test without assertions succeeds, score 1)
-    empty_passes: bool = False
+    scoring: str = "accord"  # the scoring rule's name (core/scoring_rules.py)
+
+    @property
+    def rule(self) -> ScoringRule:
+        """The rule that decides this suite's verdicts."""
+        return rule(self.scoring)
 
     def target_for(self, case: Case) -> Target:
         name = case.target or self.default_target

@@ -547,6 +547,6 @@ def _errored(suite: Suite, case: Case, repeat: int, error: str) -> CaseResult:
     return CaseResult(
         id=case.id, repeat=repeat, status="error", input=case.input, expected=case.expected,
         error=error, tags=list(case.tags), target=case.target,
-        verdict="error" if suite.bands is not None else None,
+        verdict=suite.rule.error_label(),
         metadata=dict(case.metadata) if isinstance(case.metadata, dict) else {},
     )  # fmt: skip

@@ -36,15 +36,9 @@ def _combined(suite: Suite, trials: list[CaseResult]) -> CaseResult:
     reduced = reduce_runs(suite.trials, scores, [t.status == "passed" for t in trials])
     score, aggregation = reduced.score, reduced.details
     best = best_run(scored)
-    pass_score = suite.pass_score if suite.pass_score is not None else 0.8
-    passed = reduced.passed if reduced.passed is not None else score >= pass_score
-    status = "passed" if passed else "failed"
-    verdict = best.verdict
-    if suite.bands is not None:
-        passing, borderline = suite.bands
-        verdict = "pass" if status == "passed" else "borderline" if score >= borderline else "fail"
-        if status != "passed" and score >= passing:
-            verdict = "fail"
+    rule = suite.rule
+    status = rule.trials(score, reduced.passed, suite.pass_score)
+    verdict = best.verdict if rule.bands is None else rule.trial_label(status, score)
     summary = [
         {"attempt": t.repeat, "score": t.score, "verdict": t.verdict, "error": t.error}
         for t in trials

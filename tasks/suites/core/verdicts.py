@@ -1,11 +1,11 @@
 """A case's verdict from its findings, and a suite's figures with their intervals.
 
 Case score: the weighted mean of the findings that have a score and a weight above 0.
-Verdict: `failed` when a required evaluator failed or errored, or (without a pass bar: the
-case's `pass_score`, else the suite's) any gating evaluator failed; with one, the score
-decides. An
-evaluator error with nothing failing makes the case an `error`, never a pass. `recorded`:
-no evaluator gates the case (a suite with `empty_passes` passes a case with none at 1).
+Verdict: the suite's scoring rule's (`scoring_rules`, accord's by default: `failed` when a
+required evaluator failed or errored, or, without a pass bar (the case's `pass_score`, else
+the suite's), any gating evaluator failed; with one, the score decides; an evaluator error
+with nothing failing makes the case an `error`, never a pass; `recorded`: no evaluator gates
+the case).
 
 Suite figures: the pass rate over cases with a verdict (errors count as not passed) with its
 95% Wilson interval; the mean score with a 95% interval; per-evaluator pass rates and means;
@@ -32,35 +32,13 @@ def decide(
     score = sum(f.weight * (f.score or 0.0) for f in counted) / weights if weights else None
     if len(counted) == 1 and _same_score(counted[0]):
         score = counted[0].score  # the same value, not one more float a case keeps to the end
-    errors = [f for f in findings if f.error is not None]
-    required_failed = [
-        f for f in findings if (f.required and (f.passed is False or f.error)) or f.veto
-    ]
-    gating = [f for f in findings if f.passed is not None and (f.weight > 0 or f.required)]
-    failed = [f for f in gating if f.passed is False]
-    if required_failed:
-        status = "failed"
-        if suite.required_zeroes:
-            score = 0.0
-    elif (bar := pass_bar(suite, case)) is not None and score is not None:
-        status = "passed" if score >= bar and not errors else "failed"
-        if errors and score >= bar:
-            status = "error"
-    elif failed:
-        status = "failed"
-    elif errors:
-        status = "error"
-    elif gating:
-        status = "passed"
-    elif suite.empty_passes and not findings:
-        status, score = "passed", 1.0
-    else:
-        status = "recorded"
+    rule = suite.rule
+    status, score = rule.case(findings, score, pass_bar(suite, case))
     error = None
-    if errors and status == "error":
-        error = "; ".join(f"{f.name}: {f.error}" for f in errors)
+    if status == "error":
+        error = "; ".join(f"{f.name}: {f.error}" for f in findings if f.error is not None)
     return CaseResult(
-        verdict=band(suite, status, score),
+        verdict=rule.label(status, score),
         target=case.target,
         id=case.id,
         repeat=repeat,
@@ -96,19 +74,6 @@ def pass_bar(suite: Suite, case: Case) -> float | None:
     """The score a case passes at: its own bar, else the suite's (None: no bar, every gating
     evaluator decides)."""
     return case.pass_score if case.pass_score is not None else suite.pass_score
-
-
-def band(suite: Suite, status: str, score: float | None) -> str | None:
-    """The case's label under the suite's score bands (None without bands): `pass`,
-    `borderline`, `fail`, or `error`; a failed required evaluator is a `fail`."""
-    if suite.bands is None:
-        return None
-    if status == "error" or score is None:
-        return "error"
-    passing, borderline = suite.bands
-    if status == "failed" and score >= passing:
-        return "fail"
-    return "pass" if score >= passing else "borderline" if score >= borderline else "fail"
 
 
 @dataclass

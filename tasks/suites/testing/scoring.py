@@ -26,6 +26,7 @@ from ...evaluators.parsing import merge_evaluators
 from ...evaluators.rag import ContextRecall
 from ..core.cases import Suite
 from ..core.reducers import mean_metric, proportion
+from ..core.scoring_rules import SCORING_RULES
 from .outcomes import CaseRecord, PairRecord, RunRecord, TestOutcome
 from .prepared import CaseInput, PreparedTest
 
@@ -104,7 +105,7 @@ async def _evaluate_run(
             outcome.warnings.append(f"run {run}: {name}: {found.error}")
         _note(record, name, found, reasons)
     verdicts = [v for v in record.checks.values() if v is not None]
-    record.passed = all(verdicts) if verdicts else None
+    record.passed = SCORING_RULES.get("accord").record(verdicts)
     record.reasoning = "\n\n".join(reasons)
 
 
@@ -209,11 +210,12 @@ async def _case(
         else:
             _note(record, name, found, reasons)
     verdicts = [v for v in record.checks.values() if v is not None]
-    if judged:
-        first = record.checks.get(judged[0])
-        record.passed = None if first is None else first and all(verdicts)
+    if judged:  # the test's own judge leads: no verdict from it, none for the answer
+        record.passed = SCORING_RULES.get("accord").record(
+            verdicts, lead=record.checks.get(judged[0])
+        )
     elif verdicts:
-        record.passed = all(verdicts)
+        record.passed = SCORING_RULES.get("accord").record(verdicts)
     record.reasoning = "\n\n".join(reasons)
     return record
 

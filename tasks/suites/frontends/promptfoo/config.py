@@ -199,8 +199,7 @@ def load(
         derived_metrics=metrics,
         output_paths=[Path(p) for p in output_paths if isinstance(p, str) and p],
         providers=named,
-        required_zeroes=dialect == "agentv4",
-        empty_passes=dialect != "agentv4",
+        scoring="agentv4" if dialect == "agentv4" else "promptfoo",
         notes=tuple(loader.notes),
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ....evaluators.base import EvaluatorSpec, Finding, ThresholdSpec
+from ...core.scoring_rules import SCORING_RULES
 
 if TYPE_CHECKING:
     from ....evaluators.cases import Case, Output
@@ -98,14 +99,18 @@ class ScenarioJudge(EvaluatorSpec):
             judge_prompt(case, output, metrics), SYSTEM, scores_schema(metrics),
             lambda reply: read_scores(reply, metrics), what="score for every metric",
         )  # fmt: skip
+        rule = SCORING_RULES.get("accord")
         children = [
-            Finding(metric, score=value / 10, passed=value >= threshold, reason=explanation)
+            Finding(
+                metric, score=value / 10, passed=rule.reaches(value, threshold), reason=explanation
+            )
             for metric, (value, explanation) in scores.items()
         ]
         mean = sum(value for value, _ in scores.values()) / len(scores)
+        passed = rule.reaches(mean, threshold)
         return Finding(
-            NAME, score=mean / 10, passed=mean >= threshold, threshold=f">= {threshold:g} / 10",
-            reason=f"mean {mean:.1f} / 10 {'>=' if mean >= threshold else '<'} pass_threshold "
+            NAME, score=mean / 10, passed=passed, threshold=f">= {threshold:g} / 10",
+            reason=f"mean {mean:.1f} / 10 {'>=' if passed else '<'} pass_threshold "
             f"{threshold:g} ({', '.join(f'{m} {v:g}' for m, (v, _) in scores.items())})",
             children=children,
             metadata={"mean": mean}, judge_calls=ev.calls, deterministic=False,

@@ -16,13 +16,14 @@ from pydantic import Field, field_validator, model_validator
 
 from ......engine.registry import Registry
 from .....evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec
+from ....core import scoring_rules
 from .cases import AgentVCase
 
 if TYPE_CHECKING:
     from .....evaluators.cases import Case
 
-PASS = 0.8
-BORDERLINE = 0.6
+PASS = scoring_rules.AGENTV_PASS
+BORDERLINE = scoring_rules.AGENTV_BORDERLINE
 AGENTV: Registry[type[AgentVEvaluator]] = Registry("AgentV evaluator")
 
 
@@ -34,7 +35,8 @@ def agentv(name: str) -> Any:
 
 
 def verdict_of(score: float) -> str:
-    return "pass" if score >= PASS else "borderline" if score >= BORDERLINE else "fail"
+    """AgentV's label of a score: `pass`, `borderline` or `fail` (the scoring rule's)."""
+    return scoring_rules.agentv().verdict(score)
 
 
 class AgentVEvaluator(EvaluatorSpec):

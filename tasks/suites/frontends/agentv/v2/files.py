@@ -50,7 +50,7 @@ from ..common.targets import (
 )
 from .agent_judge import AgentJudge
 from .cases import AgentVCase
-from .evaluators import AGENTV, BORDERLINE, PASS, canonical_type
+from .evaluators import AGENTV, PASS, canonical_type
 from .judges import Composite, LlmJudge, PromptScript, Rubric
 from .schema import CASE_KEYS, FileSpec, TestSpec, WorkspaceSpec
 
@@ -744,7 +744,7 @@ def load_agentv_file(
         trials=trials.strategy if trials else None,
         trial_cost_limit=trials.cost_limit_usd if trials else None,
         pass_score=PASS,
-        bands=(PASS, BORDERLINE),
+        scoring="agentv",
         judge_model=judge,
         path=path,
         project=project,

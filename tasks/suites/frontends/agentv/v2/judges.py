@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ......engine.specbase import Spec
 from .....evaluators.base import EvaluatorFailure, Finding
+from ....core import scoring_rules
 from ....core.targets import TargetFailure, run_program
 from ..common.proxy import DEFAULT_MAX_CALLS, target_proxy
 from ..common.wire import judge_payload
@@ -628,8 +629,7 @@ class Composite(AgentVEvaluator):
             member.weight = self.aggregator.weights.get(member.name, 1.0)
         kind = self.aggregator.type
         if kind == "weighted_average":
-            total = sum(f.weight for f in results)
-            score = sum(f.weight * (f.score or 0) for f in results) / total if total else 0.0
+            score = scoring_rules.agentv().composite(results)
             hits = [f"[{f.name}] {h}" for f in results for h in f.hits]
             misses = [f"[{f.name}] {m}" for f in results for m in f.misses]
             reason = "; ".join(f"{f.name}: {f.reason}" for f in results if f.reason)

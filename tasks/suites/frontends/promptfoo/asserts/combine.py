@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .....evaluators.base import Finding
+from ....core.scoring_rules import promptfoo
 
 if TYPE_CHECKING:
     from .base import PromptfooAssertion
@@ -39,24 +40,13 @@ def combine(
         return Finding(name, error=f"{first.name}: {first.error}", children=list(findings))
     if not findings:
         return Finding(name, score=1.0, passed=True, reason="No assertions")
-    total = sum(
-        (f.score or 0.0) * spec.weight for f, spec in zip(findings, assertions, strict=True)
-    )
-    weights = sum(spec.weight for spec in assertions)
-    score = total / weights if weights > 0 else 0.0
-    order = settling_order(assertions)
-    failed = [i for i in order if findings[i].passed is False]
-    passed = not failed
-    reason = findings[failed[-1]].reason if failed else "All assertions passed"
-    if threshold:  # promptfoo tests `if (threshold)`: a threshold of 0 is none
-        passed = score >= threshold
-        sign = "≥" if passed else "<"
-        reason = f"Aggregate score {score:.2f} {sign} {threshold:g} threshold"
+    weights = [spec.weight for spec in assertions]
+    settled = promptfoo().settle(findings, weights, settling_order(assertions), threshold)
     return Finding(
         name,
-        score=score,
-        passed=passed,
-        reason=reason,
+        score=settled.score,
+        passed=settled.passed,
+        reason=settled.reason,
         children=list(findings),
         metadata={"namedScores": named_scores(findings, assertions)},
     )

@@ -22,6 +22,7 @@ from typing import Any
 
 from .......engine.errors import ConfigError
 from ......evaluators.base import EvaluatorSpec, Finding
+from .....core import scoring_rules
 from ....promptfoo.asserts.base import PromptfooAssertion
 from ....promptfoo.asserts.building import build_assertion
 from .checks import AGENTV4
@@ -289,19 +290,15 @@ def combine_agentv(
     errors = [f for f in findings if f.error is not None]
     if errors:
         return Finding(name, error=f"{errors[0].name}: {errors[0].error}", children=list(findings))
-    limit = PASS if threshold is None else threshold
-    failed_required = [
-        f.name
-        for f, spec in zip(findings, assertions, strict=True)
-        if spec.required and (f.score or 0.0) < _minimum(spec, limit)
-    ]
-    weights = sum(spec.weight for spec in assertions)
-    total = sum((f.score or 0.0) * s.weight for f, s in zip(findings, assertions, strict=True))
-    score = 0.0 if failed_required or weights <= 0 else total / weights
-    passed = score >= limit
-    reason = (
-        f"required assertion(s) failed: {', '.join(failed_required)}"
-        if failed_required
-        else f"score {score:.3f} {'>=' if passed else '<'} {limit:g}"
+    rule = scoring_rules.agentv4()
+    limit = rule.bar(threshold)
+    minimums = [_minimum(spec, limit) if spec.required else None for spec in assertions]
+    weights = [spec.weight for spec in assertions]
+    settled = rule.settle(findings, weights, minimums, threshold)
+    return Finding(
+        name,
+        score=settled.score,
+        passed=settled.passed,
+        reason=settled.reason,
+        children=list(findings),
     )
-    return Finding(name, score=score, passed=passed, reason=reason, children=list(findings))
