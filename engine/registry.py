@@ -13,7 +13,7 @@ group, once, on first use.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +33,16 @@ TaskRunner = Callable[["PlannedTask", "TaskContext"], Awaitable[Any]]
 
 class RegistryError(AccordError):
     """A plugin registered a name twice (a bug in the plugin, not in the user's files)."""
+
+
+def unknown_member(kind: str, name: str, members: list[str]) -> str:
+    """The message for a name nobody registered: the closest one, and every known one."""
+    import difflib
+
+    known = ", ".join(sorted(members)) or "none"
+    match = difflib.get_close_matches(str(name), members, n=1)
+    hint = f"; did you mean '{match[0]}'?" if match else ""
+    return f"unknown {kind} '{name}'{hint} (known: {known})"
 
 
 class Registry(Generic[T]):
@@ -79,13 +89,7 @@ class Registry(Generic[T]):
 
     def unknown(self, name: str) -> str:
         """The message for a name nobody registered: the closest one, and every known one."""
-        import difflib
-
-        members = self._loaded()
-        known = ", ".join(sorted(members)) or "none"
-        match = difflib.get_close_matches(str(name), list(members), n=1)
-        hint = f"; did you mean '{match[0]}'?" if match else ""
-        return f"unknown {self.kind} '{name}'{hint} (known: {known})"
+        return unknown_member(self.kind, name, list(self._loaded()))
 
     def __contains__(self, name: object) -> bool:
         return name in self._loaded()
@@ -109,6 +113,101 @@ class Registry(Generic[T]):
             yield self
         finally:
             self._members = saved
+
+
+class Namespace(Generic[T]):
+    """The members of one family in a shared registry, read and written by their own names,
+    each stored as `family/name` (Inspect's namespaced registry: `accord/contains` and
+    `promptfoo/contains` are two checks of one registry).
+
+    `members`: the module whose import registers the family's members, imported on first
+    read. `lazy`: a member declared as `module:attribute` and imported when first asked for
+    (a member that costs an import to build is not built for a run that does not use it)."""
+
+    def __init__(
+        self,
+        registry: Registry[Any],
+        family: str,
+        kind: str,
+        *,
+        plugins: bool = True,
+        members: str | None = None,
+        lazy: Mapping[str, str] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.family = family
+        self.kind = kind
+        self._prefix = f"{family}/"
+        self._plugins = plugins
+        self._members_module = members
+        self._lazy = dict(lazy or {})
+
+    def key(self, name: str) -> str:
+        """The member's name in the shared registry."""
+        return self._prefix + name
+
+    def add(self, name: str, member: T) -> T:
+        self.registry.add(self.key(name), member)
+        return member
+
+    def register(self, name: str) -> Callable[[T], T]:
+        def decorate(member: T) -> T:
+            return self.add(name, member)
+
+        return decorate
+
+    def _ready(self, name: str | None = None) -> dict[str, T]:
+        """The shared registry's members, with this family's loaded: its plugins, its members
+        module, and the lazy member `name` (None: every lazy one)."""
+        if self._plugins:
+            load_plugins()
+        if self._members_module is not None:
+            module, self._members_module = self._members_module, None
+            importlib.import_module(module)
+        for lazy in [name] if name is not None else list(self._lazy):
+            path = self._lazy.pop(lazy, None)
+            if path is not None:
+                module, _, attribute = path.partition(":")
+                member = getattr(importlib.import_module(module), attribute)
+                self.registry.add(self.key(lazy), member)
+        return self.registry._loaded()
+
+    def _own(self) -> dict[str, T]:
+        """Every member of the family, by its own name."""
+        size = len(self._prefix)
+        members = self._ready()
+        return {key[size:]: value for key, value in members.items() if key.startswith(self._prefix)}
+
+    def get(self, name: str) -> T:
+        member = self._ready(name).get(self.key(name))
+        if member is None:
+            raise ConfigError(self.unknown(name))
+        return member
+
+    def unknown(self, name: str) -> str:
+        return unknown_member(self.kind, name, list(self._own()))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.key(name) in self._ready(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._own()))
+
+    def names(self) -> list[str]:
+        return list(self._own())
+
+    def items(self) -> list[tuple[str, T]]:
+        return list(self._own().items())
+
+    @contextmanager
+    def restored(self) -> Iterator[Namespace[T]]:
+        """For tests: members added inside the block are forgotten when it ends."""
+        lazy = dict(self._lazy)
+        with self.registry.restored():
+            try:
+                yield self
+            finally:
+                self._lazy = lazy
 
 
 _loaded = False

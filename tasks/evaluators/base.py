@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from pydantic import Field, model_validator
 
 from ...engine.executor import WorkFailure
-from ...engine.registry import Registry
+from ...engine.registry import Namespace, Registry
 from ...engine.specbase import Spec
 
 if TYPE_CHECKING:
@@ -156,7 +156,13 @@ class EvaluatorFailure(WorkFailure):
 
 EvaluatorT = TypeVar("EvaluatorT", bound=type[EvaluatorSpec])
 
-EVALUATORS: Registry[type[EvaluatorSpec]] = Registry("evaluator", members="accord.tasks.evaluators")
+# every check of every family, namespaced: `accord/contains` (the evaluators of .eval.yml,
+# Oxy's tests and the Python API), `promptfoo/contains`, `agentv/llm_judge`,
+# `agentv4/skill-used`; each family reads and writes its own names through its namespace
+CHECKS: Registry[type[EvaluatorSpec]] = Registry("check", plugins=False)
+EVALUATORS: Namespace[type[EvaluatorSpec]] = Namespace(
+    CHECKS, "accord", "evaluator", members="accord.tasks.evaluators"
+)
 
 
 def evaluator(name: str) -> Callable[[EvaluatorT], EvaluatorT]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from accord.engine.errors import ConfigError
-from accord.engine.registry import TASK_TYPES, Registry, RegistryError
+from accord.engine.registry import TASK_TYPES, Namespace, Registry, RegistryError
 
 
 def test_a_duplicate_name_is_an_error() -> None:
@@ -24,6 +24,34 @@ def test_a_missing_name_lists_the_known_ones() -> None:
     registry.add("alpha", 2)
     with pytest.raises(ConfigError, match=r"unknown widget 'gamma' \(known: alpha, beta\)"):
         registry.get("gamma")
+
+
+def test_families_share_one_registry_each_under_its_own_names() -> None:
+    registry: Registry[int] = Registry("check", plugins=False)
+    mine: Namespace[int] = Namespace(registry, "mine", "my check", plugins=False)
+    theirs: Namespace[int] = Namespace(
+        registry, "theirs", "their check", plugins=False, lazy={"late": "math:pi"}
+    )
+    mine.add("contains", 1)
+    theirs.add("contains", 2)
+    assert registry.names() == ["mine/contains", "theirs/contains"]
+    assert (mine.get("contains"), theirs.get("contains")) == (1, 2)
+    assert "late" not in mine and "late" in theirs  # a lazy member is imported when asked for
+    assert registry.names()[-1] == "theirs/late"
+    with pytest.raises(ConfigError, match=r"unknown my check 'contain'; did you mean 'contains'"):
+        mine.get("contain")
+    with pytest.raises(RegistryError, match="check 'mine/contains' is registered twice"):
+        mine.add("contains", 3)
+
+
+def test_a_lazy_member_is_loaded_again_after_a_test_s_block() -> None:
+    registry: Registry[float] = Registry("check", plugins=False)
+    family: Namespace[float] = Namespace(
+        registry, "f", "check", plugins=False, lazy={"e": "math:e"}
+    )
+    with family.restored():
+        assert family.get("e") > 2.7
+    assert registry.names() == [] and family.names() == ["e"]
 
 
 def test_a_test_s_members_are_forgotten_after_its_block() -> None:

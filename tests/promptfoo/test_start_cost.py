@@ -70,17 +70,30 @@ tests:
     assert verdicts == {0: True, 1: False, 2: False}
 
 
-def test_every_assertion_type_is_found_in_the_module_that_registers_it() -> None:
-    # building.MODULES is what loads a type's module on first use: it must name each type
-    # at the module that registers it, and every type registered
-    from accord.tasks.suites.frontends.promptfoo.asserts import building
-    from accord.tasks.suites.frontends.promptfoo.asserts.base import PROMPTFOO
+def test_every_assertion_type_is_declared_once_at_the_class_that_computes_it() -> None:
+    # base.TYPES is the one declaration of each type (its module is loaded on first use):
+    # each names the class that computes it, and every assertion class of those modules is
+    # named there
+    import importlib
+    import inspect
 
-    building.supported_types()  # every module
-    registered = {kind: PROMPTFOO.get(kind).__module__.rsplit(".", 1)[-1]
-                  for kind in PROMPTFOO.names() if kind != "assert-set"}  # fmt: skip
-    listed = {kind: module for module, kinds in building.MODULES.items() for kind in kinds}
-    assert listed == registered
+    from accord.tasks.suites.frontends.promptfoo.asserts import base, building
+
+    assert len(building.supported_types()) == len(base.TYPES)
+    declared = set()
+    for kind, where in base.TYPES.items():
+        cls = base.PROMPTFOO.get(kind)
+        assert f"{cls.__module__}:{cls.__name__}" == f"{base.__package__}.{where}"
+        declared.add(cls)
+    for module in {where.partition(":")[0] for where in base.TYPES.values()}:
+        found = importlib.import_module(f"{base.__package__}.{module}")
+        classes = [
+            c
+            for _, c in inspect.getmembers(found, inspect.isclass)
+            if issubclass(c, base.PromptfooAssertion) and c.__module__ == found.__name__
+        ]
+        leaves = {c for c in classes if not any(o is not c and issubclass(o, c) for o in classes)}
+        assert leaves <= declared, leaves - declared
 
 
 def test_a_plain_template_renders_as_jinja_renders_it() -> None:

@@ -1,8 +1,9 @@
 """AgentV's evaluators, as evaluators of the core (one evaluator node each): what they all
 have, and their registry.
 
-They form their own registry (`AGENTV`): AgentV's `llm_judge` is not accord's (it returns
-`{score, hits, misses, reasoning}` instead of picking a choice). Each has `name`, `weight`,
+They are their own family of the check registry (`AGENTV`, named `agentv/...`): AgentV's
+`llm_judge` is not accord's (it returns `{score, hits, misses, reasoning}` instead of picking
+a choice). Each has `name`, `weight`,
 `required` (true: its score must reach 0.8, AgentV's pass; a number: that score) and
 `negate`. The members live in `judges` (model and program judges, composites) and `checks`
 (tool trajectories, fields, spend, text).
@@ -14,8 +15,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from ......engine.registry import Registry
-from .....evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec
+from ......engine.registry import Namespace
+from .....evaluators.base import (
+    CHECKS,
+    EvaluatorFailure,
+    EvaluatorSpec,
+    Finding,
+    ThresholdSpec,
+)
 from ....core import scoring_rules
 from .cases import AgentVCase
 
@@ -24,7 +31,7 @@ if TYPE_CHECKING:
 
 PASS = scoring_rules.AGENTV_PASS
 BORDERLINE = scoring_rules.AGENTV_BORDERLINE
-AGENTV: Registry[type[AgentVEvaluator]] = Registry("AgentV evaluator")
+AGENTV: Namespace[type[AgentVEvaluator]] = Namespace(CHECKS, "agentv", "AgentV evaluator")
 
 
 def agentv(name: str) -> Any:

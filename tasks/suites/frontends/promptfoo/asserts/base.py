@@ -24,8 +24,14 @@ from pydantic import ConfigDict, Field
 
 from ......engine.errors import AccordError, ConfigError
 from ......engine.paths import inside
-from ......engine.registry import Registry
-from .....evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding, ThresholdSpec
+from ......engine.registry import Namespace
+from .....evaluators.base import (
+    CHECKS,
+    EvaluatorFailure,
+    EvaluatorSpec,
+    Finding,
+    ThresholdSpec,
+)
 from .....evaluators.cases import Case
 
 if TYPE_CHECKING:
@@ -120,18 +126,46 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
 
 FILE = "file://"
 SCRIPT_SUFFIXES = (".py", ".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")
-PROMPTFOO: Registry[type[PromptfooAssertion]] = Registry("promptfoo assertion", plugins=False)
-
-
-def promptfoo(*names: str) -> Any:
-    """Class decorator: the assertion types (without `not-`) a class computes."""
-
-    def decorate(cls: type[PromptfooAssertion]) -> type[PromptfooAssertion]:
-        for name in names:
-            PROMPTFOO.add(name, cls)
-        return cls
-
-    return decorate
+# each assertion type (without `not-`) and the class that computes it, as `module:class` of
+# this package: the module is imported when a config first uses one of its types, so a config
+# of text checks does not pay for the model-graded, script and metric modules (each assertion
+# is a pydantic model, whose class costs a millisecond to build)
+TYPES = {
+    "equals": "text:Equals",
+    "contains": "text:Contains",
+    "icontains": "text:Contains",
+    "contains-any": "text:ContainsSome",
+    "icontains-any": "text:ContainsSome",
+    "contains-all": "text:ContainsSome",
+    "icontains-all": "text:ContainsSome",
+    "starts-with": "text:StartsWith",
+    "regex": "text:Regex",
+    "is-json": "structure:IsJson",
+    "contains-json": "structure:ContainsJson",
+    "is-valid-openai-tools-call": "structure:ToolsCall",
+    "llm-rubric": "graded:LlmRubric",
+    "model-graded-closedqa": "graded:ClosedQa",
+    "factuality": "graded:Factuality",
+    "model-graded-factuality": "graded:Factuality",
+    "similar": "graded:Similar",
+    "answer-relevance": "graded:AnswerRelevance",
+    "context-recall": "context:ContextRecall",
+    "context-relevance": "context:ContextRelevance",
+    "context-faithfulness": "context:ContextFaithfulness",
+    "levenshtein": "measures:Levenshtein",
+    "rouge-n": "measures:RougeN",
+    "bleu": "measures:Bleu",
+    "cost": "measures:Cost",
+    "latency": "measures:Latency",
+    "python": "scripts:Python",
+    "javascript": "scripts:Javascript",
+    "assert-set": "sets:AssertSet",
+}  # fmt: skip
+PROMPTFOO: Namespace[type[PromptfooAssertion]] = Namespace(
+    CHECKS,
+    "promptfoo", "promptfoo assertion", plugins=False,
+    lazy={kind: f"{__package__}.{where}" for kind, where in TYPES.items()},
+)  # fmt: skip
 
 
 class PromptfooAssertion(EvaluatorSpec):

@@ -9,7 +9,6 @@ the entry's place in its file.
 
 from __future__ import annotations
 
-import importlib
 import math
 from pathlib import Path
 from typing import Any
@@ -19,29 +18,6 @@ import pydantic
 from ......engine.errors import AccordError, ConfigError
 from .base import PROMPTFOO, PromptfooAssertion
 from .sets import AssertSet
-
-# the module that registers each assertion type, imported when a config first uses one of
-# its types: a config of text checks does not pay for the model-graded, script and metric
-# modules (each assertion is a pydantic model, whose class costs a millisecond to build)
-MODULES = {
-    "text": ("contains", "contains-all", "contains-any", "equals", "icontains",
-             "icontains-all", "icontains-any", "regex", "starts-with"),
-    "structure": ("contains-json", "is-json", "is-valid-openai-tools-call"),
-    "graded": ("answer-relevance", "factuality", "llm-rubric", "model-graded-closedqa",
-               "model-graded-factuality", "similar"),
-    "context": ("context-faithfulness", "context-recall", "context-relevance"),
-    "measures": ("bleu", "cost", "latency", "levenshtein", "rouge-n"),
-    "scripts": ("javascript", "python"),
-}  # fmt: skip
-_MODULE_OF = {kind: module for module, kinds in MODULES.items() for kind in kinds}
-
-
-def _register(kind: str | None = None) -> None:
-    """Import the module of assertion type `kind` (None: every module)."""
-    modules = list(MODULES) if kind not in _MODULE_OF else [_MODULE_OF[kind]]
-    for module in modules:
-        importlib.import_module(f"accord.tasks.suites.frontends.promptfoo.asserts.{module}")
-
 
 COMMON_KEYS = frozenset(
     {"type", "value", "threshold", "weight", "metric", "provider", "rubricPrompt", "config"}
@@ -55,7 +31,6 @@ NOT_SUPPORTED_KEYS = {
 
 def supported_types() -> list[str]:
     """The assertion types accord computes (each also with `not-`)."""
-    _register()
     return sorted(PROMPTFOO.names())
 
 
@@ -79,7 +54,6 @@ def build_assertion(
         return with_transform(built, entry["transform"], base_dir, where)
     inverse = kind.startswith("not-")
     base = kind[4:] if inverse else kind
-    _register(base)  # a type of no module: all of them, for the list of known ones
     if base not in PROMPTFOO:
         raise ConfigError(f"{where}: {_unknown(kind, base)}")
     cls = PROMPTFOO.get(base)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .....evaluators.base import EvaluatorFailure, Finding
-from .base import case_prompt, case_vars, output_value, promptfoo
+from .base import case_prompt, case_vars, output_value
 from .graded import EPSILON, Graded, fill, js_text, parsed_output, template_value
 
 if TYPE_CHECKING:
@@ -101,7 +101,6 @@ def _scored(assertion: Graded, label: str, score: float, **extra: Any) -> Findin
     return assertion.result(ok, score, f"{label} {score:.2f} is {sign} {js_text(limit)}", **extra)
 
 
-@promptfoo("context-recall")
 class ContextRecall(Graded):
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         truth = self.rendered(case)
@@ -129,7 +128,6 @@ def _classified(reply: str) -> list[str] | None:
     return lines if any("Attributed]" in line for line in lines) else None
 
 
-@promptfoo("context-relevance")
 class ContextRelevance(Graded):
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         query = _query(self, case)
@@ -153,7 +151,6 @@ def _nonempty(reply: str) -> str | None:
     return reply if reply.strip() else None
 
 
-@promptfoo("context-faithfulness")
 class ContextFaithfulness(Graded):
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
         query = _query(self, case)

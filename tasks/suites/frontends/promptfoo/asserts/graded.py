@@ -36,7 +36,6 @@ from .base import (
     fill_template,
     output_string,
     output_value,
-    promptfoo,
 )
 from .structure import json_objects
 
@@ -240,7 +239,6 @@ RUBRIC_SYSTEM = (
 RUBRIC_USER = "<Output>\n{{ output }}\n</Output>\n<Rubric>\n{{ rubric }}\n</Rubric>"
 
 
-@promptfoo("llm-rubric")
 class LlmRubric(Graded):
     """The judge's `{pass, score, reason}` (pass defaults to true; a score that is no
     number is the pass as 1 or 0); with `threshold`, pass also needs score >= threshold."""
@@ -315,7 +313,6 @@ does not) on a line of its own, and end your reply with that same letter alone o
 line."""
 
 
-@promptfoo("model-graded-closedqa")
 class ClosedQa(Graded):
     """Pass when the judge's reply ends with `Y`, fail when it ends with `N`."""
 
@@ -385,7 +382,6 @@ FACTUALITY_SCORES = {
 }
 
 
-@promptfoo("factuality", "model-graded-factuality")
 class Factuality(Graded):
     """The judge's category A-E; each category's score is 1 but D's 0 (the test's
     `options.factuality` may set others); pass when the score is above 0."""
@@ -435,7 +431,6 @@ def _category(reply: str) -> tuple[str, str] | None:
 # --- similar and answer-relevance ---------------------------------------------------------------
 
 
-@promptfoo("similar")
 class Similar(Graded):
     """The cosine similarity of the embeddings of the value and the output; pass at
     `threshold` (default 0.75), under `not-` at most that; score the similarity (1 - it
@@ -486,7 +481,6 @@ Answer: {{answer}}
 Question:"""
 
 
-@promptfoo("answer-relevance")
 class AnswerRelevance(Graded):
     """Three questions the judge writes for the output, each compared with the query (the
     `query` var, else the prompt) by embedding; score the mean cosine, pass at `threshold`

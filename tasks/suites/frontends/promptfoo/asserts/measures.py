@@ -23,7 +23,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .....evaluators.base import EvaluatorFailure, Finding
-from .base import PromptfooAssertion, output_string, promptfoo
+from .base import PromptfooAssertion, output_string
 
 if TYPE_CHECKING:
     from .....evaluators.cases import Case, Output
@@ -34,7 +34,6 @@ def _js_number(value: float) -> str:
     return f"{value:g}" if not float(value).is_integer() else str(int(value))
 
 
-@promptfoo("levenshtein")
 class Levenshtein(PromptfooAssertion):
     async def evaluate(self, ev: Any, case: Case, output: Output) -> Finding:
         value = self.rendered(case)
@@ -221,7 +220,6 @@ def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-@promptfoo("rouge-n")
 class RougeN(PromptfooAssertion):
     async def evaluate(self, ev: Any, case: Case, output: Output) -> Finding:
         value = self.rendered(case)
@@ -273,7 +271,6 @@ def bleu(candidate: str, references: list[str]) -> float:
     return penalty * math.exp(log_sum)
 
 
-@promptfoo("bleu")
 class Bleu(PromptfooAssertion):
     async def evaluate(self, ev: Any, case: Case, output: Output) -> Finding:
         value = self.rendered(case)
@@ -298,7 +295,6 @@ class Bleu(PromptfooAssertion):
 # --- budgets -----------------------------------------------------------------------------------
 
 
-@promptfoo("cost")
 class Cost(PromptfooAssertion):
     async def evaluate(self, ev: Any, case: Case, output: Output) -> Finding:
         if not self.pass_threshold:
@@ -315,7 +311,6 @@ class Cost(PromptfooAssertion):
         return self.result(ok, reason=reason, metadata={"cost": output.cost})
 
 
-@promptfoo("latency")
 class Latency(PromptfooAssertion):
     async def evaluate(self, ev: Any, case: Case, output: Output) -> Finding:
         if not self.pass_threshold:

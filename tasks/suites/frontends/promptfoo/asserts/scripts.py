@@ -43,7 +43,6 @@ from .base import (
     case_prompt,
     case_vars,
     output_value,
-    promptfoo,
 )
 from .runners import NODE_MARKER, NODE_RUNNER, PYTHON_MARKER, PYTHON_RUNNER
 
@@ -194,7 +193,6 @@ def js_string(value: Any) -> str:
     return str(value)
 
 
-@promptfoo("python")
 class Python(Script):
     suffixes: ClassVar[tuple[str, ...]] = PYTHON_SUFFIXES
     default_function: ClassVar[str | None] = "get_assert"
@@ -276,7 +274,6 @@ def node_path() -> str | None:
     return shutil.which("node")
 
 
-@promptfoo("javascript")
 class Javascript(Script):
     suffixes: ClassVar[tuple[str, ...]] = NODE_SUFFIXES
     language: ClassVar[str] = "javascript"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, SerializeAsAny
 
-from .base import PromptfooAssertion, promptfoo
+from .base import PromptfooAssertion
 from .combine import combine
 
 if TYPE_CHECKING:
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from .....evaluators.judging import EvalContext
 
 
-@promptfoo("assert-set")
 class AssertSet(PromptfooAssertion):
     asserts: list[SerializeAsAny[PromptfooAssertion]] = Field(default_factory=list)
 

@@ -22,7 +22,6 @@ from .base import (
     js_json,
     output_string,
     output_value,
-    promptfoo,
     render_value,
 )
 
@@ -54,7 +53,6 @@ def _schema_errors(validator: Any, instance: Any) -> str:
     return ", ".join(f"data{''.join(f'/{p}' for p in e.absolute_path)} {e.message}" for e in errors)
 
 
-@promptfoo("is-json")
 class IsJson(PromptfooAssertion):
     """The output is JSON (and, with a value, valid under that schema). A schema failure
     reads as a failure even under `not-`, as in promptfoo."""
@@ -123,7 +121,6 @@ def _parsed(candidate: str) -> Any:
         return None
 
 
-@promptfoo("contains-json")
 class ContainsJson(PromptfooAssertion):
     """Some JSON object appears in the output (with a value: one valid under that schema)."""
 
@@ -173,7 +170,6 @@ def _provider_tools(case: Case) -> Any:
     return config.get("tools") if isinstance(config, dict) else None
 
 
-@promptfoo("is-valid-openai-tools-call")
 class ToolsCall(PromptfooAssertion):
     """Every tool call in the output names a function of the provider's `tools` and its
     arguments are valid under that function's parameters schema. `not-` changes nothing

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .....evaluators.base import EvaluatorFailure, Finding
-from .base import PromptfooAssertion, js_json, output_string, promptfoo
+from .base import PromptfooAssertion, js_json, output_string
 
 if TYPE_CHECKING:
     from .....evaluators.cases import Case, Output
@@ -22,7 +22,6 @@ def _not(inverse: bool) -> str:
     return "not " if inverse else ""
 
 
-@promptfoo("equals")
 class Equals(PromptfooAssertion):
     """The output equals the value; a structured value (object, list) is compared with the
     output read as JSON, deeply."""
@@ -80,7 +79,6 @@ def _scalar(assertion: PromptfooAssertion, case: Case) -> str:
     return _js_string(value)
 
 
-@promptfoo("contains", "icontains")
 class Contains(PromptfooAssertion):
     """The output contains the value (`icontains`: ignoring letter case)."""
 
@@ -115,7 +113,6 @@ def _items(assertion: PromptfooAssertion, case: Case) -> list[str]:
     return [_js_string(v) for v in value]
 
 
-@promptfoo("contains-any", "icontains-any", "contains-all", "icontains-all")
 class ContainsSome(PromptfooAssertion):
     """Any (`-any`) or every (`-all`) item appears in the output (`i`: ignoring case)."""
 
@@ -139,7 +136,6 @@ class ContainsSome(PromptfooAssertion):
         return self.result(ok, reason="" if ok else reason)
 
 
-@promptfoo("starts-with")
 class StartsWith(PromptfooAssertion):
     async def evaluate(self, ev: Any, case: Case, output: Output) -> Finding:
         value = self.text_value(case)
@@ -154,7 +150,6 @@ def js_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(re.sub(r"\(\?<(?![=!])", "(?P<", pattern))
 
 
-@promptfoo("regex")
 class Regex(PromptfooAssertion):
     """The output matches the pattern anywhere (regex.ts: an invalid pattern fails the
     assertion with its reason, it is no error)."""

@@ -17,8 +17,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from .......engine.registry import Registry
-from ......evaluators.base import EvaluatorFailure, Finding
+from .......engine.registry import Namespace
+from ......evaluators.base import CHECKS, EvaluatorFailure, Finding
 from ....promptfoo.asserts.base import PromptfooAssertion, output_string, output_value
 
 if TYPE_CHECKING:
@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from ......evaluators.judging import EvalContext
 
 COMMAND_TOOLS = {"exec_command", "local_shell", "shell"}
-AGENTV4: Registry[type[AgentVAssertion]] = Registry("AgentV assertion", plugins=False)
+AGENTV4: Namespace[type[AgentVAssertion]] = Namespace(
+    CHECKS, "agentv4", "AgentV assertion", plugins=False
+)
 
 
 class AgentVAssertion(PromptfooAssertion):
