@@ -613,8 +613,8 @@ def _validate_one(file: Path, *, in_folder: bool = False) -> str | None:
     None: a file of a folder that no check knows."""
     from .compile import compile_workflow
     from .errors import LoadError
+    from .kinds import file_checks
     from .loader import is_workflow_file
-    from .registry import file_checks
 
     if not file.exists():
         raise LoadError(f"{file}: file not found")

@@ -21,11 +21,11 @@ from typing import Any
 from . import render
 from .databases import unreachable
 from .errors import CycleError, Issue, LoadError, ValidationError
+from .kinds import sections, task_type
 from .loader import Loaded, is_workflow_file, load_workflow
 from .paths import PathError, inside, is_inside, written_by_accord
 from .plan import Plan, PlannedTask
 from .project import Project
-from .registry import sections, task_type
 from .render import BUILTIN_NAMES, TemplateError, referenced_names
 from .spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
 from .variables import default_problem

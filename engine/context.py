@@ -23,12 +23,12 @@ from .catalog import ModelCatalog
 from .databases import Database, Databases
 from .errors import AccordError, TaskError
 from .executor import LOCAL, Executor
+from .kinds import task_type
 from .models import ModelClient
 from .paths import inside, refuse_overwrite, written_by_accord
 from .pinned import read_pinned, write_pinned
 from .plan import Plan, PlannedTask
 from .project import Project
-from .registry import task_type
 from .results import Status, TaskResult
 from .retry import RetryPolicy
 from .scheduler import NO_RETRY, Graph, Node, Scheduler

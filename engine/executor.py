@@ -18,11 +18,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
-
 if TYPE_CHECKING:
     from .databases.base import Database
-    from .project import Project
 
 
 class WorkFailure(Exception):
@@ -93,14 +90,3 @@ def use(executor: Executor) -> Any:
 
 def reset(token: Any) -> None:
     _current.reset(token)
-
-
-def start(name: str, address: str | None, project: Project) -> Executor:
-    """The executor named by `--executor` (or config.yml's `executor:`), connected."""
-    if name == "local":
-        return LOCAL
-    if name == "ray":
-        from .ray_executor import RayExecutor
-
-        return RayExecutor.connect(address, project)
-    raise ConfigError(f"unknown executor '{name}': use local or ray")

@@ -21,14 +21,11 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from . import trust
-from .masking import remember
-
-if TYPE_CHECKING:
-    from .spec import ModelSpec
+from .masking import on_forget, remember
 
 _lock = threading.Lock()
 _read: dict[str, str] = {}  # value -> the variable it was read from
@@ -146,10 +143,14 @@ def variable_of(value: str | None) -> str | None:
 
 
 def forget() -> None:
-    """Forget what was read (a process running one project after another)."""
+    """Forget what was read (a process running one project after another): with what
+    `masking` remembers (`masking.forget` calls it)."""
     with _lock:
         _read.clear()
         _derived.clear()
+
+
+on_forget(forget)
 
 
 def _chosen_by_environment(url: str) -> bool:
@@ -232,8 +233,29 @@ def key_source(model: str | None, key_var: str | None, api_key: str | None) -> s
     return default_key(model)
 
 
+class ModelEntry(Protocol):
+    """What `model_refusal` reads of a model entry (`spec.ModelSpec`)."""
+
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def vendor(self) -> str | None: ...
+    @property
+    def model_ref(self) -> str | None: ...
+    @property
+    def key_var(self) -> str | None: ...
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def api_base(self) -> str | None: ...
+    @property
+    def api_base_var(self) -> str | None: ...
+    @property
+    def api_url(self) -> str | None: ...
+
+
 def model_refusal(
-    spec: ModelSpec, file: Path, root: Path, *, instead: str, what: str = ""
+    spec: ModelEntry, file: Path, root: Path, *, instead: str, what: str = ""
 ) -> str | None:
     """`destination_refusal` for a model entry a file other than config.yml builds."""
     if spec.api_base_var:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, TypeAdapter, create_model
 
 from . import log
 from .errors import Issue, ValidationError
-from .registry import sections, task_types, workflow_kind
+from .kinds import sections, task_types, workflow_kind
 from .spec import AgentSpec, ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
 from .yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 

@@ -16,6 +16,7 @@ import io
 import os
 import re
 import threading
+from collections.abc import Callable
 from typing import Any, TextIO, cast
 
 REDACTED = "[redacted]"
@@ -31,6 +32,7 @@ CREDENTIAL_LENGTH, VALUE_LENGTH, UNREAD_LENGTH = 4, 6, 8
 
 _lock = threading.Lock()
 _values: set[str] = set()
+_forgetting: list[Callable[[], None]] = []  # called by forget (on_forget)
 _pattern: re.Pattern[str] | None = None
 
 
@@ -60,9 +62,13 @@ def forget() -> None:
     with _lock:
         _values.clear()
         _pattern = None
-    from . import keys  # what it knows came from the environment
+    for forget_too in _forgetting:  # what others know of the same values (`keys`)
+        forget_too()
 
-    keys.forget()
+
+def on_forget(callback: Callable[[], None]) -> None:
+    """Have `forget` call `callback` too: a module that knows where values came from."""
+    _forgetting.append(callback)
 
 
 def remember_environment(environ: dict[str, str] | None = None) -> None:

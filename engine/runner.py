@@ -19,7 +19,7 @@ from . import variables as workflow_variables
 from .cache import check_cache
 from .compile import compile_workflow as compile_workflow  # re-exported
 from .context import RunContext, Scope, finished
-from .errors import OutOfMemory
+from .errors import ConfigError, OutOfMemory
 from .paths import shown_path
 from .plan import Plan
 from .project import Project
@@ -128,7 +128,13 @@ def executor_for(project: Project, options: RunOptions) -> executor.Executor:
     name, address = executor.chosen()
     name = options.executor or name or project.config.executor
     address = options.ray_address or address or project.config.ray_address
-    return executor.start(name, address, project)
+    if name == "local":
+        return executor.LOCAL
+    if name == "ray":
+        from .ray_executor import RayExecutor
+
+        return RayExecutor.connect(address, project)
+    raise ConfigError(f"unknown executor '{name}': use local or ray")
 
 
 def create_run_context(

@@ -7,7 +7,7 @@ case, does not import them.
 
 from pathlib import Path
 
-from ..engine.registry import register_file_check, register_file_kind
+from ..engine.kinds import register_file_check, register_file_kind
 from . import (
     agent,
     apps,

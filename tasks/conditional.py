@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from ..engine.kinds import register_task
 from ..engine.plan import PlannedTask
-from ..engine.registry import register_task
 from ..engine.render import single_expression
 from ..engine.spec import ChildScope, Spec, TaskSpec
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from ..engine.kinds import register_task
 from ..engine.plan import PlannedTask
-from ..engine.registry import register_task
 from ..engine.spec import TaskSpec
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from pydantic import Field, field_validator, model_validator
 
 from ..engine.databases import QueryError, QueryResult
 from ..engine.errors import TaskError
+from ..engine.kinds import register_task
 from ..engine.plan import PlannedTask
-from ..engine.registry import register_task
 from ..engine.spec import TaskSpec, oxy_ignored, variable_templates
 from ..engine.yamlmarks import read_text
 

@@ -9,8 +9,8 @@ from pydantic import Field
 
 from ..engine import variables as workflow_variables
 from ..engine.errors import ConfigError, TaskError
+from ..engine.kinds import register_task
 from ..engine.plan import PlannedTask
-from ..engine.registry import register_task
 from ..engine.spec import TaskSpec, variable_templates
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from ..engine.errors import TaskError
+from ..engine.kinds import register_task
 from ..engine.plan import PlannedTask
-from ..engine.registry import register_task
 from ..engine.render import TableView
 from ..engine.spec import TaskSpec
 

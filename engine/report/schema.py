@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..kinds import file_kinds
 from ..loader import agent_model, workflow_model
-from ..registry import file_kinds
 from ..spec import ConfigSpec
 
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from ...engine.errors import AccordError, ValidationError
+from ...engine.kinds import register_task
 from ...engine.paths import PathError, inside
 from ...engine.plan import PlannedTask
-from ...engine.registry import register_task
 from ...engine.spec import AgentSpec, ChildScope, TaskSpec, variable_templates
 from ..consistency.nodes import consistency_children
 from .agent_files import agent_file_issues, instruction_issues, load_agent

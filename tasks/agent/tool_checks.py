@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine.errors import AccordError, Issue, ValidationError
-from ...engine.registry import register_file_check
+from ...engine.kinds import register_file_check
 from ...engine.yamlmarks import parse_yaml, read_text
 from ..semantic.model import SemanticLayer, load_layer
 from .retrieval_tool import settings_problems

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...engine.blocking import call_blocking
 from ...engine.errors import TaskError
+from ...engine.kinds import register_task
 from ...engine.paths import written_by_accord
 from ...engine.plan import PlannedTask
-from ...engine.registry import register_task
 from ...engine.render import TableView
 from .charts import STOP, axis_chart, number_text, pie_chart, series_of
 from .spec import (

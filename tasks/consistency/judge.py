@@ -18,7 +18,7 @@ from pydantic import Field
 
 from ...engine.asking import Reading, ask_until_parsed
 from ...engine.errors import AccordError
-from ...engine.registry import register_section
+from ...engine.kinds import register_section
 from ...engine.render import TemplateError, referenced_names, render
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from pydantic import Field
 
 from ...engine import log
 from ...engine.errors import TaskError
+from ...engine.kinds import register_task
 from ...engine.plan import PlannedTask
-from ...engine.registry import register_task
 from ...engine.spec import TaskSpec
 from .judge import DEFAULT_PROMPT
 from .select import ConsistencyResult, SampleFailure, Selection, pair_plan, select_consistent

@@ -3,7 +3,7 @@ compiles a topic's measures and dimensions to SQL, and their validate checks. Th
 that asks the layer is the agent's (`accord.tasks.agent.semantic_tool`).
 """
 
-from ...engine.registry import register_file_check
+from ...engine.kinds import register_file_check
 from . import task
 from .checks import check_semantic_file
 

@@ -12,8 +12,8 @@ from pydantic import Field
 
 from ...engine.databases import QueryError, QueryResult
 from ...engine.errors import AccordError, TaskError
+from ...engine.kinds import register_task
 from ...engine.plan import PlannedTask
-from ...engine.registry import register_task
 from ...engine.spec import TaskSpec, variable_templates
 from .compile import Compiled, Compiler
 from .model import SemanticLayer, load_layer

@@ -88,8 +88,8 @@ def test_the_check_finds_a_field_a_key_and_a_table(tmp_path: Path) -> None:
 
 
 def test_tests_and_consistency_prompt_are_sections_the_tasks_register() -> None:
+    from accord.engine.kinds import SECTIONS
     from accord.engine.loader import agent_model, workflow_model
-    from accord.engine.registry import SECTIONS
 
     for name in ("tests", "consistency_prompt"):
         check = SECTIONS.get(name).check

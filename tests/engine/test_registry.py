@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from accord.engine.errors import ConfigError
-from accord.engine.registry import TASK_TYPES, Namespace, Registry, RegistryError
+from accord.engine.kinds import TASK_TYPES
+from accord.engine.registry import Namespace, Registry, RegistryError
 
 
 def test_a_duplicate_name_is_an_error() -> None:

@@ -31,9 +31,9 @@ from ....engine import budget
 from ....engine.context import TaskContext
 from ....engine.errors import TaskError
 from ....engine.executor import WorkFailure
+from ....engine.kinds import register_task
 from ....engine.plan import Plan, PlannedTask
 from ....engine.project import Project
-from ....engine.registry import register_task
 from ....engine.results import RunResult, Status, TaskResult
 from ....engine.runner import DEFAULT_CONCURRENCY, PlanParts, RunOptions, execute
 from ....engine.scheduler import Observer

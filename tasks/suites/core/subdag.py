@@ -13,8 +13,8 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
+from ....engine.kinds import register_task
 from ....engine.plan import Plan, PlannedTask
-from ....engine.registry import register_task
 from ....engine.render import jsonable
 from ....engine.spec import TaskSpec
 from ...agent import AgentTaskSpec, answer

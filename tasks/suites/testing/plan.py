@@ -20,8 +20,8 @@ from pydantic import Field
 from ....engine import variables as workflow_variables
 from ....engine.context import TaskContext
 from ....engine.errors import AccordError
+from ....engine.kinds import register_task
 from ....engine.plan import Plan, PlannedTask
-from ....engine.registry import register_task
 from ....engine.render import render
 from ....engine.results import Status, TaskResult
 from ....engine.runner import RunOptions

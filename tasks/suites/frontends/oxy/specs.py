@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from .....engine.kinds import register_section
 from .....engine.loader import is_workflow_file
 from .....engine.plan import Plan
-from .....engine.registry import register_section
 from .....engine.spec import Spec, oxy_ignored
 from .....engine.yamlmarks import Loc
 
