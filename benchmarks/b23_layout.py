@@ -2,21 +2,31 @@
 tasks/ and src/accord/*.py; nothing is run).
 
 Prints: lines per package of tasks/suites; the import graph's cycles (imports inside
-functions counted, `from pkg import module` read as importing the module), the largest, and
-any that holds modules of two front-ends; the imports from promptfoo's modules into AgentV's;
-and the `dialect ==` / `dialect !=` tests outside a class whose name ends in `Dialect`.
+functions and type-only imports counted, `from pkg import module` read as importing the
+module), the largest, and any that holds modules of two front-ends; the imports from
+promptfoo's modules into AgentV's; and the `dialect ==` / `dialect !=` tests outside a class
+whose name ends in `Dialect`.
+
+Then the walk of one load (this part runs code): a promptfoo config and an AgentV 4 file of a
+few tests each are loaded through their front-end, once to import everything and once under
+a profiler, which counts the accord modules whose functions run (modules walked through), the
+moves from one module to another (stays), and the times a YAML document is parsed.
 
 Targets (issue 42): no module of promptfoo's imports an AgentV module; no `dialect ==` test
 outside a dialect class; no import cycle of more than 10 modules, and none across two
-front-ends.
+front-ends; a promptfoo config's load walks through at most 15 modules, an AgentV 4 file's
+through at most 20, and each file is parsed once.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
@@ -177,5 +187,91 @@ def main() -> None:
         print(f"    {file}: {count}")
 
 
+PROMPTFOO_CONFIG = """\
+description: a promptfoo config of a few tests
+prompts:
+  - "Answer in one word: {{question}}"
+providers:
+  - echo
+defaultTest:
+  assert:
+    - {type: regex, value: "^.{0,200}$"}
+tests:
+  - vars: {question: What is the capital of France?}
+    assert:
+      - {type: icontains, value: paris}
+  - vars: {question: What is 2 + 2?}
+    assert:
+      - {type: contains-any, value: ["4", four]}
+      - {type: llm-rubric, value: gives a number}
+"""
+
+AGENTV4_FILE = """\
+name: a few AgentV 4 tests
+providers:
+  - echo
+prompts:
+  - "{{ input }}"
+tests:
+  - id: capital
+    vars: {input: What is the capital of France?}
+    assert:
+      - {type: contains, value: Paris}
+      - The answer names the capital of France.
+  - id: sum
+    vars: {input: What is 2 + 2?}
+    assert:
+      - {type: trajectory:tool-used, value: {name: calculator, min: 1}}
+"""
+
+
+def walk(name: str, text: str) -> tuple[int, int, int]:
+    """(modules, stays, YAML parses) of one load of `text` through its front-end."""
+    from accord.tasks.suites.core.frontend import Request, Source, frontends
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_text(text, encoding="utf-8")
+        (Path(folder) / "config.yml").write_text("models: []\n", encoding="utf-8")
+        chosen = next(f for f in frontends() if f.claims(Source(path)))
+        chosen.load(Source(path), Request(judge_model="openai/gpt-4o-mini"))  # imports
+        visits: list[str] = []
+        parses = 0
+
+        def profile(frame: Any, event: str, _arg: Any) -> None:
+            nonlocal parses
+            if event != "call":
+                return
+            module = frame.f_globals.get("__name__", "")
+            if module.startswith("accord."):
+                if not visits or visits[-1] != module:
+                    visits.append(module)
+                if module == "accord.engine.yamlmarks" and frame.f_code.co_name == "parse_yaml":
+                    parses += frame.f_locals.get("path") == path  # this file, not config.yml
+            elif module == "yaml" and frame.f_code.co_name == "load":
+                parses += frame.f_locals.get("stream") == text
+
+        sys.setprofile(profile)
+        try:
+            chosen.load(Source(path), Request(judge_model="openai/gpt-4o-mini"))
+        finally:
+            sys.setprofile(None)
+    return len(set(visits)), len(visits), parses
+
+
+def walks() -> None:
+    for label, name, text, target in (
+        ("promptfoo config", "promptfooconfig.yaml", PROMPTFOO_CONFIG, 15),
+        ("AgentV 4 file", "answers.suite.yaml", AGENTV4_FILE, 20),
+    ):
+        modules, stays, parses = walk(name, text)
+        met = "met" if modules <= target and parses == 1 else "NOT met"
+        print(
+            f"  load of a {label}: {modules} modules, {stays} stays, parsed {parses} time(s) "
+            f"(target <= {target} modules, parsed once: {met})"
+        )
+
+
 if __name__ == "__main__":
     main()
+    walks()
