@@ -1,8 +1,8 @@
 """A run that was told to stop ends within seconds, whatever it is doing.
 
 Ctrl-C and SIGTERM stop a run through Python: asyncio cancels the run's task, the run store
-records the run as interrupted, and the command exits 130 or 143 (engine/cli.py). That path
-needs the interpreter's main thread to reach its signal handler and then get through the
+records the run as interrupted, and the command exits 130 or 143 (engine/cli/signals.py). That
+path needs the interpreter's main thread to reach its signal handler and then get through the
 cancellation; a main thread allocating without end (a run out of memory, where every step
 fails with MemoryError, even the handler's own) can take minutes, or never.
 

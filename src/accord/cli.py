@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import cast
 
-from .engine.cli import LazyGroup, main, runs
+from .engine.cli import LazyGroup, main
+from .engine.cli.runs import runs
 
 main.lazy["test"] = (
     "accord.tasks.suites.commands.test:test_command",

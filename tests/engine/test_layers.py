@@ -35,7 +35,8 @@ EVALUATION_NAMES = SECTION_NAMES | BASELINE_NAMES
 KNOWS_NO_EVALUATION = {
     **dict.fromkeys(("spec.py", "specbase.py", "plan.py", "compile.py", "loader.py"),
                     SECTION_NAMES),
-    **dict.fromkeys(("store.py", "cli.py"), BASELINE_NAMES),
+    **dict.fromkeys(("store.py", *(f"cli/{p.name}" for p in sorted((ENGINE / "cli").glob("*.py")))),
+                    BASELINE_NAMES),
 }  # fmt: skip
 
 
