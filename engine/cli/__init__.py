@@ -2,7 +2,8 @@
 
 - `app`: the group (`main`), its lazy command map (`LazyGroup`), the error handling every
   command is wrapped in (`handle_errors`) and the exit codes;
-- `options`: the options the commands share, declared once, and the parameter types;
+- `options`: each command's options declared once (its dataclass's fields, the shared ones
+  from one table), and the parameter types;
 - `signals`: Ctrl-C and SIGTERM during a run (`interruptible`);
 - the commands: `run`, `validate` (with `graph` and `schema`), `runs` (the run store),
   `project` (`init`, `trust`). The evaluation commands (`test`, `eval`, `view`, `runs
@@ -16,12 +17,16 @@ from __future__ import annotations
 from . import project, run, runs, validate
 from .app import EXIT_FAILED, EXIT_INVALID, EXIT_NO_RESULT, EXIT_OK, LazyGroup, handle_errors, main
 from .options import (
+    SHARED,
+    CommandParams,
     FiniteFloatRange,
     OutputFile,
-    cache_option,
+    argument,
+    check_resume,
+    declared_options,
     executor_options,
-    max_concurrency_option,
-    variables_option,
+    option,
+    shared,
 )
 from .run import exit_code_for
 from .runs import store_options, store_path
@@ -32,21 +37,25 @@ __all__ = [
     "EXIT_INVALID",
     "EXIT_NO_RESULT",
     "EXIT_OK",
+    "SHARED",
+    "CommandParams",
     "FiniteFloatRange",
     "LazyGroup",
     "OutputFile",
-    "cache_option",
+    "argument",
+    "check_resume",
+    "declared_options",
     "executor_options",
     "exit_code_for",
     "handle_errors",
     "interruptible",
     "main",
-    "max_concurrency_option",
+    "option",
     "project",
     "run",
     "runs",
+    "shared",
     "store_options",
     "store_path",
     "validate",
-    "variables_option",
 ]

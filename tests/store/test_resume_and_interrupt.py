@@ -1,6 +1,7 @@
 """`--resume` picks runs of the workflow being run; an interrupted run is recorded as such.
 
-Also: `--resume ""` and a `--project` folder that does not exist are usage errors.
+Also: `--resume ""` (of `run`, `test` and `eval`) and a `--project` folder that does not
+exist are usage errors.
 """
 
 from __future__ import annotations
@@ -114,6 +115,22 @@ def test_empty_resume_is_a_usage_error(tmp_path: Path, value: str) -> None:
     _a, b = make_project(tmp_path)
     result = cli("run", b, "--resume", value)
     assert_usage_error(result, "--resume", "'last'")
+    assert not (tmp_path / ".accord" / "runs.db").exists()  # nothing ran
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+@pytest.mark.parametrize("command", ["test", "eval"])
+def test_test_and_eval_refuse_an_empty_resume_as_run_does(
+    tmp_path: Path, command: str, value: str
+) -> None:
+    _a, b = make_project(tmp_path)
+    suite = tmp_path / "s.eval.yml"  # runs and passes without --resume
+    suite.write_text(
+        "target: echo\nevaluators: [{type: contains, value: hi}]\ncases: [{id: a, input: hi}]\n"
+    )
+    result = cli(command, b if command == "test" else suite, "--resume", value)
+    assert_usage_error(result, "--resume", "it is empty", "'last'")
+    assert result.stdout == ""
     assert not (tmp_path / ".accord" / "runs.db").exists()  # nothing ran
 
 

@@ -11,61 +11,97 @@ import asyncio
 import gc
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from rich.console import Console
 
-from ....engine.cli import FiniteFloatRange, interruptible
+from ....engine.cli import (
+    CommandParams,
+    FiniteFloatRange,
+    argument,
+    declared_options,
+    executor_options,
+    handle_errors,
+    interruptible,
+    option,
+    shared,
+)
 from ....engine.clip import clip, kept_in
 from ....engine.errors import AccordError, LoadError, ValidationError
 from ....engine.masking import masked
 from ....engine.runner import RunOptions
 from ....engine.scheduler import Observer
 from ....engine.store import RunStore
-from ..compare.gate import apply_baseline
+from ..compare.gate import apply_baseline, baseline_options
 from ..core.cases import Suite
-from ..core.frontend import OptionsCommand
+from ..core.frontend import FilesOption, OptionsCommand, Request
 from ..core.gate import GateResult, check_cases
 from ..core.verdicts import SuiteRun
 from ..reports.formats import EVAL_FORMATS, EvalReport
-from .test import EXIT_NO_RESULT, exit_code, shared_options, stderr_console, write_outputs
+from .test import EXIT_NO_RESULT, exit_code, stderr_console, write_outputs
 
 if TYPE_CHECKING:
     from ....engine.paths import Output
 
 
 @dataclass(frozen=True)
-class EvalCommand:
-    files: tuple[Path, ...]
-    fmt: str = "pretty"
-    output: Path | None = None
-    report: Path | None = None
-    output_dir: Path | None = None
-    min_score: float | None = None
-    min_pass_rate: float | None = None
-    gate: Literal["mean", "lower-bound"] = "mean"
-    tags: tuple[str, ...] = ()
-    cases: tuple[str, ...] = ()
-    repeat: int | None = None
-    judge_model: str | None = None
-    max_concurrency: int | None = None
-    cache_mode: str = "on"
-    resume: str | None = None
-    quiet: bool = False
-    options: Mapping[str, Any] = field(default_factory=dict)  # the front-ends' own (frontends)
+class EvalCommand(CommandParams):
+    """The options of `accord eval`, each declared once (engine/cli/options); `options`: the
+    front-ends' own (core/frontend), by parameter name."""
+
+    files: tuple[Path, ...] = argument(nargs=-1, type=click.Path(path_type=Path))
+    output_dir: Path | None = option(
+        "--output-dir", type=click.Path(path_type=Path),
+        help="Write results.json and report.html in this folder (a scenario suite: its own "
+        "page and JSON).",
+    )  # fmt: skip
+    min_score: float | None = option(
+        "--min-score", type=FiniteFloatRange(0.0, 1.0),
+        help="Exit 1 when the mean case score is below this.",
+    )  # fmt: skip
+    min_pass_rate: float | None = option(
+        "--min-pass-rate", type=FiniteFloatRange(0.0, 1.0),
+        help="Exit 1 when the pass rate is below this.",
+    )  # fmt: skip
+    gate: Literal["mean", "lower-bound"] = shared("gate")
+    repeat: int | None = option(
+        "--repeat", type=click.IntRange(1, 1000), help="Run each case N times (pass@k)."
+    )
+    judge_model: str | None = option(
+        "--judge-model", help="The judge model (default: the file's, else config.yml's)."
+    )
+    # read as --max-concurrency when that is not given (from_params)
+    concurrency: int | None = option(
+        "--concurrency", type=click.IntRange(1, 10_000), help="Same as --max-concurrency."
+    )
+    fmt: str = shared("fmt", type=click.Choice(EVAL_FORMATS.choices()))
+    output: Path | None = shared(
+        "output",
+        help="Write the result here (a promptfoo config: promptfoo's -o file, its form by "
+        "suffix: .json, .jsonl, .yaml, .csv, .html).",
+    )
+    report: Path | None = shared("report")
+    tags: tuple[str, ...] = shared("tags")
+    cases: tuple[str, ...] = shared("cases", help="Only this case id (repeatable).")
+    quiet: bool = shared("quiet", help="Only the figures: no case table, no progress.")
+    resume: str | None = shared("resume")
+    max_concurrency: int | None = shared(
+        "max_concurrency", help="Work running at once (default: config, else 16)."
+    )
+    cache_mode: str = shared("cache_mode")
+    # the front-ends' own options, by parameter name (no field of this command declares them)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 def load_suites(path: Path, command: EvalCommand) -> list[Suite]:
     """The suites a path holds, loaded by the front-end that claims it (frontends)."""
     from ..core import frontend as frontends
 
-    request = frontends.Request(
-        judge_model=command.judge_model, repeat=command.repeat,
-        max_concurrency=command.max_concurrency, resume=command.resume, options=command.options,
-    )  # fmt: skip
+    # what the front-ends are given: the command's options of the same names
+    request = Request(**{f.name: getattr(command, f.name) for f in fields(Request)})
     return frontends.load(path, request)
 
 
@@ -272,53 +308,19 @@ def _exit_code(runs: list[SuiteRun], gate: GateResult | None) -> int:
 
 
 @click.command("eval", cls=OptionsCommand)
-@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
-@click.option("-c", "--config", "configs", multiple=True, type=click.Path(path_type=Path),
-              help="A promptfoo config to run (promptfoo's -c; the same as naming it).")  # fmt: skip
-@click.option("--output-dir", type=click.Path(path_type=Path),
-              help="Write results.json and report.html in this folder (a scenario suite: its "
-              "own page and JSON).")  # fmt: skip
-@click.option(
-    "--min-score",
-    type=FiniteFloatRange(0.0, 1.0),
-    help="Exit 1 when the mean case score is below this.",
-)
-@click.option(
-    "--min-pass-rate",
-    type=FiniteFloatRange(0.0, 1.0),
-    help="Exit 1 when the pass rate is below this.",
-)
-@click.option("--gate", type=click.Choice(["mean", "lower-bound"]), default="mean", show_default=True,
-              help="Gate on the figure, or on the lower bound of its 95% interval.")  # fmt: skip
-@click.option("--repeat", type=click.IntRange(1, 1000), help="Run each case N times (pass@k).")
-@click.option("--judge-model", help="The judge model (default: the file's, else config.yml's).")
-@click.option(
-    "--concurrency",
-    "concurrency",
-    type=click.IntRange(1, 10_000),
-    help="Same as --max-concurrency.",
-)
-@shared_options(
-    "eval",
-    cases_help="Only this case id (repeatable).",
-    quiet_help="Only the figures: no case table, no progress.",
-    concurrency_help="Work running at once (default: config, else 16).",
-    output_help="Write the result here (a promptfoo config: promptfoo's -o file, its form by "
-    "suffix: .json, .jsonl, .yaml, .csv, .html).",
-)
-def eval_command(
-    files: tuple[Path, ...], fmt: str, output: Path | None, report: Path | None,
-    output_dir: Path | None, min_score: float | None, min_pass_rate: float | None,
-    gate: Literal["mean", "lower-bound"], tags: tuple[str, ...], cases: tuple[str, ...],
-    repeat: int | None, judge_model: str | None, concurrency: int | None, resume: str | None,
-    quiet: bool, max_concurrency: int | None, cache_mode: str, configs: tuple[Path, ...] = (),
-    **frontend_options: Any,
-) -> None:  # fmt: skip
+@declared_options(EvalCommand)
+@executor_options
+@handle_errors
+@baseline_options
+def eval_command(**params: Any) -> None:
     """Run evaluation suites (.eval.yml, .test.yml, AgentV eval files, promptfoo configs,
     scenario files or folders of them) and report their cases. `--output x.jsonl` writes
     AgentV's result records; scenario suites write an HTML report and its JSON into
     --output-dir (reports)."""
-    files = (*files, *configs)
+    ctx = click.get_current_context()
+    # a front-end's option that names more files (promptfoo's -c/--config): as if named
+    more = [p.name for p in ctx.command.get_params(ctx) if isinstance(p, FilesOption)]
+    files = (*params["files"], *(path for name in more for path in params.pop(name) or ()))
     if not files:
         from ..core.frontend import default_file, default_names
 
@@ -329,10 +331,8 @@ def eval_command(
                 f"{', '.join(default_names())})"
             )
         files = (found,)
-    command = EvalCommand(
-        files=files, fmt=fmt, output=output, report=report, output_dir=output_dir,
-        min_score=min_score, min_pass_rate=min_pass_rate, gate=gate, tags=tags, cases=cases,
-        repeat=repeat, judge_model=judge_model, max_concurrency=max_concurrency or concurrency,
-        cache_mode=cache_mode, resume=resume, quiet=quiet, options=frontend_options,
+    command = EvalCommand.from_params(
+        params, files=files, max_concurrency=params["max_concurrency"] or params["concurrency"],
+        options=EvalCommand.others(params),
     )  # fmt: skip
     sys.exit(run_eval_command(command))

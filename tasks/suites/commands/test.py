@@ -1,7 +1,9 @@
 """The command skeleton of `accord test` and `accord eval`, and `accord test FILE`.
 
-Both commands take the same shared options (`shared_options`: format, output, report, tags,
-cases, quiet, resume, concurrency, cache, executor, baseline), run on the engine's runner
+Each command's options are the fields of its dataclass (`TestCommand`, `EvalCommand`), each
+declared once; the options both take (format, output, report, tags, cases, quiet, resume,
+concurrency, cache) come from the one table of shared options (engine/cli/options), the
+executor's and the baseline's are added to both. Both run on the engine's runner
 (`core/nodes.execute_plan`), gate through `core/gate`, write their outputs through the one
 registry of formats (`write_outputs`) and end with the same exit codes (`exit_code`):
 
@@ -24,20 +26,22 @@ import click
 from rich.console import Console
 
 from ....engine.cli import (
+    CommandParams,
     FiniteFloatRange,
     OutputFile,
-    cache_option,
+    argument,
+    declared_options,
     executor_options,
     handle_errors,
     interruptible,
-    max_concurrency_option,
-    variables_option,
+    option,
+    shared,
 )
 from ....engine.errors import AccordError, LoadError
 from ....engine.masking import masked
 from ....engine.paths import Output, check_outputs
 from ....engine.project import find_root
-from ....engine.report.formats import CommandFormats, formats_of
+from ....engine.report.formats import CommandFormats
 from ....engine.runner import RunOptions
 from ....engine.store import RunStore
 from ..compare.gate import apply_baseline, baseline_options
@@ -51,47 +55,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
 
 # --- the skeleton -------------------------------------------------------------------------------
-
-
-def shared_options(
-    command: str,
-    *,
-    cases_help: str,
-    quiet_help: str,
-    concurrency_help: str,
-    output_help: str = "Write the result here.",
-) -> Callable[[F], F]:
-    """The options `accord test` and `accord eval` share, in the order their help lists them;
-    `--format` offers the command's registered formats."""
-
-    def decorate(fn: F) -> F:
-        options = [
-            click.option(
-                "--format", "fmt", type=click.Choice(formats_of(command).choices()),
-                default="pretty", show_default=True, help="Output format (stdout, or --output).",
-            ),
-            click.option("-o", "--output", type=OutputFile(), help=output_help),
-            click.option(
-                "--report", type=OutputFile("report.html"), default=None,
-                help="Also write a self-contained HTML report.",
-            ),
-            click.option(
-                "--tag", "tags", multiple=True, help="Only cases with this tag (repeatable)."
-            ),
-            click.option("--case", "cases", multiple=True, help=cases_help),
-            click.option("-q", "--quiet", is_flag=True, help=quiet_help),
-            click.option("--resume", help="Finish an interrupted run: its id, or 'last'."),
-            max_concurrency_option(concurrency_help),
-            cache_option,
-            executor_options,
-            handle_errors,
-            baseline_options,
-        ]  # fmt: skip
-        for option in reversed(options):
-            fn = option(fn)
-        return fn
-
-    return decorate
 
 
 def write_outputs(
@@ -159,26 +122,44 @@ def stderr_console() -> Console:
 
 
 @dataclass(frozen=True)
-class TestCommand:
-    """The options of `accord test`."""
+class TestCommand(CommandParams):
+    """The options of `accord test`, each declared once (engine/cli/options)."""
 
     __test__ = False  # not a pytest test class
 
-    file: Path | None
-    fmt: str = "pretty"
-    min_accuracy: float | None = None
-    threshold_mode: Mode = "average"
-    gate: GateKind = "mean"
-    quiet: bool = False
-    output: Path | None = None
-    report: Path | None = None
-    tags: tuple[str, ...] = ()
-    cases: tuple[str, ...] = ()
-    max_concurrency: int | None = None
-    cache_mode: CacheMode = "on"
-    variables: tuple[str, ...] = ()
-    output_json: Path | None = None
-    resume: str | None = None
+    file: Path | None = argument(type=click.Path(path_type=Path), required=False)
+    variables: tuple[str, ...] = shared(
+        "variables", help="Set a variable of the tested workflow or agent (repeatable)."
+    )
+    min_accuracy: float | None = option(
+        "--min-accuracy", type=FiniteFloatRange(0.0, 1.0), default=None,
+        help="Exit 1 when accuracy is below this (0..1).",
+    )  # fmt: skip
+    threshold_mode: Mode = option(
+        "--threshold-mode", type=click.Choice(["average", "all"]), default="average",
+        show_default=True, help="average: the mean of the tests' accuracies; all: every test.",
+    )  # fmt: skip
+    gate: GateKind = shared(
+        "gate", help="Compare the accuracy, or the lower bound of its 95% Wilson interval."
+    )
+    output_json: Path | None = option(
+        "--output-json", type=OutputFile(), default=None,
+        help="Also write the detailed results (every run, pair and case) as JSON.",
+    )  # fmt: skip
+    fmt: str = shared("fmt", type=click.Choice(REPORT_FORMATS.choices()))
+    output: Path | None = shared("output")
+    report: Path | None = shared("report")
+    tags: tuple[str, ...] = shared("tags")
+    cases: tuple[str, ...] = shared(
+        "cases", help="Only this case (its name, prompt or 0-based index) or test (repeatable)."
+    )
+    quiet: bool = shared("quiet", help="Only the metrics: no failures, no progress.")
+    resume: str | None = shared("resume")
+    max_concurrency: int | None = shared(
+        "max_concurrency",
+        help="Work running at once, across all tests (default: config, else 16).",
+    )
+    cache_mode: CacheMode = shared("cache_mode")
 
 
 def run_test_command(command: TestCommand) -> int:
@@ -284,74 +265,11 @@ def check_targets(command: TestCommand) -> None:
 
 
 @click.command("test")
-@click.argument("file", type=click.Path(path_type=Path), required=False)
-@variables_option("Set a variable of the tested workflow or agent (repeatable).")
-@click.option(
-    "--min-accuracy",
-    type=FiniteFloatRange(0.0, 1.0),
-    default=None,
-    help="Exit 1 when accuracy is below this (0..1).",
-)
-@click.option(
-    "--threshold-mode",
-    type=click.Choice(["average", "all"]),
-    default="average",
-    show_default=True,
-    help="average: the mean of the tests' accuracies; all: every test.",
-)
-@click.option(
-    "--gate",
-    type=click.Choice(["mean", "lower-bound"]),
-    default="mean",
-    show_default=True,
-    help="Compare the accuracy, or the lower bound of its 95% Wilson interval.",
-)
-@click.option(
-    "--output-json",
-    type=OutputFile(),
-    default=None,
-    help="Also write the detailed results (every run, pair and case) as JSON.",
-)
-@shared_options(
-    "test",
-    cases_help="Only this case (its name, prompt or 0-based index) or test (repeatable).",
-    quiet_help="Only the metrics: no failures, no progress.",
-    concurrency_help="Work running at once, across all tests (default: config, else 16).",
-)
-def test_command(
-    file: Path | None,
-    variables: tuple[str, ...],
-    fmt: str,
-    min_accuracy: float | None,
-    threshold_mode: Mode,
-    gate: GateKind,
-    quiet: bool,
-    output: Path | None,
-    report: Path | None,
-    tags: tuple[str, ...],
-    cases: tuple[str, ...],
-    output_json: Path | None,
-    resume: str | None,
-    max_concurrency: int | None,
-    cache_mode: CacheMode,
-) -> None:
+@declared_options(TestCommand)
+@executor_options
+@handle_errors
+@baseline_options
+def test_command(**params: Any) -> None:
     """Run the tests of a workflow, an agent or a .test.yml file (none: every .test.yml
     of the project)."""
-    command = TestCommand(
-        file=file,
-        fmt=fmt,
-        min_accuracy=min_accuracy,
-        threshold_mode=threshold_mode,
-        gate=gate,
-        quiet=quiet,
-        output=output,
-        report=report,
-        tags=tags,
-        cases=cases,
-        max_concurrency=max_concurrency,
-        cache_mode=cache_mode,
-        variables=variables,
-        output_json=output_json,
-        resume=resume,
-    )
-    sys.exit(run_test_command(command))
+    sys.exit(run_test_command(TestCommand.from_params(params)))

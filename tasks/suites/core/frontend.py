@@ -14,6 +14,7 @@ front-end is a package whose module holds `FRONTEND = FrontEnd(...)`, plus its l
                                               # ValidationError (file, line) or LoadError
         options=(click.Option(["--target"], help="AgentV eval files: ..."),),
         # its own `accord eval` options; their values reach `load` as request.options[name]
+        # (a `FilesOption`'s values are files `accord eval` runs, as if named)
         checked=True,          # `accord validate` loads its files (False: another check does)
         problems=None,         # (suites) -> [Issue]: what validate also refuses in a file that
                                # loads (a scenario's macro that would fail it when run)
@@ -281,6 +282,14 @@ def check_file(path: Path) -> str | None:
         raise ValidationError(issues)
     count = sum(len(s.cases) for s in suites)
     return f"{frontend.name} suite, {count} case{'' if count == 1 else 's'}"
+
+
+class FilesOption(click.Option):
+    """A front-end's option whose values are more files for `accord eval` to run, as if named
+    on the command line (promptfoo's `-c/--config`); repeatable."""
+
+    def __init__(self, flags: Sequence[str], help: str) -> None:
+        super().__init__(list(flags), multiple=True, type=click.Path(path_type=Path), help=help)
 
 
 class OptionsCommand(click.Command):

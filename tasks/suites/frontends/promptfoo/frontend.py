@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...core.frontend import FrontEnd, OwnFiles, Request, Source
+from ...core.frontend import FilesOption, FrontEnd, OwnFiles, Request, Source
 
 if TYPE_CHECKING:
     from .....engine.paths import Output
@@ -86,4 +86,10 @@ FRONTEND = FrontEnd(
     load=load,
     files=PROMPTFOO_FILES,
     default_files=CONFIG_NAMES,
+    options=(
+        FilesOption(
+            ["-c", "--config", "configs"],
+            help="A promptfoo config to run (promptfoo's -c; the same as naming it).",
+        ),
+    ),
 )
