@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 from .masking import remember
 from .spec import ConfigSpec, ModelSpec
 
@@ -98,8 +97,7 @@ class ModelCatalog:
         """None when `name` resolves, else a message saying what to do."""
         if name in self.specs or name == LOCAL_MODEL or "/" in name:
             return None
-        match = difflib.get_close_matches(name, [*self.specs, LOCAL_MODEL], n=1)
-        hint = f"did you mean '{match[0]}'? " if match else ""
+        hint = did_you_mean(name, [*self.specs, LOCAL_MODEL], before="", after=" ")
         listing = ", ".join(sorted(self.specs)) or "none"
         return (
             f"unknown model '{name}': {hint}(models in config.yml: {listing}); a litellm "

@@ -11,7 +11,6 @@ for itself, its nested task lists and the files it reads.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import graphlib
 import itertools
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 
 from . import render
 from .databases import unreachable
-from .errors import CycleError, Issue, LoadError, ValidationError
+from .errors import CycleError, Issue, LoadError, ValidationError, did_you_mean
 from .kinds import sections, task_type
 from .loader import Loaded, is_workflow_file, load_workflow
 from .paths import PathError, inside, is_inside, written_by_accord
@@ -191,7 +190,7 @@ class _FileCompiler:
             if dep not in scope.siblings:
                 self.issue(
                     (*task_loc, "depends_on", pos),
-                    f"depends_on names unknown task '{dep}'{_hint(dep, scope.siblings)}",
+                    f"depends_on names unknown task '{dep}'{did_you_mean(dep, scope.siblings)}",
                 )
             elif dep == task.name:
                 self.issue((*task_loc, "depends_on", pos), "a task cannot depend on itself")
@@ -252,13 +251,13 @@ class _FileCompiler:
                 self.note(
                     loc,
                     f"unknown name '{ref}': Oxy renders it as empty; accord stops this task "
-                    f"when it renders it{_hint(ref, scope.known)}",
+                    f"when it renders it{did_you_mean(ref, scope.known)}",
                 )
             else:
                 self.issue(
                     loc,
                     f"unknown name '{ref}': no task, variable or loop value is called that"
-                    f"{_hint(ref, scope.known)}",
+                    f"{did_you_mean(ref, scope.known)}",
                 )
 
     def file_names(self, loc: Loc, relative: str) -> frozenset[str]:
@@ -307,7 +306,7 @@ class _FileCompiler:
                 known = frozenset(self.project.databases)
                 self.issue(
                     (*task_loc, *field_loc),
-                    f"unknown database '{resolved}'{_hint(resolved, known)} "
+                    f"unknown database '{resolved}'{did_you_mean(resolved, known)} "
                     f"(databases: {', '.join(sorted(known))})",
                 )
             elif (problem := unreachable(self.project.databases[resolved])) is not None:
@@ -378,7 +377,7 @@ class _FileCompiler:
         for name in sorted(given - declared):
             self.issue(
                 (*task_loc, "variables", name),
-                f"sub-workflow '{src}' declares no variable '{name}'{_hint(name, declared)} "
+                f"sub-workflow '{src}' declares no variable '{name}'{did_you_mean(name, declared)} "
                 f"(declared: {', '.join(sorted(declared)) or 'none'})",
             )
 
@@ -409,11 +408,6 @@ class _FileCompiler:
                 ),
             ]
         )
-
-
-def _hint(word: str, options: frozenset[str] | set[str]) -> str:
-    match = difflib.get_close_matches(word, sorted(options), n=1, cutoff=0.6)
-    return f"; did you mean '{match[0]}'?" if match else ""
 
 
 def _priorities(order: list[str], deps_of: dict[str, set[str]]) -> dict[str, int]:

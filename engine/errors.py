@@ -5,6 +5,7 @@ The CLI turns an `AccordError` into its message on stderr and its `exit_code`, w
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,3 +180,13 @@ class ModelError(AccordError):
             return f"model '{self.model}' {self.message}" if self.model else self.message
         tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
         return f"model '{self.model}' failed{tries}: {self.kind}: {self.message}"
+
+
+def did_you_mean(word: str, known: Iterable[str], *, before: str = "; ", after: str = "") -> str:
+    """`{before}did you mean 'X'?{after}`, X the known name closest to `word` (difflib's
+    ratio at least 0.6), or "" when none is close: the hint of every "unknown name" message,
+    worded into it by `before` and `after`."""
+    import difflib
+
+    match = difflib.get_close_matches(word, list(known), n=1)
+    return f"{before}did you mean '{match[0]}'?{after}" if match else ""

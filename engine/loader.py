@@ -6,7 +6,6 @@ All the problems of one file are collected and raised together as one `Validatio
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 import typing
 from functools import cache
@@ -17,7 +16,7 @@ import pydantic
 from pydantic import BaseModel, Field, TypeAdapter, create_model
 
 from . import log
-from .errors import Issue, ValidationError
+from .errors import Issue, ValidationError, did_you_mean
 from .kinds import sections, task_types, workflow_kind
 from .spec import AgentSpec, ConfigSpec, InvalidTask, Spec, TaskSpec, WorkflowSpecBase
 from .yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
@@ -251,7 +250,7 @@ def _drop_misspelt_missing(errors: list[tuple[Loc, Any]]) -> list[tuple[Loc, Any
     for loc, error in errors:
         if error["type"] == "missing" and loc and unknown.get(loc[:-1]):
             field = str(loc[-1])
-            if any(_did_you_mean(key, [field]) for key in unknown[loc[:-1]]):
+            if any(did_you_mean(key, [field]) for key in unknown[loc[:-1]]):
                 continue
         kept.append((loc, error))
     return kept
@@ -290,7 +289,7 @@ def describe(error: Any, data: Any, loc: Loc, model: Any, reader: str = "YAML") 
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else "?"
         allowed = allowed_keys(model, data, loc[:-1])
-        hint = _did_you_mean(key, allowed)
+        hint = did_you_mean(key, allowed, before=": ")
         return f"unknown key '{key}'{hint}"
     if kind == "missing":
         return f"required key '{loc[-1] if loc else '?'}' is missing: add it"
@@ -300,7 +299,7 @@ def describe(error: Any, data: Any, loc: Loc, model: Any, reader: str = "YAML") 
         expected = str(ctx.get("expected_tags", ""))
         options = [t.strip(" '") for t in expected.split(",") if t.strip(" '")]
         options = sorted(options) or sorted(task_types())
-        hint = _did_you_mean(str(tag), options)
+        hint = did_you_mean(str(tag), options, before=": ")
         return f"unknown type '{tag}'{hint}; known types: {', '.join(options)}"
     if kind == "union_tag_not_found":
         return "missing 'type': say which kind of entry this is"
@@ -313,7 +312,7 @@ def describe(error: Any, data: Any, loc: Loc, model: Any, reader: str = "YAML") 
     value = _value_at(data, loc)
     if kind == "literal_error" and isinstance(value, str):
         options = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
-        hint = _did_you_mean(value, options)
+        hint = did_you_mean(value, options, before=": ")
         return f"{text[0].lower()}{text[1:]} (got {value!r}){hint}"
     if kind == "string_type" and isinstance(value, bool | int | float):
         # `name: yes` or `name: 2024`: YAML reads these as a boolean or a number
@@ -345,11 +344,6 @@ def _value_at(data: Any, loc: Loc) -> Any:
         except (KeyError, IndexError, TypeError):
             return None
     return current
-
-
-def _did_you_mean(word: str, options: typing.Iterable[str]) -> str:
-    match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f": did you mean '{match[0]}'?" if match else ""
 
 
 def allowed_keys(model: Any, data: Any, loc: Loc) -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
-from .errors import AccordError, ConfigError
+from .errors import AccordError, ConfigError, did_you_mean
 
 T = TypeVar("T")
 
@@ -29,12 +29,8 @@ class RegistryError(AccordError):
 
 def unknown_member(kind: str, name: str, members: list[str]) -> str:
     """The message for a name nobody registered: the closest one, and every known one."""
-    import difflib
-
     known = ", ".join(sorted(members)) or "none"
-    match = difflib.get_close_matches(str(name), members, n=1)
-    hint = f"; did you mean '{match[0]}'?" if match else ""
-    return f"unknown {kind} '{name}'{hint} (known: {known})"
+    return f"unknown {kind} '{name}'{did_you_mean(str(name), members)} (known: {known})"
 
 
 class Registry(Generic[T]):

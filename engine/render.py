@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import difflib
 import json
 import math
 import operator
@@ -30,7 +29,7 @@ from jinja2.parser import Parser
 from jinja2.sandbox import SandboxedEnvironment
 
 from . import render_budget, template_cache, template_walk
-from .errors import AccordError
+from .errors import AccordError, did_you_mean
 from .paths import check_filled_parts
 from .template_walk import (
     PlainTemplate,
@@ -354,8 +353,7 @@ class _PastTheEnd(_Missing):
 
 
 def _choices(name: str, names: list[str], label: str) -> str:
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    hint = did_you_mean(name, names)
     shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
     return f"{hint} ({label}: {shown or 'none'})"
 
@@ -519,8 +517,7 @@ def _unknown_filter_or_test(tree: list[nodes.Node]) -> str | None:
         known = ENV.filters if isinstance(node, nodes.Filter) else ENV.tests
         if node.name not in known:
             kind = "filter" if isinstance(node, nodes.Filter) else "test"
-            hint = difflib.get_close_matches(node.name, list(known), n=1)
-            advice = f": did you mean '{hint[0]}'?" if hint else ""
+            advice = did_you_mean(node.name, known, before=": ")
             return f"template line {node.lineno}: no {kind} named '{node.name}'{advice}"
     return None
 

@@ -3,7 +3,6 @@ databases a run uses, connected on first use (`Databases`)."""
 
 from __future__ import annotations
 
-import difflib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 
 # every built-in kind registers itself on import, before the union of entries is taken
 from . import duckdb, postgres, remote, sqlite  # noqa: F401
@@ -63,8 +62,7 @@ class Databases:
         if name in self.specs:
             return unreachable(self.specs[name])
         known = sorted(self.specs)
-        match = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean '{match[0]}'?" if match else ""
+        hint = did_you_mean(name, known)
         listing = ", ".join(known) if known else "none configured"
         return f"unknown database '{name}'{hint} (databases: {listing})"
 

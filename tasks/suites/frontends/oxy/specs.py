@@ -11,13 +11,13 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from .....engine.errors import did_you_mean
 from .....engine.kinds import register_section
 from .....engine.loader import is_workflow_file
 from .....engine.plan import Plan
@@ -52,8 +52,7 @@ def _task_refs(tests: list[TestSpecBase], plan: Plan) -> list[tuple[Loc, str]]:
     problems: list[tuple[Loc, str]] = []
     for index, test in enumerate(tests):
         if test.task_ref is not None and test.task_ref not in names:
-            match = difflib.get_close_matches(test.task_ref, names, n=1, cutoff=0.6)
-            hint = f"; did you mean '{match[0]}'?" if match else ""
+            hint = did_you_mean(test.task_ref, names)
             message = f"task_ref names unknown task '{test.task_ref}'{hint}"
             problems.append((("tests", index, "task_ref"), message))
     return problems
@@ -90,10 +89,7 @@ class MetricSpec(Spec):
     @classmethod
     def _registered(cls, value: str) -> str:
         if value not in OXY_METRICS:
-            import difflib
-
-            close = difflib.get_close_matches(value, OXY_METRICS, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
+            hint = did_you_mean(value, OXY_METRICS, before="", after=" ")
             raise ValueError(
                 f"unknown metric '{value}': {hint}a custom test's metrics are "
                 f"{', '.join(OXY_METRICS)} (the evaluator library goes under 'evaluators:')"

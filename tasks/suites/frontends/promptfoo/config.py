@@ -17,7 +17,6 @@ AgentV's keys: its own top-level and test keys, its assertions, its provider lab
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import re
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .....engine import budget
-from .....engine.errors import AccordError, Issue, ValidationError
+from .....engine.errors import AccordError, Issue, ValidationError, did_you_mean
 from .....engine.project import load_project
 from .....engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 from ...core.cases import Suite
@@ -111,8 +110,7 @@ class _Loader:
                 message = (f"'{key}' ({what}) is not supported by accord: remove it "
                            "(docs/promptfoo.md lists what runs)")  # fmt: skip
             else:
-                close = difflib.get_close_matches(key, sorted(allowed), n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
+                hint = did_you_mean(key, allowed, before="", after=" ")
                 message = (f"unknown key '{key}' in {what}: {hint}known keys: "
                            f"{', '.join(sorted(allowed))}")  # fmt: skip
             self.issue((*loc, key), message, key=True, **where)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pydantic
 
-from ......engine.errors import AccordError, ConfigError
+from ......engine.errors import AccordError, ConfigError, did_you_mean
 from .base import PROMPTFOO, PromptfooAssertion
 from .sets import AssertSet
 
@@ -154,11 +154,8 @@ def _problem(error: Any) -> str:
 
 
 def _unknown(kind: str, base: str) -> str:
-    import difflib
-
     known = supported_types()
-    match = difflib.get_close_matches(base, known, n=1)
-    hint = f"; did you mean '{match[0]}'?" if match else ""
+    hint = did_you_mean(base, known)
     return (
         f"the assertion type '{kind}' is not supported by accord{hint} "
         f"(supported, each also with 'not-': {', '.join(known)})"
