@@ -73,7 +73,7 @@ class EvalCommand(CommandParams):
     judge_model: str | None = option(
         "--judge-model", help="The judge model (default: the file's, else config.yml's)."
     )
-    # read as --max-concurrency when that is not given (from_params)
+    # read as --max-concurrency when that is not given (eval_command)
     concurrency: int | None = option(
         "--concurrency", type=click.IntRange(1, 10_000), help="Same as --max-concurrency."
     )
