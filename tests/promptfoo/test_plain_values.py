@@ -1,4 +1,4 @@
-"""`config.plain`: a test's values as JSON carries them, made without a JSON round trip (which
+"""`form.plain`: a test's values as JSON carries them, made without a JSON round trip (which
 made every key and text again for each test). Expected: exactly what
 `json.loads(json.dumps(value, default=str))` gives, key order and types included."""
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from accord.tasks.suites.frontends.promptfoo.config import plain
+from accord.tasks.suites.frontends.promptfoo.form import plain
 
 
 def same(a: Any, b: Any) -> bool:

@@ -14,22 +14,19 @@ import dataclasses
 import hashlib
 import json
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .....engine import budget
-from .....engine.errors import AccordError, ConfigError
+from .....engine.errors import AccordError
 from .....engine.programs import admit_code
 from ....evaluators.base import EvaluatorSpec
 from ....evaluators.cases import Case, case_digest
 from . import sources, templating
 from .asserts import PromptfooCase
+from .form import _Loader, _Test, plain
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from .....engine.yamlmarks import Loc
-    from .config import _Loader, _Test
 
 _VAR_REFERENCE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
@@ -115,20 +112,14 @@ def _inline_code(entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[EvaluatorSpec, ...]:
+def assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[EvaluatorSpec, ...]:
+    """The specs of a test's assertions, each built by the dialect (`loader.dialect`); a
+    problem of one said at its place."""
     entries = test.get("assert") or []
     if not entries:
         return ()
-    from .asserts import build_assertion
-
-    agentv = loader.dialect == "agentv4"
-    numbered: list[tuple[int, Any]] = list(enumerate(entries))
-    if agentv:
-        from ..agentv.v4.checks.build import build_agentv_assertion
-        from ..agentv.v4.file import gathered
-        from .asserts.base import PromptfooAssertion
-
-        numbered = gathered(loader, item, entries)
+    dialect = loader.dialect
+    numbered = dialect.numbered_checks(loader, item, entries)
     own = len(item.test["assert"]) if isinstance(item.test.get("assert"), list) else 0
 
     specs: list[EvaluatorSpec] = []
@@ -137,7 +128,9 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
         where_file = item.file or loader.path
         line = item.line if item.file else loader.marks.find((*item.loc, "assert", index))[0]
         where = f"{where_file}:{line}" if line else str(where_file)
-        if not isinstance(entry, dict) and not (agentv and isinstance(entry, str | tuple)):
+        if not isinstance(entry, dict) and not (
+            dialect.text_checks and isinstance(entry, str | tuple)
+        ):
             message = "an assertion is a mapping with 'type'"
             if isinstance(entry, str):
                 # promptfoo 0.118 stops on such an entry too (runAssertion reads its type)
@@ -161,60 +154,12 @@ def _assertions(loader: _Loader, item: _Test, test: dict[str, Any]) -> tuple[Eva
             loader.issue((*item.loc, "assert", index), refused, file=item.file, line=item.line)
             continue
         try:
-            if isinstance(entry, dict) and not agentv:
-                # defaultTest's assertions are in every test: one spec each, shared (a spec
-                # is its entry and name; `where` only places the load's messages)
-                key = json.dumps([entry, name], sort_keys=True)
-                spec = loader.built.get(key)
-                if spec is None:
-                    spec = build_assertion(entry, base_dir=loader.base, where=where, name=name)
-                    loader.built[key] = spec
-                specs.append(spec)
-            else:
-                from ..agentv.v4.graders import resolved
-
-                at = (*item.loc, "assert", index)
-                entry = resolved(loader, entry, at, _reporter(loader, item, at, index))
-                built = build_agentv_assertion(
-                    entry, base_dir=loader.base, where=where, name=name, root=loader.root
-                )
-                command, folder = getattr(built, "command", None), getattr(built, "folder", None)
-                if getattr(built, "type", "") == "script" and command and folder:
-                    from .....engine.programs import admit
-
-                    refused = admit(list(command), where_file, loader.root, Path(folder))
-                    if refused is not None:  # a script grader's program passes the door
-                        raise ConfigError(f"{where}: {refused}")
-                if index >= own and isinstance(built, PromptfooAssertion):
-                    # yaml-parser.ts interpolateRawEvalCase fills the vars into the test's
-                    # own assertions only: an inherited value stays as written
-                    built = built.model_copy(update={"verbatim": True})
-                specs.append(built)
+            specs.append(dialect.build_check(loader, item, index, entry, where, name, own))
         except (AccordError, ValueError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             message = message.removeprefix(f"{where}: ")  # the issue names the place itself
             loader.issue((*item.loc, "assert", index), message, file=item.file, line=item.line)
     return tuple(specs)
-
-
-def _reporter(loader: _Loader, item: _Test, at: Loc, index: int) -> Callable[[str], None]:
-    """A problem of an assertion, said at its place: an inherited one (AgentV's top-level
-    `assert`, an inline `default_test`'s) at its own line of the eval file, once."""
-    own = item.test.get("assert")
-    count = len(own) if isinstance(own, list) else 0
-    places = loader.trailing_locs
-    inherited = places[index - count] if count <= index < count + len(places) else None
-
-    def report(message: str) -> None:
-        if inherited is None:
-            loader.issue(at, message, file=item.file, line=item.line)
-            return
-        before = list(loader.issues)
-        loader.issue(inherited, message)
-        if loader.issues[-1] in before:
-            loader.issues.pop()
-
-    return report
 
 
 def build(
@@ -225,9 +170,9 @@ def build(
     env: dict[str, Any],
     models: dict[str, Any],
 ) -> tuple[list[Case], list[dict[str, Any]]]:
-    """The cases, and the columns (prompt x provider) promptfoo's outputs list."""
-    from .config import _merged, plain
-
+    """The cases, and the columns (prompt x provider) promptfoo's outputs list, made as
+    the loader's dialect (`loader.dialect`) reads a test."""
+    dialect = loader.dialect
     default = loader.default
     pairs = _pairs(loader, providers, prompts)
     columns = [
@@ -238,13 +183,9 @@ def build(
     test_index = 0
     for position, item in enumerate(tests):
         tests[position] = None  # type: ignore[call-overload]  # let each test go once read
-        test = plain(_merged(item.test, default, loader.trailing))
-        if loader.dialect == "promptfoo":
-            _own_graders(loader, item, test, models)
-        evaluators = _assertions(loader, item, test)
+        test = plain(dialect.merged(item.test, default))
+        evaluators = dialect.checks(loader, item, test, models)
         options = test.get("options") or {}
-        if loader.dialect == "promptfoo":
-            evaluators = _test_transform(loader, item, options, evaluators)
         try:
             combos = (
                 [test["vars"]]
@@ -256,21 +197,21 @@ def build(
         except (sources.SourceProblem, budget.ExpansionError) as exc:
             loader.issue((*item.loc, "vars"), exc.message, file=item.file, line=item.line)
             continue
-        bar = _bar(loader, item, _given_bar(loader, item, test, default))
+        bar = _bar(loader, item, dialect.given_bar(loader, item, test, default))
         first = len(cases)  # the test's first case: its embedding models are checked on it
-        promptfoo = loader.dialect != "agentv4"
+        prepared = dialect.prepares_vars
         # the test's first combination and how many it has: promptfoo numbers the repeats of
         # a test's combinations before the next test's (evaluator.ts: tests, then repeats)
         test_range = [test_index, len(combos)]
         for variables in combos:
-            if promptfoo:  # the vars the case's assertions and result files see
+            if prepared:  # the vars the case's assertions and result files see
                 variables = prepare_vars(variables)
             test_case = _test_case(test, variables, alone=len(combos) == 1)
             column = 0
             for provider, prompt in pairs:
                 raw = f"{options.get('prefix') or ''}{prompt.raw}{options.get('suffix') or ''}"
                 try:
-                    text = render_prompt(raw, variables, env, prepared=promptfoo)
+                    text = render_prompt(raw, variables, env, prepared=prepared)
                 except templating.NunjucksDifference as exc:
                     line = f" (its line {exc.line})" if exc.line else ""
                     loader.issue(item.loc, f"prompt '{prompt.label[:60]}' with this test's "
@@ -278,32 +219,20 @@ def build(
                                  line=item.line)  # fmt: skip
                     column += 1
                     continue
-                if loader.dialect == "agentv4":
-                    from ..agentv.v4.file import message_prompt
-                    from ..agentv.v4.files import inline_files
-
-                    text = message_prompt(raw, inline_files(loader, item, raw, variables)) or text
+                text = dialect.prompt_text(loader, item, raw, text, variables)
                 messages = chat_messages(text) if provider in models else None
-                if loader.dialect == "agentv4" and provider in models:
-                    from ..agentv.v4.file import model_messages
-
-                    messages = model_messages(messages, text)
-                plan, case_evaluators = None, evaluators
-                if loader.dialect == "agentv4" and ("turns" in test or "mode" in test):
-                    from ..agentv.v4.conversation import conversation
-
-                    made = conversation(loader, item, test, variables, evaluators)
-                    if made is None:
-                        column += 1
-                        continue
-                    plan, grade = made
-                    case_evaluators = (grade,)
-                    # the test's own messages: the conversation's start
-                    messages = chat_messages(text) or [{"role": "user", "content": text}]
+                if provider in models:
+                    messages = dialect.model_messages(messages, text)
+                made = dialect.conversation(loader, item, test, variables, evaluators, text,
+                                            messages)  # fmt: skip
+                if made is None:
+                    column += 1
+                    continue
+                plan, case_evaluators, messages = made
                 case = PromptfooCase(
                     vars=variables, options=options, prompt_text=text,
-                    id=_case_id(test_index, column, len(columns), test.get("id"),
-                                 _agentv_prompt(loader, prompts, prompt, providers, provider)),
+                    id=dialect.case_id(test_index, column, len(columns), test.get("id"),
+                                       prompts, prompt, providers, provider),
                     input=messages if messages is not None else text,
                     target=provider,
                     evaluators=case_evaluators,
@@ -325,8 +254,7 @@ def build(
                 owners.append((item.file, item.line, item.loc))
                 column += 1
             test_index += 1
-    if loader.dialect == "agentv4":
-        _unique_ids(loader, cases, owners)
+    dialect.finish(loader, cases, owners)
     return cases, columns
 
 
@@ -340,25 +268,7 @@ def _test_case(test: dict[str, Any], variables: dict[str, Any], *, alone: bool) 
     return {**test, "vars": variables}
 
 
-def _unique_ids(loader: _Loader, cases: list[Case], owners: list[tuple[Any, Any, Loc]]) -> None:
-    """AgentV refuses a file two of whose tests have one id (orchestrator.ts
-    validateDependencyGraph, "Duplicate test ID"), the ids under several prompts included;
-    each case names the test it comes from (`owners`)."""
-    seen: set[str] = set()
-    for case, (file, line, loc) in zip(cases, owners, strict=True):
-        if case.id in seen:
-            where: dict[str, Any] = {"file": file, "line": line} if file else {}
-            loader.issue(loc, f"test id '{case.id}' names two cases (AgentV refuses it: "
-                         "'Duplicate test ID'): give each test, and each prompt, its own id "
-                         "(a var listing several values makes a case of each)",
-                         **where)  # fmt: skip
-            return
-        seen.add(case.id)
-
-
-def _own_graders(
-    loader: _Loader, item: _Test, test: dict[str, Any], models: dict[str, Any]
-) -> None:
+def own_graders(loader: _Loader, item: _Test, test: dict[str, Any], models: dict[str, Any]) -> None:
     """A grading provider given with its `config` (`{id, config: {apiBaseUrl, ...}}`, in the
     test's options or on an assertion) is loaded by promptfoo as a provider of its own
     (matchers.ts getAndCheckProvider): here it becomes a model of the run, as a target's
@@ -409,7 +319,7 @@ def _own_graders(
         pending += [a for a in entry.get("assert") or [] if isinstance(a, dict)]
 
 
-def _test_transform(
+def test_transform(
     loader: _Loader, item: _Test, options: dict[str, Any], specs: tuple[EvaluatorSpec, ...]
 ) -> tuple[EvaluatorSpec, ...]:
     """A test's `options.transform` (or `postprocess`): promptfoo's evaluator applies it to
@@ -438,17 +348,6 @@ def _test_transform(
         return specs
 
 
-def _given_bar(loader: _Loader, item: _Test, test: dict[str, Any], default: dict[str, Any]) -> Any:
-    """The test's threshold as written: promptfoo's `threshold`; an AgentV test's
-    execution/run threshold, else the file's default."""
-    if loader.dialect != "agentv4":
-        return test.get("threshold")
-    from ..agentv.v4.file import threshold
-
-    own = threshold(loader, item)
-    return own if own is not None else default.get("threshold")
-
-
 def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:
     """A test's `threshold` (defaultTest's when it has none) as its cases' pass bar:
     promptfoo's `AssertionsResult` passes a test with one on its assertions' weighted score
@@ -458,11 +357,7 @@ def _bar(loader: _Loader, item: _Test, value: Any) -> float | None:
         loader.issue((*item.loc, "threshold"), "a threshold is a number",
                      file=item.file, line=item.line)  # fmt: skip
         return None
-    if loader.dialect == "agentv4":
-        # AgentV takes a test's threshold with `??` (run-eval.ts resolveEffectiveRunPolicy):
-        # 0 is a bar every score reaches, not "no bar"
-        return None if value is None else float(value)
-    return float(value) if value else None
+    return loader.dialect.bar(value)
 
 
 def _pairs(
@@ -509,36 +404,3 @@ def _check_embeddings(loader: _Loader, item: _Test, case: PromptfooCase) -> None
                 file=item.file, line=item.line,
             )  # fmt: skip
             return
-
-
-def _agentv_prompt(
-    loader: _Loader,
-    prompts: list[sources.Prompt],
-    prompt: sources.Prompt,
-    providers: list[str],
-    provider: str,
-) -> tuple[str, int | None] | None:
-    """AgentV's id of the prompt when an AgentV file has several (agentv_files.prompts),
-    and the provider's place when there are several providers; None otherwise."""
-    ids = loader.agentv_prompt_ids
-    if loader.dialect != "agentv4" or len(prompts) < 2 or len(ids) != len(prompts):
-        return None
-    index = next(i for i, p in enumerate(prompts) if p is prompt)
-    return ids[index], providers.index(provider) if len(providers) > 1 else None
-
-
-def _case_id(
-    test: int, column: int, columns: int, named: Any = None,
-    agentv: tuple[str, int | None] | None = None,
-) -> str:  # fmt: skip
-    """promptfoo's tests are numbered; an AgentV test has its `id`, and under several
-    prompts AgentV's `ID__prompt_PROMPTID` (yaml-parser.ts expandPromptMatrix), numbered
-    by provider when there are several."""
-    first = str(named) if named else f"test-{test + 1}"
-    if agentv is not None and named:
-        from ..agentv.v4.files import case_id
-
-        prompt_id, place = agentv
-        first = case_id(first, prompt_id)
-        return first if place is None else f"{first}.{place + 1}"
-    return first if columns == 1 else f"{first}.{column + 1}"

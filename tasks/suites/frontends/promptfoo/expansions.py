@@ -14,7 +14,7 @@ from .providers import SOURCE
 
 if TYPE_CHECKING:
     from ...core.cases import Suite
-    from .config import _Loader
+    from .form import _Loader
 
 # evaluateOptions (types/index.ts EvaluateOptions) accord applies: `repeat` as --repeat,
 # `maxConcurrency` as --max-concurrency (frontend.py; the command line's win), and

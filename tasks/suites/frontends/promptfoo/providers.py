@@ -34,6 +34,8 @@ from ....evaluators.cases import Case, Output
 from ...core.targets import EchoTarget, ModelTarget, Target, TargetFailure, run_program, target
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .....engine.context import TaskContext
 
 # promptfoo's provider prefix -> litellm's; `openai:chat:` style ids drop their middle part
@@ -259,10 +261,12 @@ def build_target(
     agent_trace: bool = False,
     *,
     file: Path,
+    special: Callable[[str, dict[str, Any]], Target | None] | None = None,
 ) -> tuple[Target, ModelSpec | None]:
     """The target of one provider entry (and the model entry, named `name`, that a model
     provider adds). `agent_trace`: a Python provider's `tool_calls` are the agent's (an
-    AgentV 4 file's trajectory assertions read them). `file` is the file that wrote the entry
+    AgentV 4 file's trajectory assertions read them). `special(id, config)`: the target of
+    an id only the file's dialect knows, else None. `file` is the file that wrote the entry
     (unless the entry names its own, `SOURCE`): a model endpoint it writes gets a key from
     the environment only when the user trusts it (engine/keys.py)."""
     entry = dict(entry)
@@ -282,13 +286,9 @@ def build_target(
         raise ProviderProblem("a provider's config is a mapping", "config")
     if pid == "echo":
         return EchoTarget(), None
-    from ..agentv.v4 import cli as agentv_cli
-    from ..agentv.v4 import replay as agentv_replay
-
-    if pid == agentv_replay.ID:  # an AgentV catalog's recorded answers
-        return agentv_replay.ReplayTarget(**config), None
-    if pid == agentv_cli.ID:  # an AgentV catalog's program
-        return agentv_cli.CliCommandTarget(**config), None
+    made = special(pid, config) if special is not None else None
+    if made is not None:  # a provider only the file's dialect knows (AgentV's catalog's)
+        return made, None
     cwd = (
         str(base.resolve().relative_to(root.resolve())) if base.resolve() != root.resolve() else "."
     )

@@ -25,7 +25,8 @@ from ......engine.yamlmarks import parse_yaml, read_text
 from ...promptfoo.providers import SOURCE
 
 if TYPE_CHECKING:
-    from ...promptfoo.config import _Loader
+    from ....core.targets import Target
+    from ...promptfoo.form import _Loader
 
 CATALOG = Path(".agentv") / "providers.yaml"
 # what a promptfoo provider id accord runs looks like: echo, exec:, python:, file://, PREFIX:
@@ -296,3 +297,16 @@ def _openai_base(url: str) -> str:
     if re.search(r"\.openai\.azure\.com/openai/deployments/[^/]+$", trimmed, re.IGNORECASE):
         return trimmed
     return trimmed if trimmed.endswith("/v1") else f"{trimmed}/v1"
+
+
+def special_target(pid: str, config: dict[str, Any]) -> Target | None:
+    """The target of an entry this catalog hands the provider builder under one of AgentV's
+    own ids (no promptfoo id): its recorded answers (replay.py), its program (cli.py)."""
+    from . import cli as agentv_cli
+    from . import replay as agentv_replay
+
+    if pid == agentv_replay.ID:  # an AgentV catalog's recorded answers
+        return agentv_replay.ReplayTarget(**config)
+    if pid == agentv_cli.ID:  # an AgentV catalog's program
+        return agentv_cli.CliCommandTarget(**config)
+    return None

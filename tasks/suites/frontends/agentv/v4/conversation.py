@@ -48,7 +48,7 @@ from ....core.targets import Target, TargetFailure
 if TYPE_CHECKING:
     from ......engine.context import TaskContext
     from .....evaluators.judging import EvalContext
-    from ...promptfoo.config import _Loader, _Test
+    from ...promptfoo.form import _Loader, _Test
 
 AGGREGATIONS = ("mean", "min", "max")
 

@@ -44,7 +44,7 @@ from ...promptfoo import sources
 from ...promptfoo.sources import SourceProblem
 
 if TYPE_CHECKING:
-    from ...promptfoo.config import _Loader
+    from ...promptfoo.form import _Loader
 
 # parseAssertionFromString: the types a `TYPE:VALUE` cell may name
 _TYPES = ("contains", "contains-any", "contains-all", "icontains", "icontains-any",

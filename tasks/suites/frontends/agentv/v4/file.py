@@ -46,10 +46,11 @@ from ....core.frontend import FrontEnd, Request, Source
 from ...promptfoo import templating
 from ...promptfoo.frontend import CONFIG_NAMES
 from . import catalog as agentv_catalog
+from .state import state
 
 if TYPE_CHECKING:
     from ....core.cases import Suite
-    from ...promptfoo.config import _Loader, _Test
+    from ...promptfoo.form import _Loader, _Test
 
 SUPPORTED = {
     "name", "description", "tags", "version", "author", "category", "license", "governance",
@@ -104,10 +105,12 @@ def claims(source: Source) -> bool:
 
 def load(source: Source, request: Request) -> list[Suite]:
     from ...promptfoo.config import load as load_config
+    from .dialect import AgentV4Dialect
 
+    dialect = AgentV4Dialect()
     suite = load_config(
         source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text,
-        dialect="agentv4",
+        dialect=dialect,
     )  # fmt: skip
     # the catalog's models a script grader's provider proxy may call (proxy.py)
     from .checks.proxy import with_catalog_models
@@ -182,7 +185,7 @@ FRONTEND = FrontEnd(
 
 def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """An AgentV 4 file's data in the promptfoo loader's terms (defaultTest, providers
-    resolved through the catalog), its inherited assertions on `loader.trailing`, its `env`
+    resolved through the catalog), its inherited assertions on `state(loader).trailing`, its `env`
     on `loader.env`; and the environment's workdir (relative to the project root), if any."""
     loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "an AgentV eval file")
     source_default = data.get("default_test")
@@ -200,7 +203,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
     else:  # each test's own `input` is its prompt (rows.py)
         from .rows import INPUT_PROMPT
 
-        out["prompts"], loader.implicit_input = [INPUT_PROMPT], True
+        out["prompts"], state(loader).implicit_input = [INPUT_PROMPT], True
     # AgentV takes a test file's path as it is (promptfoo wants `file://`)
     tests = out.get("tests")
     if isinstance(tests, str):
@@ -212,22 +215,20 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         loader.issue(("default_test",), "default_test is a mapping (vars, assert, options, ...)")
         default = None
     if isinstance(default, dict):
-        from ...promptfoo.config import _check_test
-
-        _check_test(loader, default, ("default_test",))
+        loader.check_test(default, ("default_test",))
     default = dict(default or {})
     trailing = default.pop("assert", None) or []
     suite_assert = data.get("assert") or []
     for key, value in (("default_test", trailing), ("assert", suite_assert)):
         if not isinstance(value, list):
             loader.issue((key,) if key == "assert" else (key, "assert"), "'assert' is a list")
-    loader.trailing = [
+    state(loader).trailing = [
         *(trailing if isinstance(trailing, list) else []),
         *(suite_assert if isinstance(suite_assert, list) else []),
     ]
     # where each inherited assertion is written in this file (None: in a default_test file)
     inline_default = isinstance(source_default, dict)
-    loader.trailing_locs = [
+    state(loader).trailing_locs = [
         *((("default_test", "assert", i) if inline_default else None)
           for i in range(len(trailing) if isinstance(trailing, list) else 0)),
         *(("assert", i) for i in range(len(suite_assert) if isinstance(suite_assert, list) else 0)),
@@ -363,7 +364,7 @@ def _environment(loader: _Loader, value: Any) -> str | None:
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         loader.issue((*where, "env"), "environment 'env' maps names to text values")
     else:
-        loader.process_env.update({str(k): v for k, v in env.items()})
+        state(loader).process_env.update({str(k): v for k, v in env.items()})
     workdir = recipe.get("workdir")
     if not isinstance(workdir, str) or not workdir.strip():
         loader.issue(where, "a host environment needs 'workdir': the folder the target runs in")

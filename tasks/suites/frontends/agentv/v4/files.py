@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 from ......engine.errors import LoadError, ValidationError
 from ......engine.paths import PathError
 from ......engine.yamlmarks import Loc
+from .state import state
 
 if TYPE_CHECKING:
-    from ...promptfoo.config import _Loader, _Test
+    from ...promptfoo.form import _Loader, _Test
 
 
 def search_roots(loader: _Loader) -> list[Path]:
@@ -109,7 +110,7 @@ def prompts(loader: _Loader, value: Any) -> Any:
     `{raw, label}` the promptfoo loader reads; other entries as they are."""
     entries = value if isinstance(value, list) else [value]
     out: list[Any] = []
-    loader.agentv_prompt_ids = []
+    state(loader).prompt_ids = []
     for index, entry in enumerate(entries):
         loc = ("prompts", index) if isinstance(value, list) else ("prompts",)
         if isinstance(entry, str) and entry.startswith("file://"):
@@ -118,7 +119,7 @@ def prompts(loader: _Loader, value: Any) -> Any:
             entry = {"file": entry}
         if not isinstance(entry, dict) or not ({"file", "prompt"} & entry.keys()):
             out.append(entry)
-            loader.agentv_prompt_ids.append(_prompt_identity(entry))
+            state(loader).prompt_ids.append(_prompt_identity(entry))
             continue
         label = entry.get("label")
         given = entry.get("id")
@@ -138,7 +139,7 @@ def prompts(loader: _Loader, value: Any) -> Any:
             text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
             shown = reference.removeprefix("file://").lstrip("/\\")
             out.append({"raw": text, "label": label if label else shown})
-            loader.agentv_prompt_ids.append(explicit or shown)
+            state(loader).prompt_ids.append(explicit or shown)
         else:
             text = entry["prompt"]
             if not isinstance(text, str):
@@ -146,7 +147,7 @@ def prompts(loader: _Loader, value: Any) -> Any:
                              "not read a chat message list in it: write it in a file)")  # fmt: skip
                 continue
             out.append({"raw": text, **({"label": label} if label else {})})
-            loader.agentv_prompt_ids.append(explicit or f"string-{_digest(text)}")
+            state(loader).prompt_ids.append(explicit or f"string-{_digest(text)}")
     return out if isinstance(value, list) else out[0] if out else value
 
 
@@ -212,7 +213,7 @@ def defaults(loader: _Loader, value: Any) -> None:
         loader.issue(("defaults", "grader"), "defaults.grader is the label of a provider of "
                      ".agentv/providers.yaml")  # fmt: skip
         return
-    loader.judge = _grader(loader, label.strip())
+    state(loader).judge = _grader(loader, label.strip())
 
 
 def _grader(loader: _Loader, label: str) -> Any:
@@ -229,7 +230,8 @@ def _grader(loader: _Loader, label: str) -> Any:
     name = f"promptfoo:{label} (grader)"
     try:
         _target, model = build_target(found, loader.base, loader.root, name, env=loader.env,
-                                      file=loader.path)  # fmt: skip
+                                      file=loader.path,
+                                      special=agentv_catalog.special_target)  # fmt: skip
     except ProviderProblem as exc:
         loader.issue(loc, f"defaults.grader '{label}': {exc.message}", file=exc.file,
                      line=exc.line)  # fmt: skip

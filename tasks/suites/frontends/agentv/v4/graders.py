@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .catalog import RUNNABLE, _catalog_entry
+from .catalog import RUNNABLE, _catalog_entry, special_target
+from .state import state
 
 if TYPE_CHECKING:
     from ......engine.yamlmarks import Loc
-    from ...promptfoo.config import _Loader
+    from ...promptfoo.form import _Loader
 
 GRADED = ("llm-rubric", "not-llm-rubric")
 PREFIX = "agentv-grader:"  # the name of a grader's model among the project's models
@@ -31,7 +32,7 @@ PREFIX = "agentv-grader:"  # the name of a grader's model among the project's mo
 
 def resolved(loader: _Loader, entry: Any, loc: Loc, report: Callable[[str], None]) -> Any:
     """The entry with each llm-rubric's `provider` label replaced by the name of its model
-    (registered on `loader.grader_models`); its problems given to `report`."""
+    (registered on `state(loader).grader_models`); its problems given to `report`."""
     if not isinstance(entry, dict):
         return entry
     out = dict(entry)
@@ -68,7 +69,7 @@ def _grader_model(
     from ...promptfoo.providers import SOURCE, ProviderProblem, build_target
 
     name = f"{PREFIX}{label}"
-    if name in loader.grader_models:
+    if name in state(loader).grader_models:
         return name
     if RUNNABLE.match(label):
         entry: dict[str, Any] | None = {"id": label}
@@ -92,6 +93,7 @@ def _grader_model(
         _target, model = build_target(
             {k: v for k, v in entry.items() if k in ("id", "label", "config", SOURCE)},
             loader.base, loader.root, name, env=loader.env, file=loader.path,
+            special=special_target,
         )  # fmt: skip
     except (ProviderProblem, ValueError) as exc:
         report(f"the grader '{label}': {getattr(exc, 'message', exc)}")
@@ -99,5 +101,5 @@ def _grader_model(
     if model is None:
         report(f"the grader '{label}' is no model provider accord can ask")
         return None
-    loader.grader_models[name] = model
+    state(loader).grader_models[name] = model
     return name

@@ -33,10 +33,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from .state import state
+
 if TYPE_CHECKING:
     from ......engine.yamlmarks import Loc
     from .....evaluators.cases import Case
-    from ...promptfoo.config import _Loader, _Test
+    from ...promptfoo.form import _Loader, _Test
 
 ROW_KEYS = ("input", "expected_output", "criteria", "expected_outcome")
 # what a file without `prompts` runs: each test's input
@@ -94,7 +96,7 @@ def admit(
 
 def complete(loader: _Loader, test: dict[str, Any], loc: Loc, where: dict[str, Any]) -> None:
     """What a test must hold to run (its prompt's input, something to grade it by)."""
-    if loader.implicit_input:
+    if state(loader).implicit_input:
         _needs_input(loader, test, loc, where.get("file") is not None, where)
     _needs_grading(loader, test, loc, where)
 
@@ -118,7 +120,7 @@ def _needs_grading(loader: _Loader, test: dict[str, Any], loc: Loc, where: dict[
     criteria = criteria.strip() if isinstance(criteria, str) else ""
     execution = test.get("execution")
     skip = isinstance(execution, dict) and execution.get("skip_defaults") is True
-    inherited = bool(loader.trailing) and not skip
+    inherited = bool(state(loader).trailing) and not skip
     if criteria and "assert" not in test and not inherited:
         test["assert"] = [criteria]
     if not (criteria or _expected(test) or "assert" in test or inherited or test.get("turns")):
@@ -138,7 +140,7 @@ def has_id(loader: _Loader, test: dict[str, Any], where: str) -> bool:
     value = test.get("id")
     if isinstance(value, str) and value:
         return True
-    loader.skipped_tests += 1
+    state(loader).skipped_tests += 1
     if value is None:
         why, fix = "it has no 'id'", "give it one (id: my-test)"
     elif isinstance(value, str):
@@ -155,11 +157,12 @@ def has_id(loader: _Loader, test: dict[str, Any], where: str) -> bool:
 def none_left(loader: _Loader, tests: list[_Test]) -> list[_Test]:
     """The tests to run; a file all of whose tests were skipped for want of an id is refused
     (AgentV: "No tests matched")."""
-    if not loader.skipped_tests:
+    if not state(loader).skipped_tests:
         return tests
     kept = [t for t in tests if t.loc != () or t.test]  # not the stand-in for "no tests"
     if not kept:
-        loader.issue(("tests",), f"no test is left to run: AgentV skips all {loader.skipped_tests} "
+        skipped = state(loader).skipped_tests
+        loader.issue(("tests",), f"no test is left to run: AgentV skips all {skipped} "
                      "(a test needs a text 'id'): give each test an id")  # fmt: skip
     return kept
 

@@ -30,14 +30,14 @@ from ......engine.yamlmarks import Loc, Marks, parse_yaml, read_text
 from ...promptfoo import sources
 
 if TYPE_CHECKING:
-    from ...promptfoo.config import _Loader, _Test
+    from ...promptfoo.form import _Loader, _Test
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def scenario_tests(loader: _Loader, value: Any) -> list[_Test]:
     """The tests the file's `scenarios` lower into, in AgentV's order and with its ids."""
-    from ...promptfoo.config import _check_test, _Test
+    from ...promptfoo.form import _Test
     from . import rows as agentv_rows
 
     if value is None:
@@ -71,7 +71,7 @@ def scenario_tests(loader: _Loader, value: Any) -> list[_Test]:
                 loader.issue(row_loc, "a config row is a mapping (id, vars, assert, ...)",
                              **where(row_loc))  # fmt: skip
                 continue
-            _check_test(loader, row, row_loc, False, **where(row_loc))
+            loader.check_test(row, row_loc, False, **where(row_loc))
             for t_index, test in enumerate(tests, 1):
                 test_loc = (*loc, "tests", t_index - 1)
                 if not isinstance(test, dict):
@@ -80,7 +80,7 @@ def scenario_tests(loader: _Loader, value: Any) -> list[_Test]:
                                      "...)", **where(test_loc))  # fmt: skip
                     continue
                 if r_index == 1:
-                    _check_test(loader, test, test_loc, False, **where(test_loc))
+                    loader.check_test(test, test_loc, False, **where(test_loc))
                 merged = _row(row, test, _id(row, test, (number, r_index, t_index), len(tests)))
                 placed = where(test_loc)
                 agentv_rows.complete(loader, merged, test_loc, placed)

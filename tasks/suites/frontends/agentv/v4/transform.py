@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ......engine.context import TaskContext
     from ......engine.yamlmarks import Loc
     from ....core.cases import Suite
-    from ...promptfoo.config import _Loader
+    from ...promptfoo.form import _Loader
 
 TIMEOUT = 300.0  # seconds a transform may run
 JS_SUFFIXES = (".js", ".mjs", ".cjs")

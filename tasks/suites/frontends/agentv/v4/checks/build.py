@@ -23,10 +23,11 @@ from typing import Any
 from .......engine.errors import ConfigError
 from ......evaluators.base import EvaluatorSpec, Finding
 from .....core import scoring_rules
+from .....core.scoring_rules import AGENTV_PASS as PASS
 from ....promptfoo.asserts.base import PromptfooAssertion
 from ....promptfoo.asserts.building import build_assertion
 from .checks import AGENTV4
-from .judge import PASS, AgentVChecklist
+from .judge import AgentVChecklist
 
 __all__ = ["PASS", "build_agentv_assertion", "combine_agentv"]
 

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ......evaluators.base import EvaluatorFailure
 from ......evaluators.base import clip as clamp
+from .....core.scoring_rules import AGENTV_PASS as PASS
 from ....promptfoo.asserts.base import case_prompt, case_vars, output_string, render_text
 from ....promptfoo.asserts.graded import Graded
 from ...common.jsvalues import js_string
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from ......evaluators.cases import Case, Output
     from ......evaluators.judging import EvalContext
 
-PASS = 0.8  # AgentV's DEFAULT_THRESHOLD
 
 RUBRIC_FORMAT = """You must return a valid JSON object matching this schema:
 {

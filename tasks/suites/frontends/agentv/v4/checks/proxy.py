@@ -129,7 +129,8 @@ def _resolved(path: str, root: str, _key: Any) -> dict[str, Any]:
             name = f"{MODEL_PREFIX}{label}"
             base = Path(path).parent
             spec = build_target({k: v for k, v in given.items() if k != "label"}, base,
-                                Path(root), name, file=Path(path))[1]  # fmt: skip
+                                Path(root), name, file=Path(path),
+                                special=agentv_catalog.special_target)[1]  # fmt: skip
         except agentv_catalog.CatalogProblem as exc:
             unavailable[label] = f"provider '{label}' ({path}): {exc.message}"
             continue

@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING, Any
 
 from .......engine.errors import ConfigError
 from ......evaluators.base import clip as clamp
+from .....core.scoring_rules import AGENTV_PASS as PASS
 from ....promptfoo.asserts.base import case_vars
 from ...common.jsvalues import js_string
 from .judge import (
     OPERATOR_GUIDANCE,
-    PASS,
     AgentVJudged,
     Rubric,
     graded_sections,

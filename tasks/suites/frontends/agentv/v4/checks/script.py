@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .......engine.errors import ConfigError
 from .......engine.paths import PathError, inside
 from ......evaluators.base import EvaluatorFailure, Finding
+from .....core.scoring_rules import AGENTV_PASS as PASS
 from .....core.targets import TargetFailure, run_program
 from ....promptfoo.asserts.base import PromptfooAssertion, case_vars
 from .proxy import ProviderAccess, access, proxied
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from ......evaluators.cases import Case, Output
     from ......evaluators.judging import EvalContext
 
-PASS = 0.8  # AgentV's DEFAULT_THRESHOLD (graders/scoring.ts)
 TIMEOUT = 300.0  # seconds a grader script may run
 # keys of a script entry AgentV reads itself (grader-parser.ts); every other one is config
 OWN_KEYS = frozenset({

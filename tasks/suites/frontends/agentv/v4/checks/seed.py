@@ -20,12 +20,13 @@ import pydantic
 
 from .......engine.errors import ConfigError
 from ......evaluators.base import Finding
+from .....core.scoring_rules import AGENTV_PASS as PASS
 from ....promptfoo.asserts.base import PromptfooAssertion, case_vars
 from ...v2.cases import AgentVCase
 from ...v2.checks import FieldAccuracy
 from ...v2.metrics import ExecutionMetrics
 from .judge import parse_json
-from .script import PASS, _messages, expected_messages
+from .script import _messages, expected_messages
 
 if TYPE_CHECKING:
     from ......evaluators.cases import Case, Output
