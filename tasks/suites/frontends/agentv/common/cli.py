@@ -32,6 +32,8 @@ from ....core.targets import WORKSPACE, Target, TargetFailure, parse_trace, run_
 from .command_template import ENV_PREFIX, render, template_problem
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from ......engine.context import TaskContext
 
 
@@ -48,6 +50,21 @@ async def url_answers(url: str, timeout: float) -> tuple[bool, str]:
             return response.status < 400, f"HTTP {response.status}"
     except (ClientError, TimeoutError) as exc:
         return False, str(exc) or type(exc).__name__
+
+
+async def healthy_once(
+    lock: asyncio.Lock, healthy: list[bool], probe: Callable[[], Awaitable[str | None]]
+) -> None:
+    """A cli provider's healthcheck, in either AgentV format: `probe` run once, before the
+    first question (the other cases wait for it), its failure (a message) raised as a
+    `TargetFailure` for each of them, its success kept in `healthy`."""
+    async with lock:
+        if healthy:
+            return
+        failure = await probe()
+        if failure is not None:
+            raise TargetFailure(failure)
+        healthy.append(True)
 
 
 @target("cli")
@@ -104,12 +121,11 @@ class CliTarget(Target):
         ]
 
     async def check_health(self, tctx: TaskContext) -> None:
-        if self.healthcheck is None:
+        check = self.healthcheck
+        if check is None:
             return
-        async with self._checked:
-            if self._healthy:
-                return
-            check = self.healthcheck
+
+        async def probe() -> str | None:
             if check.get("type") == "http" or "url" in check:
                 timeout = float(check.get("timeout_seconds", 30))
                 ok, detail = await url_answers(str(check["url"]), timeout)
@@ -120,9 +136,9 @@ class CliTarget(Target):
                 _out, stderr, code = await run_program(argv, b"", folder, timeout, {})
                 ok = code == 0
                 detail = f"exited with {code}: {stderr.decode(errors='replace').strip()[-300:]}"
-            if not ok:
-                raise TargetFailure(f"{self.describe()}: healthcheck failed ({detail})")
-            self._healthy.append(True)
+            return None if ok else f"{self.describe()}: healthcheck failed ({detail})"
+
+        await healthy_once(self._checked, self._healthy, probe)
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         await self.check_health(tctx)

@@ -35,6 +35,7 @@ from ......engine.masking import remember
 from ......engine.spec import ModelSpec
 from ......engine.yamlmarks import Loc, Marks
 from ....core.targets import Target, target_from
+from .project import find_agentv_folder
 
 VARIABLE = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
 # AgentV provider -> litellm provider prefix
@@ -297,15 +298,6 @@ def _cli_target(name: str, entry: dict[str, Any], at: Loc) -> Target:
         )
     except ValueError as exc:
         raise TargetProblem(at, f"cli target '{name}': {str(exc).splitlines()[-1]}") from None
-
-
-def find_agentv_folder(start: Path) -> Path | None:
-    """The nearest `.agentv` folder from `start`'s folder upward."""
-    folder = start.resolve().parent
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".agentv").is_dir():
-            return candidate / ".agentv"
-    return None
 
 
 def read_env(eval_file: Path, top: Path) -> dict[str, str]:

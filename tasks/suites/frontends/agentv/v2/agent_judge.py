@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from .....evaluators.base import EvaluatorFailure, Finding
+from ..common.judging import RUBRIC_FORMAT, substitute
 from .evaluators import AgentVEvaluator, agentv, agentv_case
-from .judges import rubric_items, rubric_outcome, substitute
+from .judges import rubric_items, rubric_outcome
 
 if TYPE_CHECKING:
     from .....evaluators.cases import Case, Output
@@ -44,19 +45,10 @@ OUTPUT_SCHEMA = """You must respond with a single JSON object matching this sche
   "misses": [<array of strings, max 4 items, brief specific failures or omissions, empty if none>],
   "reasoning": "<string, concise explanation for the score, 1-2 sentences max>"
 }"""
-RUBRIC_SCHEMA = """You are an expert evaluator. \
-Evaluate the candidate answer against each rubric item.
-You must return a valid JSON object matching this schema:
-{
-  "checks": [
-    {
-      "id": "string (rubric id)",
-      "satisfied": boolean,
-      "reasoning": "string (brief explanation)"
-    }
-  ],
-  "overall_reasoning": "string (summary)"
-}"""
+RUBRIC_SCHEMA = (
+    "You are an expert evaluator. Evaluate the candidate answer against each rubric item.\n"
+    + RUBRIC_FORMAT
+)
 SYSTEM = (
     "You are an expert evaluator with access to the workspace filesystem.\n"
     "Use the provided tools to investigate the workspace and verify the criteria are met.\n"

@@ -41,11 +41,11 @@ from .....evaluators.cases import case_digest
 from ....core.cases import Suite
 from ....core.targets import Target, target_from
 from ..common.cli import CliTarget
+from ..common.project import find_agentv_folder
 from ..common.targets import (
     ResolvedTarget,
     TargetProblem,
     TargetsFile,
-    find_agentv_folder,
     load_targets,
 )
 from .agent_judge import AgentJudge

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -19,6 +18,7 @@ from ......engine.specbase import Spec
 from .....evaluators.base import EvaluatorFailure, Finding
 from ....core import scoring_rules
 from ....core.targets import TargetFailure, run_program
+from ..common.judging import substitute
 from ..common.proxy import DEFAULT_MAX_CALLS, target_proxy
 from ..common.wire import judge_payload
 from .cases import AgentVCase
@@ -62,13 +62,6 @@ SCORE_SCHEMA: dict[str, Any] = {
     },
     "required": ["score", "hits", "misses", "reasoning"],
 }
-
-_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-
-
-def substitute(template: str, values: dict[str, str]) -> str:
-    """`{{ name }}` replaced by its value; names it does not know are left as written."""
-    return _VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 def template_values(case: AgentVCase, output: Output) -> dict[str, str]:

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from ......engine import keys
 from ......engine.yamlmarks import parse_yaml, read_text
 from ...promptfoo.providers import SOURCE
+from ..common.project import CATALOG, nearest_catalog
 
 if TYPE_CHECKING:
     from ....core.targets import Target
     from ...promptfoo.form import _Loader
 
-CATALOG = Path(".agentv") / "providers.yaml"
 # what a promptfoo provider id accord runs looks like: echo, exec:, python:, file://, PREFIX:
 RUNNABLE = re.compile(r"^(?:echo$|exec:|python:|file://|[A-Za-z][\w.-]*:)")
 # AgentV's model providers -> the promptfoo id accord runs for MODEL
@@ -75,17 +75,6 @@ def providers(loader: _Loader, value: Any) -> Any:
             continue
         out.append(entry)
     return out
-
-
-def nearest_catalog(base: Path, root: Path) -> Path | None:
-    """The nearest `.agentv/providers.yaml` from the eval file's folder up to the root."""
-    folder, top = base.resolve(), root.resolve()
-    while True:
-        if (folder / CATALOG).is_file():
-            return folder / CATALOG
-        if folder == top or folder.parent == folder:
-            return None
-        folder = folder.parent
 
 
 def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[str, Any] | None:

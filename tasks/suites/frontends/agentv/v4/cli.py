@@ -161,15 +161,13 @@ class CliCommandTarget(Target):
 
     async def _check_health(self, tctx: TaskContext) -> None:
         """ensureHealthy: once, before the first question."""
-        if self.healthcheck is None:
+        check = self.healthcheck
+        if check is None:
             return
-        async with self._checked:
-            if self._healthy:
-                return
-            check = self.healthcheck
-            if "url" in check:
-                from ..common.cli import url_answers
+        from ..common.cli import healthy_once, url_answers
 
+        async def probe() -> str | None:
+            if "url" in check:
                 ok, detail = await url_answers(str(check["url"]), 30.0)
             else:
                 out, err, code = await run_program(
@@ -177,9 +175,9 @@ class CliCommandTarget(Target):
                     float(check["timeout"]), {},
                 )  # fmt: skip
                 ok, detail = code == 0, _failure(out, err, code)
-            if not ok:
-                raise TargetFailure(f"CLI healthcheck failed for '{self.describe()}': {detail}")
-            self._healthy.append(True)
+            return None if ok else f"CLI healthcheck failed for '{self.describe()}': {detail}"
+
+        await healthy_once(self._checked, self._healthy, probe)
 
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         from .checks.judge import question

@@ -42,6 +42,7 @@ from .....core.scoring_rules import AGENTV_PASS as PASS
 from ....promptfoo.asserts.base import case_prompt, case_vars, output_string, render_text
 from ....promptfoo.asserts.graded import Graded
 from ...common.jsvalues import js_string
+from ...common.judging import RUBRIC_FORMAT, V4_NAMES, substitute
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,17 +52,6 @@ if TYPE_CHECKING:
     from ......evaluators.judging import EvalContext
 
 
-RUBRIC_FORMAT = """You must return a valid JSON object matching this schema:
-{
-  "checks": [
-    {
-      "id": "string (rubric id)",
-      "satisfied": boolean,
-      "reasoning": "string (brief explanation)"
-    }
-  ],
-  "overall_reasoning": "string (summary)"
-}"""
 # buildRubricOutputSchema
 RUBRIC_SYSTEM = "\n".join(
     [
@@ -128,19 +118,13 @@ TEMPLATE_VARIABLES = frozenset({
     "input", "output", "expected_output", "criteria", "rubric", "metadata", "metadata_json",
     "rubrics", "rubrics_json", "file_changes", "tool_calls",
 })  # fmt: skip
-_VARIABLE = re.compile(r"\{\{\s*([a-zA-Z0-9_]+)\s*\}\}")
 _TRUE = re.compile(r"(?i)true|yes|pass|y")
 _PASSED = re.compile(r'("passed"\s*:\s*)(?:"([^"]+)"|([A-Za-z_][A-Za-z0-9_-]*))', re.IGNORECASE)
 
 
-def substitute(template: str, values: dict[str, str]) -> str:
-    """substituteVariables: `{{ name }}` of a known name replaced once; others kept."""
-    return _VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
-
-
 def has_variables(text: str) -> bool:
     """containsTemplateVariables (prompt-resolution.ts)."""
-    return any(m.group(1) in TEMPLATE_VARIABLES for m in _VARIABLE.finditer(text))
+    return any(m.group(1) in TEMPLATE_VARIABLES for m in V4_NAMES.finditer(text))
 
 
 def question(case: Case) -> str:
@@ -502,6 +486,8 @@ class AgentVFreeform(AgentVJudged):
         template = self.template
         if template is not None and not self.from_file and not has_variables(template):
             criteria, template = template, None  # bare text: the criteria (#982)
-        user = substitute(template or DEFAULT_TEMPLATE, variables(case, output, criteria))
+        # substituteVariables
+        user = substitute(template or DEFAULT_TEMPLATE, variables(case, output, criteria),
+                          V4_NAMES)  # fmt: skip
         passed, score, reason = await self.ask_agentv(ev, case, PROMPTFOO_SYSTEM, user, self.read)
         return self.result(passed, score, reason)

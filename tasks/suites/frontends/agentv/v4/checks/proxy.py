@@ -34,7 +34,7 @@ from .......engine import trust
 from .......engine.errors import ConfigError
 from .......engine.spec import ModelSpec
 from .......engine.yamlmarks import parse_yaml, read_text
-from ..catalog import nearest_catalog
+from ...common.project import nearest_catalog
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
