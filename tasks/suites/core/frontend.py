@@ -70,8 +70,8 @@ if TYPE_CHECKING:
 # `scenarios:` is a scenario file whatever its name, as it always was)
 BUILTIN = (
     # before promptfoo configs: an AgentV 4 file has promptfoo's `prompts:` and `tests:` too,
-    # and is told apart by what only AgentV writes (agentv/v4/file.py)
-    "accord.tasks.suites.frontends.agentv.v4.file:FRONTEND",
+    # and is told apart by what only AgentV writes (agentv/frontend.py)
+    "accord.tasks.suites.frontends.agentv.frontend:FRONTEND_V4",
     # before scenario and AgentV files: a promptfoo config has `tests:` and `scenarios:`
     "accord.tasks.suites.frontends.promptfoo.frontend:FRONTEND",
     "accord.tasks.suites.frontends.scenarios.frontend:FRONTEND",

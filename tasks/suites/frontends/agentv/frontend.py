@@ -1,5 +1,8 @@
-"""AgentV eval files' front-end: YAML with `tests:` (or `cases`, `evalcases`, `eval_cases`),
-or a JSONL dataset (with its YAML sidecar of defaults, if any)."""
+"""AgentV's two front-ends, in the order they claim files: AgentV 4 eval files
+(`FRONTEND_V4`, promptfoo's form with AgentV's additions: agentv/v4/), asked before promptfoo
+configs; and the older AgentV eval files (`FRONTEND`: YAML with `tests:` (or `cases`,
+`evalcases`, `eval_cases`), or a JSONL dataset with its YAML sidecar of defaults, if any:
+agentv/v2/), asked last."""
 
 from __future__ import annotations
 
@@ -9,12 +12,62 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .....engine.errors import LoadError
+from .....engine.errors import LoadError, ValidationError
 from ...core.frontend import FrontEnd, Request, Source
+from ..promptfoo.frontend import CONFIG_NAMES, parsed
 from .v2.schema import CASE_KEYS
 
 if TYPE_CHECKING:
     from ...core.cases import Suite
+
+# top-level keys of AgentV 4 files that no promptfoo config has
+AGENTV_KEYS = ("name", "environment", "governance", "default_test", "assert", "threshold",
+               "evaluate_options", "defaults", "version")  # fmt: skip
+
+
+def claims_v4(source: Source) -> bool:
+    """An AgentV 4 file (not the older AgentV format, not a plain promptfoo config) has
+    `tests` or `scenarios`, promptfoo's `prompts` or `providers`, and something only AgentV
+    writes: one of AGENTV_KEYS at its top, a test's `id`, or an assertion given as text.
+    The file parsed to tell is parsed once: its load takes the parse."""
+    if source.path.name in CONFIG_NAMES:
+        return False
+    if ".agentv" in source.path.parts:  # AgentV's project configuration, no eval file
+        return False
+    if not (
+        source.has_top_level_key("tests", "scenarios")
+        and source.has_top_level_key("prompts", "providers")
+    ):
+        return False
+    if source.has_top_level_key(*AGENTV_KEYS):
+        return True
+    if not source.has_top_level_key("prompts"):
+        return True  # providers without prompts: each test's own input (v4/rows.py)
+    try:
+        data = parsed(source)[0]
+    except (LoadError, ValidationError):
+        return False  # the loader that claims it says what is wrong
+    tests = data.get("tests") if isinstance(data, dict) else None
+    return isinstance(tests, list) and any(
+        isinstance(t, dict)
+        and ("id" in t or any(isinstance(a, str) for a in t.get("assert") or []))
+        for t in tests
+    )
+
+
+def load_v4(source: Source, request: Request) -> list[Suite]:
+    from .v4.file import load as load_file
+
+    return load_file(source, request)
+
+
+FRONTEND_V4 = FrontEnd(
+    name="agentv4",
+    describe="an AgentV 4 eval file ('tests:' with 'prompts:' or 'providers:')",
+    claims=claims_v4,
+    load=load_v4,
+)
+
 
 # a key only an AgentV test has: tells a JSONL dataset found in a folder from other data
 _TEST_KEY = re.compile(r'"(?:criteria|expected_outcome|input_messages|expected_messages)"\s*:')

@@ -158,7 +158,9 @@ class Dialect:
     name = "promptfoo"
     # what describes the whole file in a key problem
     what = "the config"
-    # a test's options it reads
+    # the keys it reads (and those it refuses by name) at the top, of a test, of its options
+    top_keys, refused_top_keys = SUPPORTED, NOT_SUPPORTED
+    test_keys, refused_test_keys = TEST_KEYS, NOT_SUPPORTED_TEST
     option_keys = OPTION_KEYS | {"transform", "postprocess"}
     # how the suite scores: its rule (core/scoring_rules.py: a test with no assertion
     # passes), and the bar of a case without its own (promptfoo's carry their tests' own)
@@ -180,7 +182,8 @@ class Dialect:
         from . import refs
 
         data, holders = refs.resolve(data, lambda loc, message: loader.issue(loc, message))
-        loader.keys(data, (), SUPPORTED | (holders - NOT_SUPPORTED), NOT_SUPPORTED, self.what)
+        refused = self.refused_top_keys
+        loader.keys(data, (), self.top_keys | (holders - refused), refused, self.what)
         expansions.evaluate_options_of(loader, data.get("evaluateOptions"))
         return data
 
@@ -222,7 +225,7 @@ class Dialect:
     def admit(self, loader: _Loader, test: dict[str, Any], loc: Loc, whole: bool,
               **where: Any) -> None:  # fmt: skip
         """A test's own keys checked (the loader checks its parts' shapes after)."""
-        loader.keys(test, loc, TEST_KEYS, NOT_SUPPORTED_TEST, "a test", **where)
+        loader.keys(test, loc, self.test_keys, self.refused_test_keys, "a test", **where)
 
     def test_vars(self, loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> None:
         """A test's `vars` given as files read, as promptfoo reads them (from the test's own

@@ -4,20 +4,43 @@ promptfoo config has `tests:`, and its `scenarios:` are promptfoo's."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core.frontend import FilesOption, FrontEnd, OwnFiles, Request, Source
 
 if TYPE_CHECKING:
     from .....engine.paths import Output
+    from .....engine.yamlmarks import Marks
     from ...core.cases import Suite
     from ...core.verdicts import SuiteRun
 
 # promptfoo's own names (util/config/default.js: yaml, yml, json, then JavaScript, which accord
 # does not run)
 CONFIG_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "promptfooconfig.json")
+
+
+# a file's data and marks parsed to tell whose it is (another tool's dialect of this form,
+# agentv/frontend.py), kept for its load to take: the file is parsed once
+_PARSED: weakref.WeakKeyDictionary[Source, tuple[Any, Marks]] = weakref.WeakKeyDictionary()
+
+
+def parsed(source: Source) -> tuple[Any, Marks]:
+    """The file's data and marks as the loader parses them (YAML 1.2's core schema), kept
+    until its load `taken`s them; the parser's `LoadError` or `ValidationError` as it is."""
+    found = _PARSED.get(source)
+    if found is None:
+        from .....engine.yamlmarks import parse_yaml
+
+        found = _PARSED[source] = parse_yaml(source.text, source.path, core=True)
+    return found
+
+
+def taken(source: Source) -> tuple[Any, Marks] | None:
+    """The file's data and marks if a claim parsed them (given to the loader, not kept)."""
+    return _PARSED.pop(source, None)
 
 
 def claims(source: Source) -> bool:
@@ -35,8 +58,9 @@ def load(source: Source, request: Request) -> list[Suite]:
     from .expansions import evaluate_options
 
     suite = load_config(
-        source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text
-    )
+        source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text,
+        parsed=taken(source),
+    )  # fmt: skip
     # evaluateOptions: its repeat and maxConcurrency, unless the command line gives them (as
     # promptfoo's command line wins over the config's, commands/eval.ts). promptfoo takes
     # `repeat` as the default of its --repeat option, read from the working folder's own

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....core.scoring_rules import AGENTV_PASS as PASS
 from ...promptfoo.form import OPTION_KEYS, Dialect, _Loader, _merged, _Test
+from .file import NOT_SUPPORTED, NOT_SUPPORTED_TEST, SUPPORTED, TEST_KEYS
 from .state import State
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ class AgentV4Dialect(Dialect):
 
     name = "agentv4"
     what = "an AgentV eval file"
+    top_keys, refused_top_keys = SUPPORTED, NOT_SUPPORTED
+    test_keys, refused_test_keys = TEST_KEYS, NOT_SUPPORTED_TEST
     # AgentV reads default_test.options.rubric_prompt (config-loader.ts
     # extractDefaultTestRubricPrompt) into suite.defaultTest, where no grader reads it;
     # AgentV runs a test's transform (transform.py)
@@ -90,11 +93,10 @@ class AgentV4Dialect(Dialect):
 
     def admit(self, loader: _Loader, test: dict[str, Any], loc: Loc, whole: bool,
               **where: Any) -> None:  # fmt: skip
-        from . import file as agentv4
         from . import rows as agentv_rows
 
         kept = agentv_rows.admit(loader, test, loc, whole, **where)
-        loader.keys(kept, loc, agentv4.TEST_KEYS, agentv4.NOT_SUPPORTED_TEST, "a test", **where)
+        loader.keys(kept, loc, self.test_keys, self.refused_test_keys, "a test", **where)
 
     def test_vars(self, loader: _Loader, test: dict[str, Any], loc: Loc, **where: Any) -> None:
         return None  # AgentV reads no vars files

@@ -22,9 +22,7 @@
   and `agentv:agent-rules` (skills and rules copied into a coding agent's workspace): both
   serve a coding agent accord does not run, refused with what to do.
 
-A file is AgentV 4's (not seed 002's older AgentV format, not a plain promptfoo config) when
-it has `tests` or `scenarios`, promptfoo's `prompts` or `providers`, and something only
-AgentV writes: one of AGENTV_KEYS at its top, a test's `id`, or an assertion given as text.
+Which file is AgentV 4's is told in agentv/frontend.py (`claims_v4`).
 """
 
 from __future__ import annotations
@@ -41,15 +39,14 @@ import yaml
 from ......engine import keys
 from ......engine.errors import LoadError
 from ......engine.paths import PathError, inside
-from ......engine.yamlmarks import Loc, parse_yaml, read_text
-from ....core.frontend import FrontEnd, Request, Source
+from ......engine.yamlmarks import Loc, Marks, read_text
 from ...promptfoo import templating
-from ...promptfoo.frontend import CONFIG_NAMES
 from . import catalog as agentv_catalog
 from .state import state
 
 if TYPE_CHECKING:
     from ....core.cases import Suite
+    from ....core.frontend import Request, Source
     from ...promptfoo.form import _Loader, _Test
 
 SUPPORTED = {
@@ -71,46 +68,20 @@ NOT_SUPPORTED_TEST = {
     "provider", "providers", "prompts", "input_files", "assert_scoring_function",
     "environment", "suite", "depends_on", "on_dependency_failure",
 }  # fmt: skip
-# top-level keys of AgentV 4 files that no promptfoo config has
-AGENTV_KEYS = ("name", "environment", "governance", "default_test", "assert", "threshold",
-               "evaluate_options", "defaults", "version")  # fmt: skip
 HOOKS = ("beforeAll", "beforeEach", "afterEach", "afterAll")
 
 
-def claims(source: Source) -> bool:
-    if source.path.name in CONFIG_NAMES:
-        return False
-    if ".agentv" in source.path.parts:  # AgentV's project configuration, no eval file
-        return False
-    if not (
-        source.has_top_level_key("tests", "scenarios")
-        and source.has_top_level_key("prompts", "providers")
-    ):
-        return False
-    if source.has_top_level_key(*AGENTV_KEYS):
-        return True
-    if not source.has_top_level_key("prompts"):
-        return True  # providers without prompts: each test's own input (rows.py)
-    try:
-        data = yaml.safe_load(source.text)
-    except (yaml.YAMLError, LoadError):
-        return False
-    tests = data.get("tests") if isinstance(data, dict) else None
-    return isinstance(tests, list) and any(
-        isinstance(t, dict)
-        and ("id" in t or any(isinstance(a, str) for a in t.get("assert") or []))
-        for t in tests
-    )
-
-
 def load(source: Source, request: Request) -> list[Suite]:
+    """An AgentV 4 file's suite: the promptfoo loader's with AgentV's dialect (the file
+    parsed once: by the claim when it did, else by the loader), then AgentV's run controls."""
     from ...promptfoo.config import load as load_config
+    from ...promptfoo.frontend import taken
     from .dialect import AgentV4Dialect
 
     dialect = AgentV4Dialect()
     suite = load_config(
         source.path, judge_model=request.judge_model, repeat=request.repeat, text=source.text,
-        dialect=dialect,
+        dialect=dialect, parsed=taken(source),
     )  # fmt: skip
     # the catalog's models a script grader's provider proxy may call (proxy.py)
     from .checks.proxy import with_catalog_models
@@ -119,8 +90,8 @@ def load(source: Source, request: Request) -> list[Suite]:
     # evaluate_options, checked by prepare(): `repeat` makes trials of each test, scored as
     # AgentV's pass_any (the best trial; a pass when any passed); `max_concurrency` bounds
     # the tests run at once. The command line's --repeat / --max-concurrency win.
-    # the loader's parser (YAML 1.2's core schema): it parsed the file already
-    data = parse_yaml(source.text, source.path, core=True)[0]
+    # the file as the loader parsed it (YAML 1.2's core schema), before its changes
+    data, marks = dialect.state.data, dialect.state.marks
     options = (data.get("evaluate_options") if isinstance(data, dict) else None) or {}
     if not isinstance(options, dict):
         options = {}
@@ -140,7 +111,7 @@ def load(source: Source, request: Request) -> list[Suite]:
     from .transform import wrapped
 
     suite = wrapped(suite)  # a test's options.transform
-    notes = _skip_notes(source, data)
+    notes = _skip_notes(source, data, marks)
     if notes:
         suite = dataclasses.replace(suite, notes=(*suite.notes, *notes))
     return [suite]
@@ -175,19 +146,12 @@ def _evaluate_options(loader: _Loader, value: Any) -> None:
                          "budget_usd, max_concurrency, repeat", key=True)  # fmt: skip
 
 
-FRONTEND = FrontEnd(
-    name="agentv4",
-    describe="an AgentV 4 eval file ('tests:' with 'prompts:' or 'providers:')",
-    claims=claims,
-    load=load,
-)
-
-
 def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """An AgentV 4 file's data in the promptfoo loader's terms (defaultTest, providers
     resolved through the catalog), its inherited assertions on `state(loader).trailing`, its `env`
     on `loader.env`; and the environment's workdir (relative to the project root), if any."""
-    loader.keys(data, (), SUPPORTED, NOT_SUPPORTED, "an AgentV eval file")
+    dialect = loader.dialect
+    loader.keys(data, (), dialect.top_keys, dialect.refused_top_keys, dialect.what)
     source_default = data.get("default_test")
     if isinstance(data.get("default_test"), str):
         from . import files as agentv_files
@@ -527,12 +491,11 @@ def skipped_rubric(entry: Any) -> bool:
     return not isinstance(prompt, list)
 
 
-def _skip_notes(source: Source, data: Any) -> list[str]:
+def _skip_notes(source: Source, data: Any, marks: Marks | None) -> list[str]:
     """What AgentV skips with a warning, said the same way: text rubrics that are empty,
     llm-rubrics with nothing to grade by."""
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or marks is None:
         return []
-    marks = parse_yaml(source.text, source.path)[1]
     from .values import skip_note, skipped_value, test_vars
 
     default = data.get("default_test")
