@@ -1,4 +1,4 @@
-"""Adds the number of fuzzed inputs to the end of the test run (the README quotes it).
+"""Adds the number of fuzzed inputs to the end of the test run (docs/security.md quotes it).
 
 The hook is imported by tests/conftest.py: under xdist only the root conftest reaches the
 controller process, which prints the summary.
