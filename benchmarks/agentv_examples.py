@@ -1,4 +1,4 @@
-"""How AgentV's example eval files load in accord (docs/promptfoo.md, AgentV section):
+"""How AgentV's example eval files load in accord (docs/agentv.md, AgentV 4 section):
 the files under `examples/` the `agentv4` front-end claims; those that load unchanged
 (the repository as it is, with an empty config.yml at its root marking the project and
 the Azure variables its catalog reads set to placeholders); those that load once every

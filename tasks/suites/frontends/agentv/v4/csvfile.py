@@ -301,7 +301,7 @@ def _assertion(cell: str, column: str, path: Path, refuse: Any) -> dict[str, Any
         # AgentV's cost grader (graders/cost.ts: `budget` in USD, 0 without cost data) is
         # not one accord runs; promptfoo's cost (a `threshold`) differs where cost is unknown
         raise refuse(f"{column} '{cell[:40]}': AgentV's cost grader (a budget in USD) is not "
-                     "supported by accord: remove the cell (docs/promptfoo.md)")  # fmt: skip
+                     "supported by accord: remove the cell (docs/agentv.md)")  # fmt: skip
     entry: dict[str, Any] = {"type": kind}
     if negate:
         entry["negate"] = True
