@@ -3,7 +3,7 @@ the schema queries accord itself makes.
 
 DuckDB's `PRAGMA import_database('data')` ran the dataset folder's schema.sql and load.sql
 on a read-only database; SQLite 3.40 refused accord's own `pragma_table_info` query on a
-read-only file, so `{{ databases.app.tables }}` in an agent's instructions (the README's
+read-only file, so `{{ databases.app.tables }}` in an agent's instructions (docs/models.md's
 agent example) failed with "not authorized".
 """
 
