@@ -131,8 +131,8 @@ TIMING_TESTS = (
     "tests/faults/test_render_budget.py::test_a_task_timeout_bounds_its_render",
     "tests/faults/test_render_budget.py::test_sigterm_stops_a_long_render",
     "tests/faults/test_timeouts_end.py",
-    "tests/scenarios/test_macro_interrupt.py",
-    "tests/scenarios/test_scenarios.py::test_ctrl_c_exits_130",
+    "tests/frontends/scenarios/test_macro_interrupt.py",
+    "tests/frontends/scenarios/test_scenarios.py::test_ctrl_c_exits_130",
     "tests/store/test_crash_harness.py",
     "tests/store/test_resume_and_interrupt.py",
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.oxy.test_test_files import SUITE, accord, project
+from tests.frontends.oxy.test_test_files import SUITE, accord, project
 
 __all__ = ["project"]
 FILE = "agents/sales.agent.test.yml"

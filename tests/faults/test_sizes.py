@@ -1,5 +1,6 @@
 """Answers of megabytes stay whole in the JSON report and the run store, and are clipped where
-people read: the terminal and JUnit XML (a pytest failure: tests/conversations/test_sizes.py).
+people read: the terminal and JUnit XML (a pytest failure:
+tests/frontends/conversations/test_sizes.py).
 
 Every process runs bounded in time, its process group killed at the end (helpers.bounded).
 """

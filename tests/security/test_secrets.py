@@ -17,8 +17,8 @@ from tests.conftest import trusted
 from tests.evals.conftest import Run, accord
 from tests.executors.conftest import ray_cluster
 from tests.fakes import FakeOpenAI
-from tests.scenarios.conftest import judge_server, scenario_project
-from tests.scenarios.conftest import run as run_scenarios
+from tests.frontends.scenarios.conftest import judge_server, scenario_project
+from tests.frontends.scenarios.conftest import run as run_scenarios
 from tests.security.helpers import Recorder
 
 # fixtures of the scenario and executor tests, used here too
