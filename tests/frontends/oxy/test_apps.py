@@ -1,5 +1,5 @@
-"""Oxy's data apps (`.app.yml`): apps written for these tests (tests/frontends/oxy/apps, placed in a
-copy of the corpus, which has none, so that they read its data and semantic layer) run with
+"""Oxy's data apps (`.app.yml`): apps written for these tests (tests/frontends/oxy/apps, placed in
+a copy of the corpus, which has none, so that they read its data and semantic layer) run with
 their controls at their defaults or chosen with `-v controls.NAME=...`; the page they write
 shows the figures DuckDB computes for SQL written here by hand, is inert (no script, nothing
 loaded from elsewhere, every value escaped) and opens in headless Chromium."""
@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from tests.frontends.oxy.test_corpus import CORPUS, OUR_EXAMPLES_CONFIG, Run, accord, copy_writable
+from tests.frontends.oxy.harness import CORPUS, OUR_EXAMPLES_CONFIG, Run, accord, copy_writable
 
 APPS = Path(__file__).parent / "apps"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -14,11 +14,6 @@ in it).
 from __future__ import annotations
 
 import csv
-import json
-import os
-import shutil
-import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,31 +22,17 @@ import duckdb
 import jinja2
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from accord.cli import main
-
-REPO = Path(__file__).resolve().parents[3]
-CORPUS = Path(os.environ.get("ACCORD_OXY_CORPUS", REPO.parent / "shared" / "oxy-corpus"))
-
-pytestmark = pytest.mark.skipif(
-    not (CORPUS / "demo_project").is_dir(),
-    reason=f"Oxy corpus not found at {CORPUS} (set ACCORD_OXY_CORPUS)",
+from tests.frontends.oxy.harness import (
+    CORPUS,
+    OUR_EXAMPLES_CONFIG,
+    Run,
+    accord,
+    copy_writable,
+    needs_corpus,
 )
 
-OUR_EXAMPLES_CONFIG = """\
-# accord's config for Oxy's examples: the BigQuery `primary_database` and the `local`
-# database both become DuckDB over the CSV files in .db/.
-databases:
-  - name: primary_database
-    type: duckdb
-    dataset: .db
-  - name: local
-    type: duckdb
-    dataset: .db
-defaults:
-  database: local
-"""
+pytestmark = needs_corpus
 
 # Procedures that run without a model (the semantic ones are compared in tests/semantic).
 RUNNABLE = {
@@ -65,33 +46,6 @@ RUNNABLE = {
 # export.procedure.yml's unknown {{table}} is named ("unsupported:") without failing, as
 # Oxy's validate passes over every example
 REJECTED: dict[str, str] = {}
-
-
-@dataclass
-class Run:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def document(self) -> dict[str, Any]:
-        return json.loads(self.stdout)  # type: ignore[no-any-return]
-
-
-def accord(*args: str | Path) -> Run:
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-    return Run(result.exit_code, result.stdout, result.stderr)
-
-
-def copy_writable(source: Path, target: Path) -> Path:
-    """Copy a corpus folder; the corpus is read-only, the copy must not be."""
-    shutil.copytree(source, target)
-    for folder, _dirs, files in os.walk(target):
-        os.chmod(folder, os.stat(folder).st_mode | stat.S_IWUSR)
-        for name in files:
-            path = os.path.join(folder, name)
-            os.chmod(path, os.stat(path).st_mode | stat.S_IWUSR)
-    return target
 
 
 def procedures() -> list[Path]:

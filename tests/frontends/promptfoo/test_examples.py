@@ -13,7 +13,6 @@ test_differential.py); the loading check runs everywhere.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,7 @@ import pytest
 from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.frontends.promptfoo.test_differential import PROMPTFOO, run_promptfoo
-
-needs_promptfoo = pytest.mark.skipif(
-    shutil.which("node") is None or not PROMPTFOO.exists(),
-    reason=f"needs node and promptfoo 0.118 installed at {PROMPTFOO}",
-)
+from tests.frontends.promptfoo.harness import needs_promptfoo, run_promptfoo
 
 # Each config is a folder of files. Every one has failing cells as well as passing ones, so
 # that reasons and scores of failures are compared too.

@@ -16,18 +16,13 @@ import pytest
 from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.frontends.promptfoo.test_differential import PROMPTFOO, run_promptfoo, verdicts
-
-needs_promptfoo = pytest.mark.skipif(
-    shutil.which("node") is None or not PROMPTFOO.exists(),
-    reason=f"needs node and promptfoo 0.118 installed at {PROMPTFOO}",
+from tests.frontends.promptfoo.harness import (
+    PROMPTFOO,
+    needs_promptfoo,
+    results,
+    run_promptfoo,
+    verdicts,
 )
-
-
-def results(path: Path) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = json.loads(path.read_text())["results"]["results"]
-    return sorted(found, key=lambda r: (r["testIdx"], r["promptIdx"]))
-
 
 # A block scalar var ends in a newline; `ref` names another var. promptfoo's renderPrompt
 # (evaluatorHelpers.ts) drops one trailing newline from each text var and resolves such

@@ -12,8 +12,7 @@ import pytest
 
 from tests.conftest import trust_project
 from tests.evals.conftest import accord
-from tests.frontends.promptfoo.test_differential import PROMPTFOO, run_promptfoo, verdicts
-from tests.frontends.promptfoo.test_sweep_gaps import results
+from tests.frontends.promptfoo.harness import PROMPTFOO, results, run_promptfoo, verdicts
 
 # An assertion's transform (assertions/index.ts runAssertion, util/transform.ts): JavaScript
 # on the output before the check, inline (one line returned, several a body) or from a file

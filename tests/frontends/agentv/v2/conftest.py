@@ -200,6 +200,15 @@ def judge_with(fake: FakeOpenAI, answer: Any, numbered: bool = False) -> None:
     fake.responder = respond
 
 
+def command_target(folder: Path, reply: dict[str, Any]) -> None:
+    """`default` is a program printing `reply` (an answer with its tool calls)."""
+    (folder / "agent.py").write_text(f"print({json.dumps(json.dumps(reply))})\n")
+    (folder / ".agentv" / "targets.yaml").write_text(
+        "targets:\n  - name: default\n    type: command\n"
+        f"    command: [{sys.executable}, {folder / 'agent.py'}]\n"
+    )
+
+
 def write(folder: Path, text: str, name: str = "evals/dataset.yaml") -> Path:
     path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,7 @@ from typing import Any
 
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.frontends.agentv.v2.conftest import run, write
-from tests.frontends.agentv.v2.test_agentv_parity import command_target
+from tests.frontends.agentv.v2.conftest import command_target, run, write
 
 
 def test_execution_metrics(folder: Path, fake_llm: FakeOpenAI) -> None:

@@ -12,16 +12,7 @@ import pytest
 
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.frontends.agentv.v2.conftest import judge_with, run, write
-
-
-def command_target(folder: Path, reply: dict[str, Any]) -> None:
-    """`default` is a program printing `reply` (an answer with its tool calls)."""
-    (folder / "agent.py").write_text(f"print({json.dumps(json.dumps(reply))})\n")
-    (folder / ".agentv" / "targets.yaml").write_text(
-        "targets:\n  - name: default\n    type: command\n"
-        f"    command: [{sys.executable}, {folder / 'agent.py'}]\n"
-    )
+from tests.frontends.agentv.v2.conftest import command_target, judge_with, run, write
 
 
 def by_name(record: dict[str, Any]) -> dict[str, dict[str, Any]]:

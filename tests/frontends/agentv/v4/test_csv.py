@@ -2,7 +2,7 @@
 58f316ca2: parseCsvRows, parseCsvCases, parseAssertionFromString; the JSON and YAML
 branches), and tests without a text id skipped as AgentV skips them (yaml-parser.ts
 `asString(renderedCase.id)`, "Skipping incomplete test"): through AgentV itself and `accord
-eval` (the helpers of test_agentv4_differential.py), and through accord alone for each rule.
+eval` (the helpers of harness.py), and through accord alone for each rule.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from accord.tasks.suites.frontends.agentv.v4 import csvfile as agentv_csv
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI
-from tests.frontends.agentv.v4 import test_differential as differential
+from tests.frontends.agentv.v4 import harness
 
 # the model's answers to the rows of csv-rows/evals/cases.csv and the id suite below
 ANSWERS = {
@@ -31,21 +31,16 @@ ANSWERS = {
 }
 
 
-answer = differential.answering(ANSWERS)
+answer = harness.answering(ANSWERS)
 
 
-@pytest.fixture
-def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    return differential.serving(fake_llm, monkeypatch, answer)
-
-
-@differential.pytestmark
+@harness.needs_agentv
 def test_csv_rows_score_as_in_agentv(tmp_path: Path, fake: FakeOpenAI) -> None:
     name = "csv-rows"
-    expected, asked, sent, got = differential.through_both(tmp_path, name, fake)
+    expected, asked, sent, got = harness.through_both(tmp_path, name, fake)
     assert got == expected
-    assert asked and differential.judge_requests(fake.requests) == asked
-    assert differential.model_requests(fake.requests) == sent
+    assert asked and harness.judge_requests(fake.requests) == asked
+    assert harness.model_requests(fake.requests) == sent
     # the row's input with its __prefix and __suffix (a quoted cell keeps its comma, its
     # doubled quote and its newline), nested vars.topic.area in the prompt
     assert any("Please answer: Which city is the capital? [geography/easy; Portugal]" in m
@@ -81,23 +76,23 @@ tests:
 """
 
 
-@differential.pytestmark
+@harness.needs_agentv
 def test_tests_without_a_text_id_are_skipped_as_in_agentv(tmp_path: Path, fake: FakeOpenAI) -> None:
     """AgentV runs only `kept` (its mean score 0, not the 2/3 of three tests); accord too,
     warning about the two others at their lines."""
     suites = []
     for tool in ("agentv", "accord"):
-        suites.append(differential.project(tmp_path / tool / "p", "text-checks.suite.yaml"))
+        suites.append(harness.project(tmp_path / tool / "p", "text-checks.suite.yaml"))
         suites[-1].write_text(ID_SUITE)
-    expected = differential.run_agentv(suites[0])
-    sent = differential.model_requests(fake.requests)
+    expected = harness.run_agentv(suites[0])
+    sent = harness.model_requests(fake.requests)
     fake.requests.clear()
     run = accord("eval", suites[1], "--format", "json", "--cache", "off")
     assert run.exit_code == 1, run.stdout + run.stderr
     got = {c["id"]: c["score"] for c in json.loads(run.stdout)["suites"][0]["cases"]}
     assert expected == {"kept": {"score": 0.0, "passed": False, "assertions": [0.0]}}
     assert got == {"kept": 0.0}
-    assert differential.model_requests(fake.requests) == sent
+    assert harness.model_requests(fake.requests) == sent
     assert f"{suites[1]}:4: this test is skipped" in run.stderr
     assert "it has no 'id'; give it one" in run.stderr
     assert f"{suites[1]}:6: this test is skipped" in run.stderr

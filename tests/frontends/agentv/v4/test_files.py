@@ -5,7 +5,7 @@ test by orchestrator.ts (the weighted mean of its assertions' scores, 0 when a r
 failed; a pass at 0.8). Their providers are labels of AgentV's provider catalog
 (`.agentv/providers.yaml`), which the tests write with Python providers accord runs. The
 text-checks and required-checks suites also run through AgentV itself in
-test_agentv4_differential.py, whose judge fails some rubrics this one passes."""
+test_differential.py, whose judge fails some rubrics this one passes."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ text checks, a script grader, python and javascript, llm-rubric's reference answ
 the reference given as the test's `expected_output` var, as a conversation turn's
 `expected_output`, and not at all (tests/data/agentv4/reference-graders.suite.yaml),
 through AgentV itself and `accord eval`: the same scores, verdicts and assertion scores
-(the helpers of test_agentv4_differential).
+(the helpers of harness.py).
 
 Where the reference comes from in AgentV 4 (packages/core/src/evaluation at 58f316ca2):
 - yaml-parser.ts line 313 refuses a test's own `expected_output`; the reference goes in
@@ -32,11 +32,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import trust_project
+from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI
-from tests.frontends.agentv.v4 import test_differential as differential
+from tests.frontends.agentv.v4 import harness
 
 NAME = "reference-graders.suite.yaml"
 # the model under test: a fixed answer per question
@@ -50,21 +49,16 @@ ANSWERS = {
 }
 
 
-answer = differential.answering(ANSWERS, differential.answer)
+answer = harness.answering(ANSWERS, harness.answer)
 
 
-@pytest.fixture
-def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    return differential.serving(fake_llm, monkeypatch, answer)
-
-
-@differential.pytestmark
+@harness.needs_agentv
 def test_reference_graders_score_in_accord_as_in_agentv(tmp_path: Path, fake: FakeOpenAI) -> None:
-    expected, agentv_asked, agentv_sent, got = differential.through_both(tmp_path, NAME, fake)
+    expected, agentv_asked, agentv_sent, got = harness.through_both(tmp_path, NAME, fake)
     assert got == expected
     # the judge was asked the same, its reference answer empty (the reference is a var, or
     # a turn's expected output), and the model got the same messages
-    assert agentv_asked and differential.judge_requests(fake.requests) == agentv_asked
+    assert agentv_asked and harness.judge_requests(fake.requests) == agentv_asked
     # (the two llm-rubrics' template has the section, the rubric checklist's prompt none)
     marker = "[[ ## reference_answer ## ]]"
     references = [
@@ -73,7 +67,7 @@ def test_reference_graders_score_in_accord_as_in_agentv(tmp_path: Path, fake: Fa
         if marker in user
     ]
     assert len(references) == 2 and all(not r.strip() for r in references), agentv_asked
-    assert differential.model_requests(fake.requests) == agentv_sent
+    assert harness.model_requests(fake.requests) == agentv_sent
     assert expected == {
         # field-accuracy 0 (the var is no expected output), the script given [] scores 1,
         # the equals whose value is an object skipped, the rubric 1, the python assertion
@@ -93,7 +87,7 @@ def test_reference_graders_score_in_accord_as_in_agentv(tmp_path: Path, fake: Fa
     }  # fmt: skip
 
 
-@differential.pytestmark
+@harness.needs_agentv
 def test_inherited_assertions_keep_their_values_as_written_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
@@ -101,9 +95,9 @@ def test_inherited_assertions_keep_their_values_as_written_as_in_agentv(
     into the test's own `assert` only, rubrics written as text included; the inherited
     ones (combineInheritedAssertions, line 1534) keep `{{ expected_output }}` as written."""
     name = "inherited-references.suite.yaml"
-    expected, agentv_asked, _sent, got = differential.through_both(tmp_path, name, fake)
+    expected, agentv_asked, _sent, got = harness.through_both(tmp_path, name, fake)
     assert got == expected
-    assert agentv_asked and differential.judge_requests(fake.requests) == agentv_asked
+    assert agentv_asked and harness.judge_requests(fake.requests) == agentv_asked
     users = [user for _, user in agentv_asked]
     assert any("- [rubric-1] (REQUIRED): The reply is 9\n" in user for user in users), users
     # each test's inherited llm-rubric: its criteria as written
@@ -122,9 +116,9 @@ def test_inherited_assertions_keep_their_values_as_written_as_in_agentv(
 def test_a_skipped_assertion_is_noted_as_agentv_warns(tmp_path: Path, fake: FakeOpenAI) -> None:
     """AgentV warns of each assertion it skips for want of a value (grader-parser.ts:
     "Skipping equals evaluator ...: missing value"); accord says so, at the entry's line."""
-    suite = differential.project(tmp_path, NAME)
+    suite = harness.project(tmp_path, NAME)
     trust_project(suite.parent)  # inline code, or a program of the PATH: the test's own file
-    run = differential.accord("eval", suite, "--format", "json", "--cache", "off")
+    run = accord("eval", suite, "--format", "json", "--cache", "off")
     assert run.exit_code == 1, run.stderr + run.stdout
     noted = [
         int(line.split("suite.yaml:")[1].split(":")[0])
@@ -179,7 +173,7 @@ def test_python_and_javascript_get_agentvs_context_and_results(tmp_path: Path) -
     )
     suite = _inline_suite(tmp_path, entries)
     trust_project(suite.parent)  # inline code, or a program of the PATH: the test's own file
-    run = differential.accord("eval", suite, "--format", "json", "--cache", "off")
+    run = accord("eval", suite, "--format", "json", "--cache", "off")
     assert run.exit_code in (0, 1), run.stderr + run.stdout
     found = json.loads(run.stdout)["suites"][0]["cases"][0]["evaluations"]
     assert [round(e["score"], 4) for e in found] == [s for _, _, s in checks], found
@@ -189,7 +183,7 @@ def test_python_and_javascript_get_agentvs_context_and_results(tmp_path: Path) -
 def test_a_file_reference_as_python_code_is_refused_at_its_line(tmp_path: Path) -> None:
     """AgentV runs a python assertion's value as code: `file://check.py` fails there."""
     path = _inline_suite(tmp_path, "      - type: python\n        value: file://check.py\n")
-    run = differential.accord("eval", path)
+    run = accord("eval", path)
     assert run.exit_code == 2 and "Traceback" not in run.stderr, run.stderr
     assert "s.eval.yaml:9" in run.stderr and "runs a python assertion's value as code" in (
         run.stderr
@@ -200,7 +194,7 @@ def test_python_without_code_is_skipped_with_a_note(tmp_path: Path) -> None:
     """grader-parser.ts lines 1436-1440: python/javascript with no code are skipped."""
     entries = "      - type: python\n      - type: contains\n        value: '9'\n"
     path = _inline_suite(tmp_path, entries)
-    run = differential.accord("eval", path, "--format", "json", "--cache", "off")
+    run = accord("eval", path, "--format", "json", "--cache", "off")
     assert run.exit_code == 0, run.stderr + run.stdout
     assert "s.eval.yaml:9: this python has no text" in run.stderr, run.stderr
     found = json.loads(run.stdout)["suites"][0]["cases"][0]["evaluations"]

@@ -1,6 +1,6 @@
 """AgentV's own test keys (`input`, `criteria`, `expected_output`) in a test file's rows, a
 file without `prompts`: through AgentV itself and through `accord eval`, the same scores,
-verdicts, model messages and judge prompts (the helpers of test_agentv4_differential.py);
+verdicts, model messages and judge prompts (the helpers of harness.py);
 and AgentV's refusals (yaml-parser.ts at commit 58f316ca2) said at load, exit 2.
 """
 
@@ -10,17 +10,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI
-from tests.frontends.agentv.v4 import test_differential as differential
+from tests.frontends.agentv.v4 import harness
 
 # the model's answers to the rows of graded-rows/rows/support-replies.jsonl
 ROW_ANSWERS = {
     "refund window": "You can get a refund within 30 days of purchase.",
-    "named Ana": f"{differential.WRONG}, Ana.",
+    "named Ana": f"{harness.WRONG}, Ana.",
     "leaked API token": "Rotate the token now; never paste its value here.",
     "priority support": "Priority support comes with the Business plan.",
     "pay by invoice": "Yes, invoices are accepted for annual plans.",
@@ -34,25 +32,20 @@ ROW_ANSWERS = {
 }
 
 
-answer = differential.answering(ROW_ANSWERS)
+answer = harness.answering(ROW_ANSWERS)
 
 
-@pytest.fixture
-def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    return differential.serving(fake_llm, monkeypatch, answer)
-
-
-@differential.pytestmark
+@harness.needs_agentv
 def test_rows_with_input_criteria_and_expected_output_score_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
     name = "graded-rows"
-    expected, asked, sent, got = differential.through_both(tmp_path, name, fake)
+    expected, asked, sent, got = harness.through_both(tmp_path, name, fake)
     assert got == expected
     # the judge got the same text from both (the criteria, the reference answer, the
     # question), and the model the same messages (each row's input)
-    assert differential.judge_requests(fake.requests) == asked
-    assert differential.model_requests(fake.requests) == sent
+    assert harness.judge_requests(fake.requests) == asked
+    assert harness.model_requests(fake.requests) == sent
     # what AgentV sends: the row's criteria and reference in the rubric prompt
     # (llm-grader.ts buildRubricPrompt); the template's {{ criteria }} is the row's, its
     # {{ expected_output }} the object as indented JSON (JSON.stringify(v, null, 2))
@@ -171,7 +164,7 @@ def graded_by(requests: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return sorted(out)
 
 
-@differential.pytestmark
+@harness.needs_agentv
 def test_an_llm_rubric_is_graded_by_its_own_provider_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
@@ -181,18 +174,18 @@ def test_an_llm_rubric_is_graded_by_its_own_provider_as_in_agentv(
     name = "grader-per-assertion"
     suites = []
     for tool in ("agentv", "accord"):
-        suite = differential.project(tmp_path / tool, name)
+        suite = harness.project(tmp_path / tool, name)
         catalog = suite.parents[1] / ".agentv" / "providers.yaml"
         catalog.write_text(catalog.read_text() + SECOND_GRADER)
         suites.append(suite)
-    expected = differential.run_agentv(suites[0])
+    expected = harness.run_agentv(suites[0])
     agentv_graders = graded_by(fake.requests)
-    asked = differential.judge_requests(fake.requests)
+    asked = harness.judge_requests(fake.requests)
     fake.requests.clear()
-    got = differential.run_accord(suites[1])
+    got = harness.run_accord(suites[1])
     assert got == expected
     assert graded_by(fake.requests) == agentv_graders
-    assert differential.judge_requests(fake.requests) == asked
+    assert harness.judge_requests(fake.requests) == asked
     assert agentv_graders == [
         ("fake-grader-two", "Greets the team."),
         ("fake-grader-two", "Names Lisbon as the capital."),
@@ -232,7 +225,7 @@ def test_an_assertions_target_is_refused_with_agentvs_fix_and_a_grader_must_be_a
     assert "Traceback" not in run.stderr
 
 
-@differential.pytestmark
+@harness.needs_agentv
 def test_a_tests_transform_runs_before_its_graders_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
@@ -240,9 +233,9 @@ def test_a_tests_transform_runs_before_its_graders_as_in_agentv(
     body reading context.vars; every grader of the test (contains, is-json, equals, the
     judge) gets what the transform returned."""
     name = "output-transforms"
-    expected, asked, _sent, got = differential.through_both(tmp_path, name, fake)
+    expected, asked, _sent, got = harness.through_both(tmp_path, name, fake)
     assert got == expected
-    assert asked and differential.judge_requests(fake.requests) == asked
+    assert asked and harness.judge_requests(fake.requests) == asked
     assert any("[[ ## answer ## ]]\nLISBON IS THE CAPITAL." in user for _s, user in asked)
     assert expected == {
         # contains LISBON holds, contains Lisbon does not: the graders saw the transform's
@@ -305,7 +298,7 @@ REPLAY = """\
 """
 
 
-@differential.pytestmark
+@harness.needs_agentv
 def test_recorded_answers_graded_by_a_panel_score_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
@@ -315,20 +308,20 @@ def test_recorded_answers_graded_by_a_panel_score_as_in_agentv(
     name = "recorded-panel"
     suites = []
     for tool in ("agentv", "accord"):
-        suite = differential.project(tmp_path / tool, name)
+        suite = harness.project(tmp_path / tool, name)
         catalog = suite.parents[1] / ".agentv" / "providers.yaml"
         catalog.write_text(catalog.read_text() + SECOND_GRADER + REPLAY)
         suites.append(suite)
-    expected = differential.run_agentv(suites[0])
+    expected = harness.run_agentv(suites[0])
     graders = graded_by(fake.requests)
-    asked = differential.judge_requests(fake.requests)
-    assert differential.model_requests(fake.requests) == []  # only the graders were asked
+    asked = harness.judge_requests(fake.requests)
+    assert harness.model_requests(fake.requests) == []  # only the graders were asked
     fake.requests.clear()
-    got = differential.run_accord(suites[1])
+    got = harness.run_accord(suites[1])
     assert got == expected
     assert graded_by(fake.requests) == graders
-    assert differential.judge_requests(fake.requests) == asked
-    assert differential.model_requests(fake.requests) == []
+    assert harness.judge_requests(fake.requests) == asked
+    assert harness.model_requests(fake.requests) == []
     # the recorded answer reached the graders (the other suite's record was not taken)
     assert any("Candidate response: Please rotate the token now." in u for _s, u in asked)
     assert {model for model, _c in graders} == {"fake-model", "fake-grader-two"}
@@ -399,7 +392,7 @@ CLI = """\
 """
 
 
-@differential.pytestmark
+@harness.needs_agentv
 def test_a_cli_provider_of_the_catalog_answers_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
@@ -409,16 +402,16 @@ def test_a_cli_provider_of_the_catalog_answers_as_in_agentv(
     name = "program-answers"
     suites = []
     for tool in ("agentv", "accord"):
-        suite = differential.project(tmp_path / tool, name)
+        suite = harness.project(tmp_path / tool, name)
         catalog = suite.parents[1] / ".agentv" / "providers.yaml"
         catalog.write_text(catalog.read_text() + CLI)
         suites.append(suite)
-    expected = differential.run_agentv(suites[0])
-    asked = differential.judge_requests(fake.requests)
+    expected = harness.run_agentv(suites[0])
+    asked = harness.judge_requests(fake.requests)
     fake.requests.clear()
-    got = differential.run_accord(suites[1])
+    got = harness.run_accord(suites[1])
     assert got == expected
-    assert asked and differential.judge_requests(fake.requests) == asked
+    assert asked and harness.judge_requests(fake.requests) == asked
     assert expected == {
         "plain-text": {"score": 1.0, "passed": True, "assertions": [1.0, 1.0]},
         "json-reply": {"score": 1.0, "passed": True, "assertions": [1.0]},

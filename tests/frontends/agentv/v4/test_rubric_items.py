@@ -3,7 +3,7 @@ what loaders/grader-parser.ts (parseRubricItems, parseScoreRanges,
 normalizeScoreRangesShorthand) and loaders/scenario-file-loader.ts refuse is refused at its
 line with what to write, as is what AgentV skips or ignores with a warning; an unreadable
 reply of the score-range judge is an error, never a score. The scores themselves are
-compared with AgentV's in test_agentv4_rubric_ranges.py."""
+compared with AgentV's in test_rubric_ranges.py."""
 
 from __future__ import annotations
 

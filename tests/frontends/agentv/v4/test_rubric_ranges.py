@@ -1,6 +1,7 @@
 """AgentV 4's structured rubrics (score ranges, `min_score`, operators) and `scenarios`,
 compared with AgentV itself (its command line built from its source at commit 58f316ca2,
-as in test_agentv4_differential.py, whose helpers run both tools on one fake OpenAI server).
+as in test_differential.py, whose helpers (harness.py) run both tools on one fake OpenAI
+server).
 
 The suites are written for these tests (tests/data/agentv4: rubric-ranges.suite.yaml,
 translation-scenarios/). The fake judge answers in the form AgentV's prompt asks for:
@@ -19,7 +20,7 @@ import pytest
 
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.frontends.agentv.v4.test_differential import (
+from tests.frontends.agentv.v4.harness import (
     AGENTV,
     model_requests,
     project,
@@ -116,14 +117,6 @@ def agentv_verdicts(suite: Path) -> dict[str, list[bool]]:
         ]
         for row in rows
     }
-
-
-@pytest.fixture
-def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    fake_llm.responder = answer
-    monkeypatch.setenv("FAKE_URL", fake_llm.url)
-    monkeypatch.setenv("FAKE_KEY", "test-key")
-    return fake_llm
 
 
 def test_score_ranges_and_operators_score_in_accord_as_in_agentv(

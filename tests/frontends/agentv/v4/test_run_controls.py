@@ -1,5 +1,5 @@
 """AgentV 4's run controls through AgentV itself and through `accord eval`, on one fake
-OpenAI server (as test_agentv4_differential.py, whose AgentV build and helpers these use):
+OpenAI server (as test_differential.py, whose AgentV build and helpers, harness.py, these use):
 a file's run budget (`evaluate_options.budget_usd`), a test's `execution.threshold` and
 `run.threshold`, the ids of a test under several prompts, the file's `defaults.grader`, and
 a file content part whose file is missing.
@@ -24,12 +24,10 @@ import pytest
 
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.frontends.agentv.v4.test_differential import (  # noqa: F401
-    AGENTV,
-    answer,
-    pytestmark,
-    settings,
-)
+from tests.frontends.agentv.v4.harness import AGENTV, needs_agentv, settings
+from tests.frontends.agentv.v4.harness import answer as harness_answer
+
+pytestmark = needs_agentv
 
 # gpt-4o-mini: a model both price tables know (AgentV's pi-ai registry and litellm's), at
 # $0.15 per million input tokens and $0.60 per million output tokens
@@ -101,17 +99,12 @@ def accord_run(suite: Path) -> tuple[dict[str, dict[str, Any]], str]:
     return {c["id"]: c for c in json.loads(run.stdout)["suites"][0]["cases"]}, run.stderr
 
 
-@pytest.fixture
-def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    def respond(body: dict[str, Any]) -> Reply:
-        if body.get("model") == "gpt-4o-mini":  # the model under test: a long answer
-            return Reply(text=LONG)
-        return answer(body)
-
-    fake_llm.responder = respond
-    monkeypatch.setenv("FAKE_URL", fake_llm.url)
-    monkeypatch.setenv("FAKE_KEY", "test-key")
-    return fake_llm
+def answer(body: dict[str, Any]) -> Reply:
+    """The fake server's answers (the `fake` fixture of conftest.py): a long answer from the
+    model under test, else the differential test's."""
+    if body.get("model") == "gpt-4o-mini":
+        return Reply(text=LONG)
+    return harness_answer(body)
 
 
 BUDGET = """\

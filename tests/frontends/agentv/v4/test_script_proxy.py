@@ -28,7 +28,7 @@ import pytest
 
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.frontends.agentv.v4.test_differential import (
+from tests.frontends.agentv.v4.harness import (
     AGENTV,
     judge,
     project,
@@ -90,14 +90,6 @@ def suite(root: Path) -> Path:
     with (root / ".agentv" / "providers.yaml").open("a") as catalog:
         catalog.write(CHECKER)
     return found
-
-
-@pytest.fixture
-def fake(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
-    fake_llm.responder = answer
-    monkeypatch.setenv("FAKE_URL", fake_llm.url)
-    monkeypatch.setenv("FAKE_KEY", "test-key")
-    return fake_llm
 
 
 # what AgentV scores (the differential test checks it against AgentV's own run)
