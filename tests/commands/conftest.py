@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
-from tests.conftest import fake_model_config
+from tests.conftest import write_project
 from tests.fakes import FakeOpenAI, Reply
 
 JUDGE = """\
@@ -109,15 +109,15 @@ def project(tmp_path: Path, fake_llm: FakeOpenAI) -> Callable[..., Path]:
     returns the path of the first file."""
 
     def make(files: dict[str, str], config_extra: str = "") -> Path:
-        config = fake_model_config(fake_llm) + "defaults:\n  model: fake\n" + config_extra
-        (tmp_path / "config.yml").write_text(config, encoding="utf-8")
-        first: Path | None = None
-        for name, text in files.items():
-            path = tmp_path / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-            first = first or path
-        assert first is not None
-        return first
+        assert files
+        write_project(
+            tmp_path,
+            fake_llm,
+            files,
+            defaults="model: fake",
+            config_extra=config_extra,
+            dedent=True,
+        )
+        return tmp_path / next(iter(files))
 
     return make

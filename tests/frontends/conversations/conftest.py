@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import fake_model_config
+from tests.conftest import write_project
 from tests.fakes import FakeOpenAI, Reply
 
 # (statement or expected text, actual text) -> the judge's answer; anything else: "no"
@@ -57,13 +57,11 @@ def judge_server() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 def project(tmp_path: Path, judge_server: FakeOpenAI) -> Callable[..., Path]:
+    """tests/conftest.py's project on the judge server, without retries; `judge=False`: no
+    default judge."""
+
     def make(files: dict[str, str] | None = None, judge: bool = True) -> Path:
-        config = fake_model_config(judge_server, max_retries=0)
-        if judge:
-            config += "defaults:\n  judge_model: fake\n"
-        (tmp_path / "config.yml").write_text(config)
-        for name, text in (files or {}).items():
-            (tmp_path / name).write_text(text)
-        return tmp_path
+        defaults = "judge_model: fake" if judge else None
+        return write_project(tmp_path, judge_server, files, defaults=defaults, max_retries=0)
 
     return make
