@@ -23,7 +23,7 @@ from tests.frontends.promptfoo.harness import needs_promptfoo, run_promptfoo, ve
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "workflows" / "promptfoo"
 
-pytestmark = needs_promptfoo
+pytestmark = [pytest.mark.reference, needs_promptfoo]
 
 
 def column_metrics(path: Path) -> list[dict[str, Any]]:

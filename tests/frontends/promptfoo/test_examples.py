@@ -284,6 +284,7 @@ def test_each_config_validates(
     assert "promptfoo suite" in run.stdout
 
 
+@pytest.mark.reference
 @needs_promptfoo
 @pytest.mark.parametrize("name", NAMES)
 def test_a_config_scores_as_promptfoo_scores_it(

@@ -73,6 +73,7 @@ def test_assertions_and_results_see_the_vars_promptfoo_rendered_with(
     }
 
 
+@pytest.mark.reference
 @needs_promptfoo
 def test_the_vars_seen_are_those_promptfoo_sees(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -160,6 +161,7 @@ def test_a_verdict_without_a_score_scores_its_pass(
     assert 'Output: {"names":["wren","héron"],"count":2}' in asked
 
 
+@pytest.mark.reference
 @needs_promptfoo
 def test_a_graded_config_scores_and_asks_as_promptfoo_does(
     tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
@@ -258,6 +260,7 @@ tests:
     assert "'organization' is not supported" in stderr
 
 
+@pytest.mark.reference
 @needs_promptfoo
 def test_a_grading_provider_with_a_config_is_asked_as_promptfoo_asks_it(
     tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
@@ -310,6 +313,7 @@ tests:
 """
 
 
+@pytest.mark.reference
 def test_the_reason_of_a_failed_test_is_its_last_failure_to_settle(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -363,6 +367,7 @@ def promptfoo_in(cwd: Path, config: str, output: str) -> None:
     assert process.returncode in (0, 100), err.decode(errors="replace")[-2000:]
 
 
+@pytest.mark.reference
 def test_evaluate_options_repeat_the_working_folders_config_as_promptfoo_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -396,6 +401,7 @@ def test_an_evaluate_option_accord_does_not_apply_is_refused_at_its_line(
     assert "'delay' (evaluateOptions) is not supported by accord" in stderr
 
 
+@pytest.mark.reference
 def test_a_labelled_glob_of_prompt_files_labels_each_file_as_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -423,6 +429,7 @@ tests: [{vars: {x: rain}, assert: [{type: icontains, value: praise}]}]
         assert sorted(p["label"] for p in theirs) == labels
 
 
+@pytest.mark.reference
 def test_providers_from_yaml_and_json_files_run_as_promptfoo_loads_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -457,6 +464,7 @@ def test_a_provider_file_without_an_id_is_refused_at_the_line_naming_it(tmp_path
     assert "bad.yaml: a provider file holds a provider" in stderr
 
 
+@pytest.mark.reference
 def test_scenarios_and_their_tests_from_files_run_as_promptfoo_loads_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -491,6 +499,7 @@ scenarios:
         assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
 
 
+@pytest.mark.reference
 def test_a_providers_id_and_label_are_filled_from_the_environment_as_in_promptfoo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -568,6 +577,7 @@ def test_vars_files_are_read_as_promptfoo_reads_them(
     assert [r["vars"] for r in mine] == [{"q": "hi", "r": "there"}, {"q": "ho", "r": "there"}]
 
 
+@pytest.mark.reference
 @needs_promptfoo
 def test_vars_files_agree_with_promptfoo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _vars_files(tmp_path)

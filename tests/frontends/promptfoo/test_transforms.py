@@ -48,6 +48,7 @@ tests:
 """
 
 
+@pytest.mark.reference
 @pytest.mark.skipif(shutil.which("node") is None, reason="transforms run on node")
 def test_an_assertions_transform_is_what_it_checks_as_in_promptfoo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -86,6 +87,7 @@ tests:
     assert "accord runs JavaScript transforms only" in run.stderr
 
 
+@pytest.mark.reference
 @pytest.mark.skipif(shutil.which("node") is None, reason="transforms run on node")
 def test_a_tests_transform_comes_before_each_assertions_own_as_in_promptfoo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -49,6 +49,7 @@ def texts() -> list[str]:
     return sorted(out)
 
 
+@pytest.mark.reference
 @pytest.mark.skipif(NODE is None, reason="needs node (JavaScript's Date is the reference)")
 @pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
 def test_dates_read_as_javascript_reads_them(zone: str) -> None:

@@ -50,6 +50,7 @@ def example_eval_files(examples: Path) -> list[Path]:
     return found
 
 
+@pytest.mark.reference
 def test_every_example_of_an_agentv_checkout_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

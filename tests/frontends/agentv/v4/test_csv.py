@@ -34,6 +34,7 @@ ANSWERS = {
 answer = harness.answering(ANSWERS)
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_csv_rows_score_as_in_agentv(tmp_path: Path, fake: FakeOpenAI) -> None:
     name = "csv-rows"
@@ -76,6 +77,7 @@ tests:
 """
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_tests_without_a_text_id_are_skipped_as_in_agentv(tmp_path: Path, fake: FakeOpenAI) -> None:
     """AgentV runs only `kept` (its mean score 0, not the 2/3 of three tests); accord too,

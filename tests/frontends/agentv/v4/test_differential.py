@@ -34,7 +34,7 @@ from tests.frontends.agentv.v4.harness import (
     through_both,
 )
 
-pytestmark = needs_agentv
+pytestmark = [pytest.mark.reference, needs_agentv]
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI
@@ -52,6 +54,7 @@ ANSWERS = {
 answer = harness.answering(ANSWERS, harness.answer)
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_reference_graders_score_in_accord_as_in_agentv(tmp_path: Path, fake: FakeOpenAI) -> None:
     expected, agentv_asked, agentv_sent, got = harness.through_both(tmp_path, NAME, fake)
@@ -87,6 +90,7 @@ def test_reference_graders_score_in_accord_as_in_agentv(tmp_path: Path, fake: Fa
     }  # fmt: skip
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_inherited_assertions_keep_their_values_as_written_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import trust_project
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI
@@ -35,6 +37,7 @@ ROW_ANSWERS = {
 answer = harness.answering(ROW_ANSWERS)
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_rows_with_input_criteria_and_expected_output_score_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
@@ -164,6 +167,7 @@ def graded_by(requests: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return sorted(out)
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_an_llm_rubric_is_graded_by_its_own_provider_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
@@ -225,6 +229,7 @@ def test_an_assertions_target_is_refused_with_agentvs_fix_and_a_grader_must_be_a
     assert "Traceback" not in run.stderr
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_a_tests_transform_runs_before_its_graders_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
@@ -298,6 +303,7 @@ REPLAY = """\
 """
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_recorded_answers_graded_by_a_panel_score_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI
@@ -392,6 +398,7 @@ CLI = """\
 """
 
 
+@pytest.mark.reference
 @harness.needs_agentv
 def test_a_cli_provider_of_the_catalog_answers_as_in_agentv(
     tmp_path: Path, fake: FakeOpenAI

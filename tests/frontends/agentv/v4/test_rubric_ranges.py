@@ -27,10 +27,13 @@ from tests.frontends.agentv.v4.harness import (
     run_agentv,
 )
 
-pytestmark = pytest.mark.skipif(
-    not AGENTV.exists() or __import__("shutil").which("node") is None,
-    reason=f"needs node and AgentV built from source at {AGENTV}",
-)
+pytestmark = [
+    pytest.mark.reference,
+    pytest.mark.skipif(
+        not AGENTV.exists() or __import__("shutil").which("node") is None,
+        reason=f"needs node and AgentV built from source at {AGENTV}",
+    ),
+]
 
 # the fake model's answers, by a phrase of the prompt; "Hi there" marks a poor answer
 ANSWERS = {

@@ -27,7 +27,7 @@ from tests.fakes import FakeOpenAI, Reply
 from tests.frontends.agentv.v4.harness import AGENTV, needs_agentv, settings
 from tests.frontends.agentv.v4.harness import answer as harness_answer
 
-pytestmark = needs_agentv
+pytestmark = [pytest.mark.reference, needs_agentv]
 
 # gpt-4o-mini: a model both price tables know (AgentV's pi-ai registry and litellm's), at
 # $0.15 per million input tokens and $0.60 per million output tokens

@@ -104,6 +104,7 @@ EXPECTED = {
 }  # fmt: skip
 
 
+@pytest.mark.reference
 @pytest.mark.skipif(
     shutil.which("node") is None or not AGENTV.exists(),
     reason=f"needs node and AgentV built from source at {AGENTV}",

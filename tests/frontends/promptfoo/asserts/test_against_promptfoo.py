@@ -22,10 +22,13 @@ PROMPTFOO = (
     Path.home() / ".cache" / "accord-bench" / "promptfoo" / "node_modules" / ".bin" / "promptfoo"
 )
 
-pytestmark = pytest.mark.skipif(
-    not PROMPTFOO.exists() or shutil.which("node") is None,
-    reason="promptfoo's npm install (benchmarks/_model_eval.py) is not present",
-)
+pytestmark = [
+    pytest.mark.reference,
+    pytest.mark.skipif(
+        not PROMPTFOO.exists() or shutil.which("node") is None,
+        reason="promptfoo's npm install (benchmarks/_model_eval.py) is not present",
+    ),
+]
 
 TESTS: list[dict[str, Any]] = [
     {

@@ -227,6 +227,7 @@ MORE = [
 ]
 
 
+@pytest.mark.reference
 @pytest.mark.skipif(
     shutil.which("node") is None or not (PROMPTFOO_HOME / "node_modules" / "js-rouge").is_dir(),
     reason="promptfoo's npm install (benchmarks/_model_eval.py) is not present",

@@ -99,6 +99,7 @@ def test_a_script_file_outside_the_config_folder_is_refused(tmp_path: Path) -> N
     assert caught.value.message.startswith("c.yaml:4: ") and "outside" in caught.value.message
 
 
+@pytest.mark.reference
 @needs_node
 def test_javascript_values_and_results(tmp_path: Path) -> None:
     # handleJavascript: a boolean XOR not-; a number: > 0 or >= threshold; an object is the
