@@ -65,6 +65,7 @@ def verdict(doc: dict[str, Any]) -> dict[str, Any]:
     return {"accuracy": doc["accuracy"], "tests": tests}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_a_stopped_test_run_resumes_with_only_the_unfinished_tests(
     project: Callable[..., Path],

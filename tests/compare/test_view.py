@@ -113,6 +113,7 @@ def dump(url: str, profile: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_navigation_filters_and_escaping_in_chromium(
     served: tuple[Path, str], tmp_path: Path
 ) -> None:

@@ -23,6 +23,7 @@ def example(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @needs_llama
 def test_the_example_runs_offline_on_the_local_model(example: Path) -> None:
     run = accord("eval", example / "capitals.eval.yml", "--format", "json")

@@ -12,6 +12,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.faults.helpers import bounded
 
 ANSWER = 10_000_000  # characters the agent answers
@@ -39,6 +41,7 @@ def answer(text):
 """
 
 
+@pytest.mark.slow
 def test_the_terminal_and_junit_show_the_start_of_a_long_answer(tmp_path: Path) -> None:
     (tmp_path / "bigmod.py").write_text(MODULE)
     (tmp_path / "big.eval.yml").write_text(EVAL)

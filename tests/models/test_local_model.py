@@ -114,6 +114,7 @@ def test_the_local_judge_answers_by_a_forced_call() -> None:
     assert isinstance(arguments["reason"], str) and len(arguments["reason"]) <= 600
 
 
+@pytest.mark.slow
 @needs_llama
 def test_samples_of_the_local_model_differ_and_each_is_reproducible() -> None:
     """n samples of one question are n draws (seed 0 + sample, temperature 0.7), not one

@@ -205,6 +205,7 @@ RAY_KEY = "sk-ray-env-5555555555-zyxwvut"
 RAY_CONFIG_KEY = "sk-ray-config-6666666666-qrstuv"
 
 
+@pytest.mark.slow
 def test_the_ray_executor_keeps_keys_out_of_rays_session_files(
     ray_cluster: Any, tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from accord.tasks.suites.core.reducers import wilson_interval
 
 TESTS = '''
@@ -64,6 +66,7 @@ def summary(output: str) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_pass_rates_across_xdist_workers_and_repeats(project: Callable[..., Path]) -> None:
     root = project({"test_chat.py": TESTS}, judge=False)
     done = pytest_run(root, "-n", "2", "--count", "3", "--accord-judge-model", "fake")
@@ -80,6 +83,7 @@ def test_pass_rates_across_xdist_workers_and_repeats(project: Callable[..., Path
     assert "turn 2 did not match" in done.stdout and 'actual:    "Goodbye"' in done.stdout
 
 
+@pytest.mark.slow
 def test_without_a_judge_tests_that_need_one_skip_loudly(project: Callable[..., Path]) -> None:
     root = project({"test_chat.py": TESTS}, judge=False)
     done = pytest_run(root, "-rs", "-k", "steady or greets")
@@ -90,6 +94,7 @@ def test_without_a_judge_tests_that_need_one_skip_loudly(project: Callable[..., 
     assert summary(done.stdout)["test_greets"] == "no run judged, 1 skipped"
 
 
+@pytest.mark.slow
 def test_require_judge_fails_instead(project: Callable[..., Path]) -> None:
     root = project({"test_chat.py": TESTS}, judge=False)
     done = pytest_run(root, "-k", "greets", "--accord-require-judge")
@@ -114,6 +119,7 @@ def test_month(accord_conversation, month):
 """
 
 
+@pytest.mark.slow
 def test_the_summary_folds_only_pytest_repeats_own_parameter(project: Callable[..., Path]) -> None:
     """Ids ending in `digits-digits` are parameters of their own: `[4-19]` and `[2-20]`, or
     `[2024-01]` and `[2024-02]`, are different tests; only `--count`'s `i-n` folds."""

@@ -12,6 +12,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes import FakeOpenAI, Reply
 from tests.faults.helpers import bounded
 
@@ -33,6 +35,7 @@ def test_long_answer(accord_conversation):
 """
 
 
+@pytest.mark.slow
 def test_a_pytest_failure_shows_the_start_of_each_long_value(
     project: Callable[..., Path], judge_server: FakeOpenAI
 ) -> None:

@@ -184,6 +184,7 @@ def check_store_review(root: Path, page: Page, store: str, since: str) -> None:
     assert page.controls == {"store": store, "since": since}
 
 
+@pytest.mark.slow
 def test_store_review_shows_what_duckdb_computes(corpus: Path) -> None:
     root = corpus / "demo_project"
     _run, page, html = run_app(root / "store_review.app.yml")

@@ -92,6 +92,7 @@ def _sql_tasks(spec: dict[str, Any]) -> dict[str, str]:
     return {t["name"]: t["sql_query"] for t in spec["tasks"] if t["type"] == "execute_sql"}
 
 
+@pytest.mark.slow
 def test_store_deep_dive_exports_match_duckdb(deep_dive: tuple[Path, Run]) -> None:
     project, _run = deep_dive
     spec = yaml.safe_load((project / DEEP_DIVE).read_text(encoding="utf-8"))

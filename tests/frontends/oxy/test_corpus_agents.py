@@ -615,6 +615,7 @@ def test_consistency(project: Path, analyst: Analyst, fake_llm: FakeOpenAI) -> N
     assert majority in judge.prompt
 
 
+@pytest.mark.slow
 def test_cache_pins_the_generated_sql(
     project: Path, analyst: Analyst, fake_llm: FakeOpenAI
 ) -> None:

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.evals.conftest import accord
 
 # the whole `accord eval` in one fresh interpreter, then which libraries it loaded
@@ -45,6 +47,7 @@ def test_a_config_without_schemas_or_distances_does_not_load_their_libraries(
     assert "modules []" in out, out
 
 
+@pytest.mark.slow
 def test_schemas_and_distances_still_judge_when_used(tmp_path: Path) -> None:
     (tmp_path / "promptfooconfig.yaml").write_text("""
 prompts: ['{{x}}']

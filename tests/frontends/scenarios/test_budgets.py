@@ -71,6 +71,7 @@ def errors_of(result: Run) -> dict[str, str]:
     return {name: c["error"] for name, c in found.items() if name != "Fine"}
 
 
+@pytest.mark.slow
 def test_loops_and_repeats_stop_at_the_budget(scenario_project: Callable[..., Path]) -> None:
     # the nested LOOP expanded for minutes; REPEAT built 100 MB that reached the judge twice
     root = scenario_project(
@@ -132,6 +133,7 @@ def trickle(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         thread.join(10)
 
 
+@pytest.mark.slow
 def test_a_slow_web_page_and_an_endless_query_stop_at_the_deadline(
     scenario_project: Callable[..., Path], trickle: str
 ) -> None:
@@ -188,6 +190,7 @@ def test_zip_bombs_are_refused_before_reading(scenario_project: Callable[..., Pa
     assert "at most 250,000,000 (the size budget for documents)" in errors["Pptx bomb"]
 
 
+@pytest.mark.slow
 def test_an_xlsx_is_read_by_its_cells_not_its_declared_range(
     scenario_project: Callable[..., Path],
 ) -> None:

@@ -34,6 +34,7 @@ def run(folder: Path, *args: str) -> tuple[int, dict[str, object], str]:
     return result.exit_code, result.suite(), result.stderr
 
 
+@pytest.mark.slow
 @needs_llama
 def test_the_example_runs_offline_on_the_local_model(example: Path) -> None:
     code, suite, stderr = run(example)
