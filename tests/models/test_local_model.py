@@ -13,6 +13,7 @@ from accord.cli import main
 from tests.models.harness import needs_llama
 
 
+@pytest.mark.slow
 @needs_llama
 def test_local_model_answers_without_any_key(tmp_path: Path) -> None:
     wf = tmp_path / "w.workflow.yml"
@@ -77,6 +78,7 @@ def test_a_forced_call_is_decoded_under_the_tool_schema() -> None:
     assert "maxLength" not in bounded["answer"]  # an enum is bounded already
 
 
+@pytest.mark.slow
 @needs_llama
 def test_the_local_judge_answers_by_a_forced_call() -> None:
     import asyncio
