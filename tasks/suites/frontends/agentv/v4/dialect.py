@@ -213,7 +213,7 @@ class AgentV4Dialect(Dialect):
     def model_messages(
         self, messages: list[dict[str, Any]] | None, text: str
     ) -> list[dict[str, Any]] | None:
-        from .file import model_messages
+        from .files import model_messages
 
         return model_messages(messages, text)
 
