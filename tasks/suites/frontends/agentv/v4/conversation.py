@@ -153,6 +153,8 @@ SKIPPED = "Skipped due to previous turn failure"
 class ConversationGrade(EvaluatorSpec):
     """Every turn's assertions, the transcript's, and their aggregation."""
 
+    family: ClassVar[str] = "agentv4"
+
     type: str = "agentv-conversation"
     deterministic: ClassVar[bool] = False
     turn_specs: tuple[tuple[Any, ...], ...] = ()
