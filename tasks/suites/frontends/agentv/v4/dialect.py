@@ -27,6 +27,7 @@ class AgentV4Dialect(Dialect):
     """AgentV 4's rules (packages/core/src/evaluation), over promptfoo's."""
 
     name = "agentv4"
+    docs = "docs/agentv.md"
     what = "an AgentV eval file"
     top_keys, refused_top_keys = SUPPORTED, NOT_SUPPORTED
     test_keys, refused_test_keys = TEST_KEYS, NOT_SUPPORTED_TEST
