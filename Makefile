@@ -40,7 +40,7 @@ typecheck: $(STAMP)
 FUZZ_EXAMPLES := $(if $(filter true,$(CI)),10000,300)
 
 unit: $(STAMP)
-	ACCORD_FUZZ_EXAMPLES=$${ACCORD_FUZZ_EXAMPLES:-$(FUZZ_EXAMPLES)} $(BIN)/pytest -n auto -q
+	ACCORD_FUZZ_EXAMPLES=$${ACCORD_FUZZ_EXAMPLES:-$(FUZZ_EXAMPLES)} $(BIN)/pytest -n auto -q --durations=25
 
 test: lint typecheck unit
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.agentv.conftest import FEATURES, MOCK_AGENT, respond
 from tests.fakes import FakeOpenAI
+from tests.frontends.agentv.v2.conftest import FEATURES, MOCK_AGENT, respond
 
 ACCORD = Path(sys.executable).parent / "accord"
 FILES = (

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Iterator
+import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,43 @@ def fake_model_config(fake: FakeOpenAI, **extra: Any) -> str:
     return "models:\n" + "\n".join(lines) + "\n"
 
 
+def write_project(
+    root: Path,
+    server: FakeOpenAI,
+    files: dict[str, str] | None = None,
+    *,
+    defaults: str | None = "judge_model: fake",
+    config_extra: str = "",
+    dedent: bool = False,
+    **model: Any,
+) -> Path:
+    """A project in `root`: a config.yml whose model `fake` is `server` (`model`: more fields
+    of its entry), then `defaults:` with the one line `defaults` (none when None), then
+    `config_extra`; and `files` (relative path -> text, dedented with `dedent`). Returns
+    `root`."""
+    config = fake_model_config(server, **model)
+    if defaults is not None:
+        config += f"defaults:\n  {defaults}\n"
+    (root / "config.yml").write_text(config + config_extra, encoding="utf-8")
+    for name, text in (files or {}).items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip() if dedent else text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_llm: FakeOpenAI) -> Callable[..., Path]:
+    """`project(files, **model)` writes `files` into tmp_path beside a config.yml whose model
+    `fake`, the judge, is the fake server, and returns tmp_path (write_project). A folder whose
+    tests need another project overrides it in its conftest."""
+
+    def make(files: dict[str, str], **model: Any) -> Path:
+        return write_project(tmp_path, fake_llm, files, **model)
+
+    return make
+
+
 @pytest.fixture(params=["lean", "litellm"])
 def model_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run the test once per path an `openai/` model can take (engine/openai_wire.py):
@@ -131,8 +169,8 @@ TIMING_TESTS = (
     "tests/faults/test_render_budget.py::test_a_task_timeout_bounds_its_render",
     "tests/faults/test_render_budget.py::test_sigterm_stops_a_long_render",
     "tests/faults/test_timeouts_end.py",
-    "tests/scenarios/test_macro_interrupt.py",
-    "tests/scenarios/test_scenarios.py::test_ctrl_c_exits_130",
+    "tests/frontends/scenarios/test_macro_interrupt.py",
+    "tests/frontends/scenarios/test_scenarios.py::test_ctrl_c_exits_130",
     "tests/store/test_crash_harness.py",
     "tests/store/test_resume_and_interrupt.py",
 )

@@ -45,6 +45,7 @@ def test_the_documents_have_commands() -> None:
     assert [c.split()[:2] for c in found["README.md"][:2]] == [["make", "demo"], ["make", "test"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
 def test_every_documented_command_runs_as_written(document: Path, tmp_path: Path) -> None:
     shutil.copytree(

@@ -114,6 +114,7 @@ def test_every_export_imports_from_its_namespace() -> None:
         assert getattr(importlib.import_module(namespace), name) is not None, (namespace, name)
 
 
+@pytest.mark.slow
 def test_a_users_strict_mypy_sees_every_export_with_its_real_type(tmp_path: Path) -> None:
     pytest.importorskip("mypy")  # a dev dependency
     exports = _exports()
@@ -139,6 +140,7 @@ def test_a_users_strict_mypy_sees_every_export_with_its_real_type(tmp_path: Path
         assert shown != '"Any"', f"{namespace}.{name} is Any to mypy"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["NotAnExport", "run_workflows"])
 def test_a_name_accord_does_not_export_is_a_type_error(tmp_path: Path, name: str) -> None:
     pytest.importorskip("mypy")

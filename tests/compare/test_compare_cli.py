@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.compare.harness import HOSTILE, suite, write
 from tests.evals.conftest import accord
-
-HOSTILE = "\"><img src=x onerror=alert(1)><script>alert('x')</script>"
-
-
-def suite(bad: set[int], cases: int = 8, name: str = "stable", first: str = "c1") -> str:
-    """An echo suite: case i passes when its input says ok, fails when it says bad; the
-    first case's id is `first`."""
-    lines = [f"name: {name}", "target: echo", "evaluators:", "  - {type: contains, value: ok}"]
-    lines.append("cases:")
-    for i in range(1, cases + 1):
-        word = "bad" if i in bad else "ok"
-        case_id = first if i == 1 else f"c{i}"
-        lines.append(f"  - {{id: {json.dumps(case_id)}, input: {json.dumps(f'{word} {i}')}}}")
-    return "\n".join(lines) + "\n"
-
-
-def write(root: Path, text: str) -> Path:
-    path = root / "s.eval.yml"
-    path.write_text(text)
-    return path
 
 
 def test_compare_two_stored_runs_in_every_format(project: Callable[..., Path]) -> None:

@@ -68,6 +68,7 @@ def test_wilcoxon_large_samples_use_the_normal_approximation() -> None:
     assert result.p_value == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-9)
 
 
+@pytest.mark.reference
 def test_against_scipy_when_installed() -> None:
     stats = pytest.importorskip("scipy.stats")
     for b, c in ((3, 12), (7, 2), (20, 35)):

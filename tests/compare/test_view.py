@@ -6,10 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -17,38 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bounds import PROCESS_SECONDS, as_from_a_terminal
-from tests.compare.test_compare_cli import HOSTILE, suite, write
+from tests.bounds import PROCESS_SECONDS
+from tests.compare.harness import HOSTILE, start, stop, suite, write
 from tests.evals.conftest import accord
-
-
-def start(root: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "accord.cli", "view", "--port", "0", "--project", str(root)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        preexec_fn=as_from_a_terminal,
-    )  # fmt: skip
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()))  # type: ignore[union-attr]
-    reader.start()
-    reader.join(timeout=60)
-    match = re.search(r"http://127\.0\.0\.1:\d+/", lines[0] if lines else "")
-    if match is None:
-        stop(proc)
-        raise AssertionError(
-            f"no URL printed: {lines!r} {proc.stderr.read() if proc.stderr else ''}"
-        )
-    return proc, match.group(0)
-
-
-def stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-    try:
-        return proc.communicate(timeout=PROCESS_SECONDS)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        return proc.communicate()
 
 
 @pytest.fixture
@@ -145,6 +113,7 @@ def dump(url: str, profile: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_navigation_filters_and_escaping_in_chromium(
     served: tuple[Path, str], tmp_path: Path
 ) -> None:

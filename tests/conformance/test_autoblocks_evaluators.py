@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 import accord
 
+pytestmark = pytest.mark.reference
+
 ab_evaluators = pytest.importorskip(
     "autoblocks.testing.evaluators",
     reason="the Autoblocks SDK is not installed: pip install -e '.[conformance]'",

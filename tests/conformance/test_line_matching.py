@@ -16,6 +16,7 @@ import asyncio
 import re
 from typing import Any
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,8 @@ from accord.tasks.suites.frontends.conversations.matching import Verdict, match_
 from accord.tasks.suites.frontends.conversations.runner import _check_turn
 from accord.tasks.suites.frontends.conversations.turns import AgentTurn, ToolCall
 from tests.conformance.references import line_judge, line_similarity, line_turn
+
+pytestmark = pytest.mark.reference
 
 WORDS = ["hello", "there", "rain", "sunny", "name", "your", "city", "paris", "Hello", "RAIN"]
 

@@ -543,6 +543,7 @@ def test_run_and_validate_count_tasks_alike(tmp_path: Path) -> None:
     assert re.search(r"w: 2 tasks, \d+ nodes \(\d+ succeeded\)", run.stdout), run.stdout
 
 
+@pytest.mark.slow
 def test_init_makes_a_project_that_runs_tests_and_evaluates_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

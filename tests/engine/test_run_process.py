@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.bounds import PROCESS_SECONDS
 
 WriteFile = Callable[[str, str], Path]
@@ -83,6 +85,7 @@ def test_a_workflow_of_formatters_imports_no_evaluator(tmp_path: Path, write: Wr
     assert seen["evaluators"] == []
 
 
+@pytest.mark.slow
 def test_an_evaluation_still_finds_every_evaluator(tmp_path: Path, write: WriteFile) -> None:
     """The evaluators' registry imports them when it is first read: a suite naming one
     runs it, and an unknown name lists the built-in ones."""

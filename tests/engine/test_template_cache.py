@@ -137,6 +137,7 @@ def project(tmp_path: Path, write: WriteFile) -> Path:
     return write("shapes.workflow.yml", WORKFLOW)
 
 
+@pytest.mark.slow
 def test_each_template_compiled_once_and_a_second_run_compiles_nothing(
     project: Path, tmp_path: Path
 ) -> None:
@@ -152,6 +153,7 @@ def test_each_template_compiled_once_and_a_second_run_compiles_nothing(
     assert counted == {"generate": 0, "compile": 0}
 
 
+@pytest.mark.slow
 def test_an_unchanged_workflow_parses_no_template_again(project: Path, tmp_path: Path) -> None:
     """Each template's free names, found when it was checked, are kept beside its code: the
     second run, and `accord validate` after it, parse nothing."""
@@ -255,6 +257,7 @@ def test_names_kept_for_another_template_are_not_used(
         assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_an_entry_written_for_another_template_is_not_used(
     tmp_path: Path, write: WriteFile
 ) -> None:
@@ -280,6 +283,7 @@ def test_an_entry_written_for_another_template_is_not_used(
     assert run(two, "--format", "json")[1] == {"generate": 0, "compile": 0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage",
     [
@@ -306,6 +310,7 @@ def test_a_damaged_entry_is_a_miss_never_an_error(
     assert run(project, "--format", "json")[1] == {"generate": 0, "compile": 0}
 
 
+@pytest.mark.slow
 def test_an_entry_made_with_another_users_secret_is_not_used(project: Path) -> None:
     run(project, "--format", "json", user="someone-else")
     done, counted = run(project, "--format", "json")
@@ -313,6 +318,7 @@ def test_an_entry_made_with_another_users_secret_is_not_used(project: Path) -> N
     assert counted == {"generate": DISTINCT_COMPILED, "compile": DISTINCT_COMPILED}
 
 
+@pytest.mark.slow
 def test_a_planted_entry_carrying_code_never_runs(tmp_path: Path, write: WriteFile) -> None:
     """`.accord/` holds data, not code: an entry in Jinja's format whose code would write a
     file, put where the template's entry goes, is refused (its tag is not this user's)."""
@@ -343,6 +349,7 @@ def test_a_cache_that_cannot_be_written_is_reported_and_the_run_goes_on(
     assert done.stderr.count("template_cache_not_written") == 1, done.stderr
 
 
+@pytest.mark.slow
 def test_the_sandbox_refuses_unsafe_attributes_in_a_cached_template(
     tmp_path: Path, write: WriteFile
 ) -> None:
@@ -369,6 +376,7 @@ def test_the_sandbox_refuses_unsafe_attributes_in_a_cached_template(
         assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_the_render_budget_stops_a_cached_template(tmp_path: Path, write: WriteFile) -> None:
     write("config.yml", "defaults: {}\n")
     # ten billion empty iterations: only the budget's tick in every block stops them

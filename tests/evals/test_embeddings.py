@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, letter_counts
 
@@ -25,6 +27,7 @@ def cosine(a: list[float], b: list[float]) -> float:
     return dot / (math.hypot(*a) * math.hypot(*b))
 
 
+@pytest.mark.slow
 def test_semantic_similarity_uses_the_configured_embedding_model(
     project: Callable[..., Path], fake_llm: FakeOpenAI
 ) -> None:
@@ -63,6 +66,7 @@ def test_without_an_embedding_model_the_score_is_lexical_and_says_so(
     assert fake_llm.embedded == [] and fake_llm.requests == []
 
 
+@pytest.mark.slow
 def test_a_failing_embedding_call_is_an_error_of_that_evaluation(
     project: Callable[..., Path], fake_llm: FakeOpenAI
 ) -> None:

@@ -213,7 +213,7 @@ def test_html_report_renders_in_chromium(project: Callable[..., Path], tmp_path:
 
     import pytest
 
-    from tests.suites.test_reports import HAS_CHROMIUM, PROBE, dump_dom
+    from tests.commands.harness import HAS_CHROMIUM, PROBE, dump_dom
 
     if not HAS_CHROMIUM:
         pytest.skip("LOUD SKIP: /usr/bin/chromium is missing (.ci/run installs it)")

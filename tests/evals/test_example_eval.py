@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import fake_model_config
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.models.test_local_model import needs_llama
+from tests.models.harness import needs_llama
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "workflows" / "evals"
 
@@ -23,6 +23,7 @@ def example(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @needs_llama
 def test_the_example_runs_offline_on_the_local_model(example: Path) -> None:
     run = accord("eval", example / "capitals.eval.yml", "--format", "json")

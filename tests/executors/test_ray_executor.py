@@ -21,7 +21,8 @@ from accord.cli import main
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 
-pytestmark = pytest.mark.usefixtures("ray_cluster")
+# every test needs the Ray cluster, seconds to start
+pytestmark = [pytest.mark.usefixtures("ray_cluster"), pytest.mark.slow]
 
 WORKFLOW = """\
 tasks:

@@ -363,6 +363,7 @@ def test_random_text(tmp_path: Path, tally: Tally, text: str) -> None:
     tally.feed(lambda: load_config(config))
 
 
+@pytest.mark.slow
 @fuzz_settings("structures")
 @seed(SEED)
 @given(data=workflow_like() | structures, flow=st.booleans())

@@ -107,6 +107,7 @@ def many_agents(count: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_429_and_5xx_mixed_in_are_retried_and_counted(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     # 10% of replies are 429 and 10% 5xx (529 included); a task meets at most three faults
     # in a row, under max_retries, so every task must end up answered
@@ -162,6 +163,7 @@ tasks:
 """
 
 
+@pytest.mark.slow
 def test_replies_slower_than_the_timeout_fail_naming_task_and_model(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
@@ -249,6 +251,7 @@ class BrokenReplies:
         return Reply(text=f"ok {prompt}")
 
 
+@pytest.mark.slow
 def test_dropped_connections_and_malformed_bodies_retry_then_fail_clearly(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
@@ -286,6 +289,7 @@ def test_dropped_connections_and_malformed_bodies_retry_then_fail_clearly(
     assert_no_traceback(done)
 
 
+@pytest.mark.slow
 def test_fail_fast_stops_on_the_first_broken_reply(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     fake_llm.responder = BrokenReplies()
     workflow = "tasks:\n  - name: only\n    type: agent\n    prompt: garbage always\n"

@@ -20,6 +20,7 @@ def closed_port() -> int:
     return port  # closed again: a connection to it is refused
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [0, 1])  # also from a model worker process
 def test_a_refused_connection_fails_at_once_naming_the_endpoint(
     tmp_path: Path, workers: int

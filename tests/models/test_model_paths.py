@@ -152,6 +152,7 @@ WORKFLOW = "tasks:\n" + "".join(
 )
 
 
+@pytest.mark.slow
 def test_a_cache_recorded_through_litellm_replays_on_the_lean_path(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
@@ -181,6 +182,7 @@ print("LITELLM", "litellm" in sys.modules)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS)
 def test_only_the_litellm_path_imports_litellm(
     tmp_path: Path, fake_llm: FakeOpenAI, path: str

@@ -30,6 +30,7 @@ def run(path: Path, *args: str) -> Any:
     return accord("run", str(path), "--format", "json", *args, cwd=path.parent)
 
 
+@pytest.mark.slow
 def test_model_workers_is_deprecated_and_calls_still_answer_retry_and_cache(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
@@ -58,6 +59,7 @@ def test_model_workers_is_deprecated_and_calls_still_answer_retry_and_cache(
     assert_no_traceback(again)
 
 
+@pytest.mark.slow
 def test_a_provider_error_with_model_workers_set_is_reported_like_any_other(
     tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:

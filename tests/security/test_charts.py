@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import fake_model_config
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
@@ -31,6 +33,7 @@ def _app(root: Path, query: str, *blocks: str) -> Path:
     return root / "a.app.yml"
 
 
+@pytest.mark.slow
 def test_many_rows_are_charted_in_one_pass(tmp_path: Path) -> None:
     app = _app(
         tmp_path,

@@ -23,8 +23,8 @@ import pytest
 from tests.conftest import fake_model_config
 from tests.evals.conftest import Run, accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.scenarios.conftest import judge_server, scenario_project
-from tests.scenarios.conftest import run as run_scenarios
+from tests.frontends.scenarios.conftest import judge_server, scenario_project
+from tests.frontends.scenarios.conftest import run as run_scenarios
 from tests.security.helpers import Recorder
 
 __all__ = ["judge_server", "scenario_project"]  # fixtures of the scenario tests, used here

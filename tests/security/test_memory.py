@@ -23,6 +23,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.bounds import PROCESS_SECONDS, as_from_a_terminal
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,6 +73,7 @@ def drain(process: subprocess.Popen[str], lines: list[str]) -> threading.Thread:
     return reader
 
 
+@pytest.mark.slow
 def test_sigterm_ends_a_large_eval_within_seconds(tmp_path: Path) -> None:
     """60,000 cases: SIGTERM once the store shows the run started (its row is written before
     any case runs); the run ends within seconds, recorded as interrupted, exit 143. Before,
@@ -119,6 +122,7 @@ def limited_memory(megabytes: int) -> object:
 OWN_END_SECONDS = 60  # a run under the limit ends by itself in 5-20 s here, idle or loaded
 
 
+@pytest.mark.slow
 def test_running_out_of_memory_is_said_plainly(tmp_path: Path) -> None:
     """F20's reproduction, scaled to a test: under a memory limit too small for the run,
     a clear message and exit 2, not "internal error: MemoryError" (exit 70). A run that has

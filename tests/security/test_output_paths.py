@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.evals.conftest import accord
-from tests.scenarios.conftest import judge_server, scenario_project
+from tests.frontends.scenarios.conftest import judge_server, scenario_project
 
 __all__ = ["judge_server", "scenario_project"]  # the scenario tests' fixtures, used here
 

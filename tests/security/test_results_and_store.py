@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from tests.bounds import PROCESS_SECONDS
-from tests.compare.test_view import start, stop
+from tests.compare.harness import start, stop
 from tests.conftest import fake_model_config
 from tests.fakes import FakeOpenAI, Reply
 
@@ -470,6 +470,7 @@ def _flipped(path: Path, n: int, first: str) -> None:
     path.write_text(json.dumps({"suites": [{"suite": "s", "cases": cases}]}))
 
 
+@pytest.mark.slow
 def test_a_hundred_thousand_flipped_cases_compare_in_seconds(tmp_path: Path) -> None:
     """Every case's verdict opposite, half each way: the exact McNemar test over 100,000
     discordant pairs, 50,000 the smaller side (cubic before: 20,000 took 36 s, 100,000

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import fake_model_config
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI
-from tests.scenarios.conftest import judge
+from tests.frontends.scenarios.conftest import judge
 
 SECRET = "aws_secret_access_key = AKIA-SECRET-9999"
 AGENTS = """

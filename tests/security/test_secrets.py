@@ -17,8 +17,8 @@ from tests.conftest import trusted
 from tests.evals.conftest import Run, accord
 from tests.executors.conftest import ray_cluster
 from tests.fakes import FakeOpenAI
-from tests.scenarios.conftest import judge_server, scenario_project
-from tests.scenarios.conftest import run as run_scenarios
+from tests.frontends.scenarios.conftest import judge_server, scenario_project
+from tests.frontends.scenarios.conftest import run as run_scenarios
 from tests.security.helpers import Recorder
 
 # fixtures of the scenario and executor tests, used here too
@@ -205,6 +205,7 @@ RAY_KEY = "sk-ray-env-5555555555-zyxwvut"
 RAY_CONFIG_KEY = "sk-ray-config-6666666666-qrstuv"
 
 
+@pytest.mark.slow
 def test_the_ray_executor_keeps_keys_out_of_rays_session_files(
     ray_cluster: Any, tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,6 +65,7 @@ TARGETS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(TARGETS))
 def test_the_suite_timeout_bounds_the_target(tmp_path: Path, kind: str) -> None:
     _project(tmp_path)
@@ -121,6 +122,7 @@ def _ends_within(root: Path, suite: Path, limit: int) -> None:
     assert f"within {limit} s" in done.stderr, done.stderr[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("program", ["./flood.py", "./sleep.py"])
 def test_an_agentv_cli_targets_timeout_bounds_it(tmp_path: Path, program: str) -> None:
     """AgentV files have no suite limit: the target's own `timeout_seconds` (else 120 s)."""
@@ -139,6 +141,7 @@ def test_an_agentv_cli_targets_timeout_bounds_it(tmp_path: Path, program: str) -
     _ends_within(tmp_path, tmp_path / "evals" / "suite.yaml", LIMIT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("program", ["./flood.py", "./sleep.py"])
 def test_an_agentv4_catalog_cli_timeout_bounds_it(tmp_path: Path, program: str) -> None:
     _project(tmp_path)

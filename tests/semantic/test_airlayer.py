@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.semantic.test_semantic import SALES_VIEW, accord, by_hand, project, workflow
+from tests.semantic.harness import SALES_VIEW, accord, by_hand, project, workflow
 
 EXTRA_MEASURES = """  - name: big_revenue
     type: sum

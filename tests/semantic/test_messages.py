@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.semantic.test_semantic import accord, project
+from tests.semantic.harness import accord, project
 
 QUERY = "  - name: q{n}\n    type: semantic_query\n    topic: shop\n    measures: [sales.revenue]\n"
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from accord.cli import main
@@ -184,6 +185,7 @@ def _check_resume(db: Path, path: Path, before: list[str], reference: dict[str, 
     return True
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_then_resume(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     fake_llm.responder = _answer
     reference_root = tmp_path / "reference"

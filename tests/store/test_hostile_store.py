@@ -250,6 +250,7 @@ def test_a_value_of_an_unknown_class_is_not_stored() -> None:
         codec.dumps(Planted())
 
 
+@pytest.mark.slow
 def test_a_large_table_is_stored_once_and_shown_in_short(tmp_path: Path) -> None:
     # a 200k-row tool result was stored as 202 MB (a pickle plus a full display copy)
     (tmp_path / ".db").mkdir()

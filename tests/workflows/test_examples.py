@@ -100,6 +100,7 @@ def test_the_three_examples_are_there() -> None:
     } <= names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "workflow", EXAMPLES, ids=[p.relative_to(WORKFLOWS).as_posix() for p in EXAMPLES]
 )
