@@ -17,7 +17,7 @@ from .errors import LoadError
 FILES: dict[str, str] = {
     "config.yml": """\
 # One DuckDB database over the CSV files in data/ (each file is a view: `orders`), and the
-# embedded `local` model (no key). Add models under `models:` (see the accord README).
+# embedded `local` model (no key). Add models under `models:` (see docs/models.md in accord).
 databases:
   - name: shop
     type: duckdb

@@ -10,6 +10,7 @@ point like task types.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -97,6 +98,7 @@ class Finding:
     children: list[Finding] = field(default_factory=list)
     veto: str | None = None
     kind: str | None = None
+    check: str | None = None  # the check that made it, as registered: `family/type`
 
 
 class EvaluatorSpec(Spec):
@@ -117,6 +119,8 @@ class EvaluatorSpec(Spec):
     )
 
     deterministic: ClassVar[bool] = True
+    # the family of checks it belongs to: its namespace in CHECKS (`accord/contains`)
+    family: ClassVar[str] = "accord"
     # its `evaluate` needs nothing of the run (no judge, no files, no context): it may run on
     # another machine (the Ray executor's tasks)
     portable: ClassVar[bool] = False
@@ -131,6 +135,11 @@ class EvaluatorSpec(Spec):
     @property
     def id(self) -> str:
         return self.name or self.type
+
+    @property
+    def check_name(self) -> str:
+        """The check as registered, namespaced by its family: `promptfoo/not-contains`."""
+        return sys.intern(f"{self.family}/{self.type}")
 
     def calls_model(self, judge_model: str | None) -> bool:
         """Whether this evaluation will ask a model (short_circuit keeps those back)."""

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from accord.engine.compile import compile_file
 from accord.tasks.evaluators.rag import mean_best_similarity as context_recall
-from accord.tasks.suites.core.gate import check
 from accord.tasks.suites.core.reducers import Metric, proportion, wilson_interval
 from accord.tasks.suites.core.subdag import ancestors, sub_plan
+from accord.tasks.suites.testing.gate import check
 from accord.tasks.suites.testing.outcomes import TestOutcome
 
 

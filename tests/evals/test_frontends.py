@@ -244,3 +244,15 @@ def test_the_eval_command_imports_no_frontend() -> None:
     root = Path(__file__).resolve().parents[2]
     command = root / "tasks" / "suites" / "commands" / "eval.py"
     assert imports_of(command, root, "tasks.suites.frontends") == []
+
+
+def test_the_reports_import_no_frontend() -> None:
+    # a format's own result files are registered from its own package (AgentV's jsonl from
+    # agentv/frontend.py): accord's reports name no front-end
+    from tests.layers import imports_of
+
+    root = Path(__file__).resolve().parents[2]
+    reports = sorted((root / "tasks" / "suites" / "reports").glob("*.py"))
+    assert {r.name for r in reports} >= {"formats.py", "evals.py", "html.py", "text.py"}
+    found = [line for r in reports for line in imports_of(r, root, "tasks.suites.frontends")]
+    assert found == []

@@ -45,8 +45,9 @@ from ....engine.report.formats import CommandFormats
 from ....engine.runner import RunOptions
 from ....engine.store import RunStore
 from ..compare.gate import apply_baseline, baseline_options
-from ..core.gate import GateKind, GateResult, Mode, check
+from ..core.gate import GateKind, GateResult
 from ..reports.formats import REPORT_FORMATS, ReportRequest
+from ..testing.gate import Mode, check
 from ..testing.prepared import PreparedSuite, select
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_RESULT = 0, 1, 3

@@ -382,6 +382,7 @@ def _finalise(spec: EvaluatorSpec, finding: Finding) -> Finding:
     """Apply what every evaluator shares: negate, threshold, weight, required."""
     finding.name = spec.id
     finding.kind = finding.kind or spec.type
+    finding.check = spec.check_name
     finding.weight = spec.weight
     finding.required = bool(spec.required)
     finding.deterministic = not spec.calls_model(None)

@@ -61,6 +61,7 @@ def _finding_data(case: CaseResult) -> list[dict[str, Any]]:
     return [
         {
             "name": f.name,
+            "check": f.check,
             "score": _r(f.score),
             "passed": f.passed,
             "reason": f.reason,

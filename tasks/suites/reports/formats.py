@@ -134,13 +134,6 @@ def _eval_html(report: EvalReport, out: TextIO) -> None:
     out.write(render_html(report.runs, gate=report.gate))
 
 
-@EVAL_FORMATS.register("jsonl", file="results.jsonl", suffix=".jsonl", choice=False)
-def _agentv_jsonl(report: EvalReport, out: TextIO) -> None:
-    from ..frontends.agentv.common.results import render_jsonl
-
-    out.write(render_jsonl(report.runs))
-
-
 def _writes_its_own(run: SuiteRun) -> bool:
     """Whether the run's front-end writes its own files after a run (frontends.FrontEnd
     after_run: a scenario suite's page and JSON), in --output-dir as elsewhere."""

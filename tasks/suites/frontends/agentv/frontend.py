@@ -14,10 +14,13 @@ import click
 
 from .....engine.errors import LoadError, ValidationError
 from ...core.frontend import FrontEnd, Request, Source
+from ...reports.formats import EVAL_FORMATS, EvalReport
 from ..promptfoo.frontend import CONFIG_NAMES, parsed
 from .v2.schema import CASE_KEYS
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from ...core.cases import Suite
 
 # top-level keys of AgentV 4 files that no promptfoo config has
@@ -118,3 +121,11 @@ FRONTEND = FrontEnd(
         ),
     ),
 )
+
+
+@EVAL_FORMATS.register("jsonl", file="results.jsonl", suffix=".jsonl", choice=False)
+def _results_jsonl(report: EvalReport, out: TextIO) -> None:
+    """AgentV's result records (`--output results.jsonl`), for the runs of any suite."""
+    from .common.results import render_jsonl
+
+    out.write(render_jsonl(report.runs))

@@ -94,7 +94,7 @@ class _Loader:
                 continue
             if key in refused:
                 message = (f"'{key}' ({what}) is not supported by accord: remove it "
-                           "(docs/promptfoo.md lists what runs)")  # fmt: skip
+                           f"({self.dialect.docs} lists what runs)")  # fmt: skip
             else:
                 hint = did_you_mean(key, allowed, before="", after=" ")
                 message = (f"unknown key '{key}' in {what}: {hint}known keys: "
@@ -156,6 +156,7 @@ class Dialect:
     tool reads differently; one is made per file loaded, and may keep that file's state."""
 
     name = "promptfoo"
+    docs = "docs/promptfoo.md"  # the page that says what runs
     # what describes the whole file in a key problem
     what = "the config"
     # the keys it reads (and those it refuses by name) at the top, of a test, of its options

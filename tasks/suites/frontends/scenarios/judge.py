@@ -88,6 +88,8 @@ def read_scores(reply: Any, metrics: list[str]) -> dict[str, tuple[float, str]] 
 class ScenarioJudge(EvaluatorSpec):
     """Scores a scenario's metrics in one judge call; passes on their mean."""
 
+    family: ClassVar[str] = "scenarios"
+
     type: str = NAME
     deterministic: ClassVar[bool] = False
     default_threshold: ClassVar[ThresholdSpec | None] = None

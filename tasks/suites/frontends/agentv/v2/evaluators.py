@@ -49,6 +49,8 @@ def verdict_of(score: float) -> str:
 class AgentVEvaluator(EvaluatorSpec):
     """What every AgentV evaluator has."""
 
+    family: ClassVar[str] = "agentv"
+
     required: bool | float = Field(  # type: ignore[assignment]
         False, description="true: the score must reach 0.8; a number: that score."
     )

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -44,6 +43,7 @@ from ......engine.errors import AccordError, ModelError
 from .....evaluators.base import EvaluatorFailure, EvaluatorSpec, Finding
 from .....evaluators.cases import Case, Output
 from ....core.targets import Target, TargetFailure
+from .interpolation import vars_interpolated
 
 if TYPE_CHECKING:
     from ......engine.context import TaskContext
@@ -152,6 +152,8 @@ SKIPPED = "Skipped due to previous turn failure"
 
 class ConversationGrade(EvaluatorSpec):
     """Every turn's assertions, the transcript's, and their aggregation."""
+
+    family: ClassVar[str] = "agentv4"
 
     type: str = "agentv-conversation"
     deterministic: ClassVar[bool] = False
@@ -346,7 +348,7 @@ def _turn(
               "message")  # fmt: skip
         return None
     try:
-        want = _interpolated(want, variables)
+        want = vars_interpolated(want, variables)
     except EvaluatorFailure as exc:
         issue((*at, "expected_output"), str(exc))
         return None
@@ -375,27 +377,3 @@ def _turn(
             issue((*at, "assert", index), getattr(exc, "message", None) or str(exc))
             return None
     return render_text(text, variables), tuple(built), expected
-
-
-_WHOLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\}\}\s*$")
-
-
-def _interpolated(value: Any, variables: dict[str, Any]) -> Any:
-    """interpolateTemplateVars (interpolation.ts): every string filled from the vars; a
-    string that is one `{{ name }}` (or `{{ a.b }}`) naming a value is that value."""
-    from ...promptfoo.asserts.base import render_text
-
-    if isinstance(value, str):
-        whole = _WHOLE_VAR.match(value)
-        if whole:
-            found: Any = {**variables, "vars": variables}
-            for part in whole.group(1).split("."):
-                found = found.get(part) if isinstance(found, dict) else None
-            if found is not None:
-                return found
-        return render_text(value, variables)
-    if isinstance(value, list):
-        return [_interpolated(v, variables) for v in value]
-    if isinstance(value, dict):
-        return {k: _interpolated(v, variables) for k, v in value.items()}
-    return value

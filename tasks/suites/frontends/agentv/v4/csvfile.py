@@ -66,10 +66,10 @@ def tests_from_file(
     found = _read(path, shown)
     if loader is None or path.suffix.lower() == ".csv":
         return found
-    from .file import _interpolated
+    from .interpolation import env_interpolated
 
     env = keys.environment()
-    return [(_interpolated(loader, test, env), line) for test, line in found]
+    return [(env_interpolated(loader, test, env), line) for test, line in found]
 
 
 def _read(path: Path, shown: str) -> list[tuple[Any, int | None]]:

@@ -27,6 +27,7 @@ class AgentV4Dialect(Dialect):
     """AgentV 4's rules (packages/core/src/evaluation), over promptfoo's."""
 
     name = "agentv4"
+    docs = "docs/agentv.md"
     what = "an AgentV eval file"
     top_keys, refused_top_keys = SUPPORTED, NOT_SUPPORTED
     test_keys, refused_test_keys = TEST_KEYS, NOT_SUPPORTED_TEST
@@ -213,7 +214,7 @@ class AgentV4Dialect(Dialect):
     def model_messages(
         self, messages: list[dict[str, Any]] | None, text: str
     ) -> list[dict[str, Any]] | None:
-        from .file import model_messages
+        from .files import model_messages
 
         return model_messages(messages, text)
 

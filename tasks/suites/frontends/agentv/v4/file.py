@@ -29,19 +29,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
-from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ......engine import keys
 from ......engine.errors import LoadError
-from ......engine.paths import PathError, inside
+from ......engine.paths import PathError
 from ......engine.yamlmarks import Loc, Marks, read_text
-from ...promptfoo import templating
 from . import catalog as agentv_catalog
+from .files import DEFAULT_SYSTEM, within
+from .interpolation import WHOLE_VAR, env_interpolated
 from .state import state
 
 if TYPE_CHECKING:
@@ -157,7 +155,7 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
         from . import files as agentv_files
 
         data = {**data, "default_test": agentv_files.default_test(loader, data["default_test"])}
-    data = _interpolated(loader, data, keys.environment())
+    data = env_interpolated(loader, data, keys.environment())
     out = {k: v for k, v in data.items()
            if k in ("description", "prompts", "tests", "metadata", "scenarios")}  # fmt: skip
     if "prompts" in out:
@@ -211,51 +209,6 @@ def prepare(loader: _Loader, data: dict[str, Any]) -> tuple[dict[str, Any], str 
     return out, workdir
 
 
-# AgentV renders every `{{ env.… }}` of an eval file with the process environment when it
-# loads the file (interpolation.ts), leaving the rest of each template to test time
-_ENV_OUTPUT = re.compile(r"\{\{\s*env\.[\s\S]*?\}\}")
-_WHOLE_ENV_OUTPUT = re.compile(r"^\s*\{\{\s*env\.[\s\S]*?\}\}\s*$")
-_NUMBER = re.compile(r"^-?(?:0|[1-9]\d*)(?:\.\d+)?$")
-
-
-_ENV_NAME = re.compile(r"env\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
-
-
-def remember_env_refs(text: str, env: Mapping[str, str]) -> None:
-    """Mask from now on the value of every variable `text`'s `{{ env.NAME }}` reads, as
-    every value accord reads from the environment is masked (docs/security.md)."""
-    from ......engine.masking import remember
-
-    for found in _ENV_NAME.finditer(text):
-        name = found.group(1) or found.group(2)
-        remember(env.get(name), name)
-
-
-def _interpolated(loader: _Loader, value: Any, env: Mapping[str, str], loc: Loc = ()) -> Any:
-    if isinstance(value, dict):
-        return {k: _interpolated(loader, v, env, (*loc, k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_interpolated(loader, v, env, (*loc, i)) for i, v in enumerate(value)]
-    if not isinstance(value, str) or "${{" in value or not _ENV_OUTPUT.search(value):
-        return value
-    try:
-        text = keys.rendered(
-            lambda: _ENV_OUTPUT.sub(lambda m: templating.render(m.group(0), {"env": env}), value)
-        )
-        remember_env_refs(value, env)
-    except templating.NunjucksDifference as exc:
-        loader.issue(loc, f"{{{{ env.… }}}}: {exc.message}")
-        return value
-    if not _WHOLE_ENV_OUTPUT.match(value):
-        return text
-    # a value that is only an env expression takes the type its text reads as
-    if text in ("true", "false"):
-        return text == "true"
-    if _NUMBER.match(text):
-        return float(text) if "." in text else int(text)
-    return text
-
-
 def _file_ref(value: str) -> str:
     return value if value.startswith("file://") else f"file://{value}"
 
@@ -298,7 +251,7 @@ def _environment(loader: _Loader, value: Any) -> str | None:
             loader.issue(where, "environment is a recipe (type, workdir, env) or file://PATH")
             return None
         try:
-            path = _within(loader, base / value[7:], "environment recipe")
+            path = within(loader, base / value[7:], "environment recipe")
             recipe = yaml.safe_load(read_text(path))
         except (PathError, LoadError, yaml.YAMLError) as exc:
             loader.issue(where, getattr(exc, "message", str(exc)))
@@ -334,7 +287,7 @@ def _environment(loader: _Loader, value: Any) -> str | None:
         loader.issue(where, "a host environment needs 'workdir': the folder the target runs in")
         return None
     try:
-        folder = _within(loader, base / workdir, "environment workdir")
+        folder = within(loader, base / workdir, "environment workdir")
     except PathError as exc:
         loader.issue((*where, "workdir"), exc.message)
         return None
@@ -342,16 +295,6 @@ def _environment(loader: _Loader, value: Any) -> str | None:
         loader.issue((*where, "workdir"), f"environment workdir '{workdir}' is no folder")
         return None
     return str(folder.resolve().relative_to(loader.root.resolve())) or "."
-
-
-def _within(loader: _Loader, path: Path, what: str) -> Path:
-    """A path the file names, kept inside the project (as every path of a project file)."""
-    absolute = path.resolve()
-    try:
-        relative = absolute.relative_to(loader.root.resolve())
-    except ValueError:
-        raise PathError(f"{what} '{path}' is outside the project root {loader.root}") from None
-    return inside(loader.root, relative, what)
 
 
 def gathered(loader: _Loader, item: _Test, entries: list[Any]) -> list[tuple[int, Any]]:
@@ -524,14 +467,11 @@ def _skip_notes(source: Source, data: Any, marks: Marks | None) -> list[str]:
     return notes
 
 
-_WHOLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_]\w*)\s*\}\}\s*$")
-
-
 def message_prompt(raw: str, variables: dict[str, Any]) -> str | None:
     """A prompt that is one var holding chat messages (`prompts: ["{{ input }}"]` with
     `vars.input` a list of `{role, content}`): those messages, as JSON the chat API takes,
     as AgentV sends them (its prompt expansion makes them the test's input messages)."""
-    found = _WHOLE_VAR.match(raw)
+    found = WHOLE_VAR.match(raw)
     value = variables.get(found.group(1)) if found else None
     if (
         isinstance(value, list)
@@ -540,21 +480,6 @@ def message_prompt(raw: str, variables: dict[str, Any]) -> str | None:
     ):
         return json.dumps(value, ensure_ascii=False)
     return None
-
-
-# providers/llm-providers.ts: what AgentV's model providers send as the system message
-# when the test gives none
-DEFAULT_SYSTEM = (
-    "You are a careful assistant. Follow all provided instructions and do not fabricate results."
-)
-
-
-def model_messages(messages: list[dict[str, Any]] | None, text: str) -> list[dict[str, Any]]:
-    """The messages AgentV's model providers send (llm-providers.ts buildChatPrompt, from
-    prompt-builder.ts's chat prompt: agentv_files.chat_prompt)."""
-    from .files import chat_prompt
-
-    return chat_prompt(messages or [{"role": "user", "content": text}], DEFAULT_SYSTEM)
 
 
 def _conversations(suite: Suite) -> Suite:

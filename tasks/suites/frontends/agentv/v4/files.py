@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ......engine.errors import LoadError, ValidationError
-from ......engine.paths import PathError
+from ......engine.paths import PathError, inside
 from ......engine.yamlmarks import Loc
+from .interpolation import WHOLE_VAR
 from .state import state
 
 if TYPE_CHECKING:
@@ -50,14 +51,12 @@ def search_roots(loader: _Loader) -> list[Path]:
 def resolve(loader: _Loader, reference: str, what: str, loc: Loc) -> Path | None:
     """The file a `file://` reference names (the first search root that holds it), or None
     with the problem reported at `what`'s place."""
-    from .file import _within
-
     relative = reference.strip().removeprefix("file://").lstrip("/\\")
     for base in search_roots(loader):
         candidate = base / relative
         if candidate.is_file():
             try:
-                return _within(loader, candidate, what)
+                return within(loader, candidate, what)
             except PathError as exc:
                 loader.issue(loc, exc.message)
                 return None
@@ -251,9 +250,7 @@ def inline_files(
     separators trimmed, looked for from the eval file's folder up; CRLF made LF). A
     missing file's part is left out (a warning); a path outside the project is reported
     at the part's place."""
-    from .file import _WHOLE_VAR
-
-    found = _WHOLE_VAR.match(raw)
+    found = WHOLE_VAR.match(raw)
     name = found.group(1) if found else None
     messages = variables.get(name) if name else None
     if not isinstance(messages, list):
@@ -286,8 +283,6 @@ def _file_part(
     message-processor.ts warns "File not found" and leaves the part out), said on stderr.
     A path leaving the project (read from the eval file's folder) is refused, found or
     not."""
-    from .file import _within
-
     shown = value.lstrip("/\\") or value
     # an absolute path as it is first, then the path under each search root
     candidates = [Path(value)] if Path(value).is_absolute() else []
@@ -295,14 +290,14 @@ def _file_part(
     for candidate in candidates:
         if candidate.is_file():
             try:
-                path = _within(loader, candidate, "file content part")
+                path = within(loader, candidate, "file content part")
             except PathError as exc:
                 _report(loader, loc, exc.message, where)
                 return part
             text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
             return {**part, "path": shown, "text": text}
     try:  # the path as read from the eval file's folder must stay in the project
-        _within(loader, loader.base / shown, "file content part")
+        within(loader, loader.base / shown, "file content part")
     except PathError as exc:
         _report(loader, loc, exc.message, where)
         return part
@@ -408,3 +403,26 @@ def chat_prompt(given: list[dict[str, Any]], default_system: str) -> list[dict[s
     if not any(m["role"] == "system" for m in out):
         out.insert(0, {"role": "system", "content": default_system})
     return out
+
+
+def within(loader: _Loader, path: Path, what: str) -> Path:
+    """A path the file names, kept inside the project (as every path of a project file)."""
+    absolute = path.resolve()
+    try:
+        relative = absolute.relative_to(loader.root.resolve())
+    except ValueError:
+        raise PathError(f"{what} '{path}' is outside the project root {loader.root}") from None
+    return inside(loader.root, relative, what)
+
+
+# providers/llm-providers.ts: what AgentV's model providers send as the system message
+# when the test gives none
+DEFAULT_SYSTEM = (
+    "You are a careful assistant. Follow all provided instructions and do not fabricate results."
+)
+
+
+def model_messages(messages: list[dict[str, Any]] | None, text: str) -> list[dict[str, Any]]:
+    """The messages AgentV's model providers send (llm-providers.ts buildChatPrompt, from
+    prompt-builder.ts's chat prompt: agentv_files.chat_prompt)."""
+    return chat_prompt(messages or [{"role": "user", "content": text}], DEFAULT_SYSTEM)

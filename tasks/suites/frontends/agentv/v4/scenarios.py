@@ -147,7 +147,7 @@ def _expanded(loader: _Loader, value: list[Any]) -> list[Placed]:
 
 def _from_file(loader: _Loader, path: Path, loc: Loc) -> list[Placed]:
     """loadScenariosFromFile: a file's scenarios."""
-    from .file import _interpolated
+    from .interpolation import env_interpolated
 
     if path.suffix.lower() not in SUFFIXES:
         loader.issue(loc, f"scenario file {path.name}: AgentV reads .yaml, .yml and .json "
@@ -161,7 +161,7 @@ def _from_file(loader: _Loader, path: Path, loc: Loc) -> list[Placed]:
     except LoadError as exc:
         loader.issue(loc, exc.message)
         return []
-    data = _interpolated(loader, data, keys.environment())
+    data = env_interpolated(loader, data, keys.environment())
     inner: Loc = ()
     if isinstance(data, dict) and isinstance(data.get("scenarios"), list):
         data, inner = data["scenarios"], ("scenarios",)

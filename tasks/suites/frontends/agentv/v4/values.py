@@ -20,9 +20,9 @@ def rubric_text(text: str, variables: dict[str, Any] | None) -> str:
     given), stripped; a value that is one `{{ name }}` naming something other than text
     stays as written."""
     if variables is not None:
-        from .conversation import _interpolated
+        from .interpolation import vars_interpolated
 
-        filled = _interpolated(text, {"vars": variables, **variables})
+        filled = vars_interpolated(text, {"vars": variables, **variables})
         text = filled if isinstance(filled, str) else text
     return text.strip()
 
@@ -61,10 +61,10 @@ def skipped_value(entry: Any, variables: dict[str, Any] | None) -> bool:
         if isinstance(named, list) and (not named or isinstance(named[0], str)):
             return False  # a var AgentV makes one test of per item (expandArrayVarCases)
         from .....evaluators.base import EvaluatorFailure
-        from .conversation import _interpolated
+        from .interpolation import vars_interpolated
 
         try:
-            value = _interpolated(value, {"vars": variables, **variables})
+            value = vars_interpolated(value, {"vars": variables, **variables})
         except EvaluatorFailure:
             return False  # not renderable: the assertion says so when it runs
     if entry["type"] in CODE_VALUE:

@@ -172,6 +172,8 @@ class PromptfooAssertion(EvaluatorSpec):
     """One promptfoo assertion. `type` keeps the file's spelling (`not-contains`);
     `base_type` is without the prefix and `inverse` says whether it was there."""
 
+    family: ClassVar[str] = "promptfoo"
+
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     type: str

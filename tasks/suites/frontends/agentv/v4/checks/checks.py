@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .......engine.registry import Namespace
 from ......evaluators.base import CHECKS, EvaluatorFailure, Finding
@@ -33,6 +33,8 @@ AGENTV4: Namespace[type[AgentVAssertion]] = Namespace(
 
 class AgentVAssertion(PromptfooAssertion):
     """An assertion of AgentV's own: a verdict with score 1 or 0 and AgentV's reason."""
+
+    family: ClassVar[str] = "agentv4"
 
     def scored(self, ok: bool, reason: str) -> Finding:
         return self.result(ok, 1.0 if ok else 0.0, reason)

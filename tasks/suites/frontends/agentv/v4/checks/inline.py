@@ -131,6 +131,7 @@ def _clamp(value: float) -> float:
 
 
 class AgentVInline(PromptfooAssertion):
+    family: ClassVar[str] = "agentv4"
     folder: str
     bar: float | None = None  # the entry's threshold
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -280,6 +280,8 @@ def repair_prompt(error: str, reply: str) -> str:
 
 class AgentVJudged(Graded):
     """What AgentV's model-graded assertions share: asking, and reading the reply."""
+
+    family: ClassVar[str] = "agentv4"
 
     async def ask_agentv(
         self,

@@ -229,7 +229,7 @@ def proxied(
 def _asking(ev: EvalContext, model: str | None) -> Answering:
     async def ask(question: str, system: str | None) -> Answer:
         from ...common.proxy import Answer
-        from ..file import DEFAULT_SYSTEM
+        from ..files import DEFAULT_SYSTEM
 
         messages = [
             {"role": "system", "content": (system or "").strip() or DEFAULT_SYSTEM},

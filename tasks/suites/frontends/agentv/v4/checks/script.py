@@ -188,6 +188,7 @@ def payload(case: Case, output: Output, config: dict[str, Any] | None) -> dict[s
 
 
 class AgentVScript(PromptfooAssertion):
+    family: ClassVar[str] = "agentv4"
     command: list[str]
     folder: str
     proxy: ProviderAccess | None = None  # `provider`: models through a proxy (agentv_proxy)

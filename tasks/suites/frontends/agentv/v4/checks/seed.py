@@ -60,6 +60,7 @@ def build_seed(entry: dict[str, Any], *, where: str, name: str) -> AgentVSeed:
 
 
 class AgentVSeed(PromptfooAssertion):
+    family: ClassVar[str] = "agentv4"
     deterministic: ClassVar[bool] = True
 
     async def evaluate(self, ev: EvalContext, case: Case, output: Output) -> Finding:
