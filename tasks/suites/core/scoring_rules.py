@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from ....engine.registry import Registry
 from ...evaluators.base import Finding
@@ -32,6 +32,7 @@ from ...evaluators.base import Finding
 # AgentV's pass score and borderline score (DEFAULT_THRESHOLD; the older format's labels)
 AGENTV_PASS = 0.8
 AGENTV_BORDERLINE = 0.6
+R = TypeVar("R", bound="ScoringRule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,12 @@ class Settled:
     passed: bool
     score: float
     reason: str
+
+
+def banded(score: float, bands: tuple[float, float]) -> str:
+    """A score's label under (pass, borderline) bands: `pass`, `borderline` or `fail`."""
+    passing, borderline = bands
+    return "pass" if score >= passing else "borderline" if score >= borderline else "fail"
 
 
 class ScoringRule:
@@ -89,10 +96,9 @@ class ScoringRule:
             return None
         if status == "error" or score is None:
             return "error"
-        passing, borderline = self.bands
-        if status == "failed" and score >= passing:
+        if status == "failed" and score >= self.bands[0]:
             return "fail"
-        return "pass" if score >= passing else "borderline" if score >= borderline else "fail"
+        return banded(score, self.bands)
 
     def trial_label(self, status: str, score: float) -> str | None:
         """The label of a case's trials combined: `pass` when they passed, else by score
@@ -161,8 +167,7 @@ class AgentVRule(ScoringRule):
 
     def verdict(self, score: float) -> str:
         """AgentV's label of one score: `pass`, `borderline` or `fail`."""
-        passing, borderline = AGENTV_PASS, AGENTV_BORDERLINE
-        return "pass" if score >= passing else "borderline" if score >= borderline else "fail"
+        return banded(score, (AGENTV_PASS, AGENTV_BORDERLINE))
 
     def composite(self, findings: Sequence[Finding]) -> float:
         """A composite's score: its members' weighted average (0 when the weights are 0)."""
@@ -216,19 +221,19 @@ def rule(name: str) -> ScoringRule:
     return SCORING_RULES.get(name)
 
 
-def promptfoo() -> PromptfooRule:
-    found = SCORING_RULES.get("promptfoo")
-    assert isinstance(found, PromptfooRule)
+def _typed(name: str, kind: type[R]) -> R:
+    found = SCORING_RULES.get(name)
+    assert isinstance(found, kind)
     return found
+
+
+def promptfoo() -> PromptfooRule:
+    return _typed("promptfoo", PromptfooRule)
 
 
 def agentv() -> AgentVRule:
-    found = SCORING_RULES.get("agentv")
-    assert isinstance(found, AgentVRule)
-    return found
+    return _typed("agentv", AgentVRule)
 
 
 def agentv4() -> AgentV4Rule:
-    found = SCORING_RULES.get("agentv4")
-    assert isinstance(found, AgentV4Rule)
-    return found
+    return _typed("agentv4", AgentV4Rule)
