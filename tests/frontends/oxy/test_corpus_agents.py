@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +32,7 @@ from click.testing import CliRunner
 
 from accord.cli import main
 from tests.fakes import FakeOpenAI, Reply
+from tests.frontends.oxy.harness import copy_writable
 
 REPO = Path(__file__).resolve().parents[3]
 CORPUS = Path(os.environ.get("ACCORD_OXY_CORPUS", REPO.parent / "shared" / "oxy-corpus"))
@@ -110,17 +109,6 @@ class Run:
 def accord(*args: str | Path) -> Run:
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     return Run(result.exit_code, result.stdout, result.stderr)
-
-
-def copy_writable(source: Path, target: Path) -> Path:
-    """Copy a corpus folder; the corpus is read-only, the copy must not be."""
-    shutil.copytree(source, target)
-    for folder, _dirs, files in os.walk(target):
-        os.chmod(folder, os.stat(folder).st_mode | stat.S_IWUSR)
-        for name in files:
-            path = os.path.join(folder, name)
-            os.chmod(path, os.stat(path).st_mode | stat.S_IWUSR)
-    return target
 
 
 def run_procedure(project: Path, name: str, *extra: str) -> Run:
