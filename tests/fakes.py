@@ -116,7 +116,7 @@ class FakeOpenAI:
                 if self.path.endswith("/embeddings"):
                     self._embeddings(body)
                     return
-                reply = fake.next_reply(body)
+                reply = fake.next_reply(_as_chat(self.path, body))
                 if fake.latency or reply.delay:
                     time.sleep(fake.latency + reply.delay)
                 if reply.drop:
@@ -128,6 +128,8 @@ class FakeOpenAI:
                     self._stream(body, reply)
                     return
                 payload = reply.raw if reply.raw is not None else _completion(body, reply)
+                if reply.raw is None and self.path.startswith("/api/"):
+                    payload = _ollama(self.path, body, reply)
                 self.send_response(reply.status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
@@ -181,6 +183,27 @@ class FakeOpenAI:
                 self.wfile.write(payload)
 
         return Handler
+
+
+def _as_chat(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The request as a chat's: Ollama's `/api/generate` sends a prompt, not messages."""
+    if path.startswith("/api/"):
+        body.setdefault("messages", [{"content": body.get("prompt")}])
+    return body
+
+
+def _ollama(path: str, body: dict[str, Any], reply: Reply) -> bytes:
+    """Ollama's answer (docs/api.md): `/api/chat` a message, `/api/generate` a response."""
+    text = reply.text or ""
+    answer: dict[str, Any] = {
+        "model": body.get("model"), "created_at": "2026-01-01T00:00:00Z", "done": True,
+        "done_reason": "stop", "prompt_eval_count": 7, "eval_count": max(1, len(text.split())),
+    }  # fmt: skip
+    if path.endswith("/api/chat"):
+        answer["message"] = {"role": "assistant", "content": text}
+    else:
+        answer["response"] = text
+    return json.dumps(answer).encode()
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> bytes:

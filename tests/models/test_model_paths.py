@@ -231,3 +231,38 @@ def test_a_client_closing_leaves_another_clients_call_in_flight(
         return (await pending).text, done.text
 
     assert asyncio.run(go()) == ("slow answer", "echo: b")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_calls_latency_is_its_request_not_its_wait_for_a_slot(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, path: str
+) -> None:
+    # a model of max_concurrency 1 asked four times at once: the requests run one after
+    # another, so the times measured around each request do not overlap and add up to no
+    # more than the whole; timed from before the wait for the slot they added up to 2.5x it
+    # (promptfoo's `latency` assertion and latencyMs time the provider's callApi alone)
+    monkeypatch.setenv("ACCORD_MODEL_CLIENT", path)
+    fake_llm.latency = 0.2
+    config = ConfigSpec.model_validate(
+        {"models": [{"name": "fake", "model": "openai/m", "api_base": fake_llm.url,
+                     "api_key": "k", "max_retries": 0, "max_concurrency": 1}]}
+    )  # fmt: skip
+    client = ModelClient(ModelCatalog(config), None, "off")
+    if path == "litellm":  # its import is no part of the calls
+        from accord.engine.models import load_litellm
+
+        load_litellm()
+
+    async def go() -> tuple[list[float], float]:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        done = await asyncio.gather(*(
+            client.complete("fake", [{"role": "user", "content": f"q{i}"}], task=f"t{i}")
+            for i in range(4)
+        ))  # fmt: skip
+        return [c.latency for c in done], loop.time() - started
+
+    latencies, whole = asyncio.run(go())
+    assert len(fake_llm.requests) == 4
+    assert all(latency >= 0.2 for latency in latencies)
+    assert sum(latencies) <= whole

@@ -50,7 +50,9 @@ def decide(
         findings=findings,
         error=error,
         tags=list(case.tags),
-        seconds=output.seconds,
+        # the target's own measure of its request when it has one (a model call's time,
+        # without the wait for a slot), as promptfoo's latencyMs times callApi alone
+        seconds=output.seconds if output.duration_ms is None else output.duration_ms / 1000,
         # the case's own, not a copy per result (nothing changes a result's metadata in place; a
         # trial's summary makes a new one), which a million cases would each hold
         metadata=case.metadata if isinstance(case.metadata, dict) else {},

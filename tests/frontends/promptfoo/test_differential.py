@@ -19,7 +19,7 @@ import pytest
 
 from tests.evals.conftest import accord
 from tests.fakes import FakeOpenAI, Reply
-from tests.frontends.promptfoo.harness import needs_promptfoo, run_promptfoo, verdicts
+from tests.frontends.promptfoo.harness import by_cell, needs_promptfoo, run_promptfoo, verdicts
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "workflows" / "promptfoo"
 
@@ -196,3 +196,94 @@ tests: [{{vars: {{t: x}}, assert: [{{type: contains, value: first}}]}}]
     assert [(p["provider"], p["label"]) for p in theirs] == columns
     assert [(p["provider"], p["label"]) for p in mine] == columns
     assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+
+
+def _numbers(value: Any) -> Any:
+    """JSON as compared: 1 and 1.0 are one number (node writes whole floats as ints)."""
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def test_an_assert_sets_results_are_written_as_promptfoo_writes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # promptfoo 0.118 assertionsResult.ts testResult: a set's result holds its members'
+    # results (componentResults, its members' namedScores, `assertion: null`), and the
+    # test's componentResults list the set, then each member, in the set's place
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text("""
+prompts: ['Say {{word}}']
+providers: [echo]
+tests:
+  - vars: {word: hello}
+    assert:
+      - {type: contains, value: hello}
+      - type: assert-set
+        threshold: 0.5
+        metric: both
+        assert:
+          - {type: contains, value: Say, metric: said}
+          - {type: icontains, value: nope}
+      - {type: equals, value: x}
+  - vars: {word: nope}
+    assert:
+      - type: assert-set
+        weight: 2
+        assert:
+          - {type: contains, value: Say}
+          - {type: contains, value: absent}
+      - {type: contains, value: nope}
+""")
+    run_promptfoo(tmp_path, "promptfoo.json")
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    theirs = by_cell(tmp_path / "promptfoo.json")
+    mine = by_cell(tmp_path / "accord.json")
+    assert len(theirs) == 2
+    for cell, result in theirs.items():
+        assert _numbers(mine[cell]["gradingResult"]) == _numbers(result["gradingResult"])
+    # the members count in the column's assertion counts, as in promptfoo's evaluator.ts
+    assert column_metrics(tmp_path / "accord.json") == column_metrics(tmp_path / "promptfoo.json")
+
+
+def test_an_ollama_chat_grader_is_asked_through_api_chat_as_in_promptfoo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: Any
+) -> None:
+    # promptfoo 0.118 registry.ts: `ollama:chat:MODEL` is OllamaChatProvider, which posts
+    # to OLLAMA_BASE_URL + /api/chat (providers/ollama.ts); both tools read that variable
+    def rubric(body: dict[str, Any]) -> Reply:
+        passed = "Rome" not in json.dumps(body["messages"])
+        verdict = {"reason": "checked", "pass": passed, "score": 1 if passed else 0}
+        return Reply(text=json.dumps(verdict))
+
+    fake_llm.responder = rubric
+    monkeypatch.setenv("OLLAMA_BASE_URL", fake_llm.url.removesuffix("/v1"))
+    (tmp_path / "config.yml").write_text("")
+    (tmp_path / "promptfooconfig.yaml").write_text("""
+prompts: ['{{city}}']
+providers: [echo]
+defaultTest:
+  options: {provider: 'ollama:chat:grader'}
+tests:
+  - vars: {city: Paris}
+    assert: [{type: llm-rubric, value: names Paris}]
+  - vars: {city: Rome}
+    assert: [{type: llm-rubric, value: names Paris}]
+""")
+    run_promptfoo(tmp_path, "promptfoo.json")
+    theirs = list(fake_llm.paths)
+    fake_llm.paths.clear()
+    monkeypatch.chdir(tmp_path)
+    run = accord("eval", "-c", "promptfooconfig.yaml", "-o", "accord.json", "-q")
+    assert run.exit_code == 1, run.stderr
+    assert theirs == ["/api/chat", "/api/chat"]
+    # litellm also asks /api/show for the model's details (its Ollama client's own lookup)
+    assert [p for p in fake_llm.paths if p != "/api/show"] == theirs
+    assert verdicts(tmp_path / "accord.json") == verdicts(tmp_path / "promptfoo.json")
+    assert [v[0] for v in verdicts(tmp_path / "accord.json").values()] == [True, False]

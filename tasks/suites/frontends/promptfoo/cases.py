@@ -276,12 +276,17 @@ def own_graders(loader: _Loader, item: _Test, test: dict[str, Any], models: dict
     embedding API, a config key it does not map) is refused at the test."""
 
     def own(value: Any) -> Any:
+        if isinstance(value, str) and value.startswith("ollama:"):
+            # promptfoo's Ollama providers read OLLAMA_BASE_URL: the grader is a provider
+            # of its own, as one with a config is, to find its endpoint as they do
+            value = {"id": value, "config": {}}
         if not isinstance(value, dict):
             return value
         if "id" not in value:  # {text: ..., embedding: ...}: a provider per use
             return {k: own(v) for k, v in value.items()}
-        if not value.get("config"):
+        if not value.get("config") and not str(value["id"]).startswith("ollama:"):
             return value
+        value = {"config": {}, **value}
         key = "grader:" + json.dumps({"id": value["id"], "config": value["config"]},
                                      sort_keys=True)  # fmt: skip
         name = loader.built.get(key)

@@ -59,6 +59,37 @@ def _empty_usage() -> dict[str, Any]:
 _NO_TOKENS = {"total": 0, "prompt": 0, "completion": 0, "cached": 0, "numRequests": 0}
 
 
+def _component(finding: Finding, entry: Any) -> dict[str, Any]:
+    """One assertion's `GradingResult`. An assert-set's is its own `AssertionsResult`
+    (0.118 `assertionsResult.ts` testResult): its members' results nested under it, its
+    members' named scores, and no `assertion`."""
+    verdict = {
+        "pass": finding.passed is not False and finding.error is None,
+        "score": finding.score or 0.0,
+        "reason": finding.error or finding.reason,
+    }
+    if not (isinstance(entry, dict) and entry.get("type") == "assert-set"):
+        return {**verdict, "assertion": entry}
+    from .asserts.sets import set_children
+
+    members = [
+        _component(f, e) for f, e in zip(finding.children, set_children(entry), strict=False)
+    ]
+    named = finding.metadata.get("namedScores") or {}
+    return {**verdict, "namedScores": named, "tokensUsed": dict(_NO_TOKENS),
+            "componentResults": members, "assertion": None}  # fmt: skip
+
+
+def _flat(component: dict[str, Any]) -> list[dict[str, Any]]:
+    """A result, then its nested results, each with the set's `assertion` when it has none
+    (promptfoo lists an assert-set's members after the set in the test's results)."""
+    nested = component.get("componentResults") or []
+    return [
+        component,
+        *({**c, "assertion": c["assertion"] or component["assertion"]} for c in nested),
+    ]
+
+
 def _grading(case: Case, result: CaseResult, threshold: float | None) -> dict[str, Any] | None:
     """promptfoo's `gradingResult`: the test's verdict and each assertion's (a test without
     assertions passes with "No assertions"; one whose target failed has none)."""
@@ -73,10 +104,8 @@ def _grading(case: Case, result: CaseResult, threshold: float | None) -> dict[st
     findings: list[Finding] = list(result.findings)
     specs = list(case.evaluators)
     components = [
-        {"pass": f.passed is not False and f.error is None, "score": f.score or 0.0,
-         "reason": f.error or f.reason, "assertion": entry}
-        for f, entry in zip(findings, entries, strict=False)
-    ]  # fmt: skip
+        c for f, entry in zip(findings, entries, strict=False) for c in _flat(_component(f, entry))
+    ]
     combined = None
     if len(findings) == len(specs):
         combined = combine(findings, specs, threshold=threshold)  # type: ignore[arg-type]
@@ -170,7 +199,7 @@ def _prompts(suite: PromptfooSuite, records: list[dict[str, Any]]) -> list[dict[
             for key, value in record["namedScores"].items():
                 named[key] = named.get(key, 0) + value
                 components = (record["gradingResult"] or {}).get("componentResults", [])
-                counted = sum(1 for c in components if c["assertion"].get("metric") == key)
+                counted = sum(1 for c in components if (c["assertion"] or {}).get("metric") == key)
                 counts[key] = counts.get(key, 0) + (counted or 1)
         components = [
             c for r in mine for c in (r["gradingResult"] or {}).get("componentResults", [])

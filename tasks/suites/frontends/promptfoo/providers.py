@@ -333,6 +333,7 @@ def build_target(
 # where promptfoo's OpenAI provider finds its base URL and key when the config gives none
 # (`src/providers/openai/index.ts`): the config's `env:`, then the process environment
 OPENAI_BASE_VARS = ("OPENAI_API_BASE_URL", "OPENAI_BASE_URL")
+OLLAMA_BASE_VAR = "OLLAMA_BASE_URL"
 
 
 def _model_target(
@@ -366,6 +367,13 @@ def _model_target(
         fields[CONFIG_KEYS[key]] = f"https://{value}/v1" if key == "apiHost" else value
     if prefix == "openai":
         _openai_defaults(fields, env)
+    elif prefix == "ollama" and "api_base" not in fields:
+        # promptfoo's Ollama providers (providers/ollama.ts): OLLAMA_BASE_URL, else
+        # localhost:11434 (litellm's own default)
+        if env.get(OLLAMA_BASE_VAR):
+            fields["api_base"] = env[OLLAMA_BASE_VAR]
+        elif os.environ.get(OLLAMA_BASE_VAR):
+            fields["api_base_var"] = OLLAMA_BASE_VAR  # read at each call, never stored
     litellm = f"{MODEL_PREFIXES[prefix]}/{model}" if MODEL_PREFIXES[prefix] else model
     spec = ModelSpec(name=name, model=litellm, **fields)
     return ModelTarget(model=name), spec

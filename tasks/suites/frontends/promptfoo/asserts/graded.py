@@ -56,7 +56,7 @@ PROVIDER_PREFIXES = {
     "vertex": "vertex_ai",
     "mistral": "mistral",
     "groq": "groq",
-    "ollama": "ollama",
+    "ollama": "ollama_chat",  # `ollama:chat:` asks /api/chat, as promptfoo's does
     "openrouter": "openrouter",
     "google": "gemini",
     "togetherai": "together_ai",
