@@ -10,6 +10,7 @@ so). Mean scores always go to the Wilcoxon signed-rank test on per-case mean sco
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -17,9 +18,12 @@ from ....engine.errors import ConfigError
 from .records import CaseRecord, RunRecord, SuiteRecord
 from .stats import TestResult, mcnemar_exact, wilcoxon_signed_rank
 
-# results files keep 4 decimals: values are compared at that precision, so a stored run and
-# its own `--format json` file compare as equal
+# results files keep 4 decimals: a run read from one is compared with the other at that
+# precision, so a stored run and its own `--format json` file compare as equal. Two stored
+# runs hold their scores whole: their differences are taken to FULL places, which clears
+# binary noise (1 - 2/3 and 2/3 - 1/3 differ in their last bit) so that equal changes tie
 DECIMALS = 4
+FULL = 12
 CHANGE = 0.5 * 10**-DECIMALS
 
 
@@ -143,18 +147,29 @@ def _binary_figure(name: str, pairs: list[tuple[float, float]]) -> Figure | None
     )  # fmt: skip
 
 
-def _mean_figure(name: str, pairs: list[tuple[float, float]]) -> Figure | None:
+def _mean_figure(
+    name: str, pairs: list[tuple[float, float]], decimals: int | None = None
+) -> Figure | None:
+    """The change of a mean, Wilcoxon-tested on the per-case differences, each taken at the
+    precision the values are compared at (`decimals`, else FULL places): the test ranks
+    them, and a difference that only float arithmetic made unequal must tie."""
     if not pairs:
         return None
+    places = FULL if decimals is None else decimals
     return Figure(
         name, statistics.fmean(x for x, _ in pairs), statistics.fmean(y for _, y in pairs),
-        len(pairs), wilcoxon_signed_rank([y - x for x, y in pairs]),
+        len(pairs), wilcoxon_signed_rank([round(y - x, places) for x, y in pairs]),
     )  # fmt: skip
 
 
 def _pairs(
-    cases: list[tuple[CaseRecord, CaseRecord]], value: str, evaluator: str | None = None
+    cases: list[tuple[CaseRecord, CaseRecord]],
+    value: str,
+    evaluator: str | None = None,
+    decimals: int | None = None,
 ) -> list[tuple[float, float]]:
+    """Each case's value in both runs, rounded to `decimals` when one run was read from a
+    results file (None: both whole, as stored)."""
     out = []
     for before, after in cases:
         if evaluator is None:
@@ -164,15 +179,45 @@ def _pairs(
             x = before.evaluator(evaluator)[0 if value == "pass" else 1]
             y = after.evaluator(evaluator)[0 if value == "pass" else 1]
         if x is not None and y is not None:
-            out.append((round(x, DECIMALS), round(y, DECIMALS)))
+            out.append((x, y) if decimals is None else (round(x, decimals), round(y, decimals)))
     return out
 
 
-def _pass_figure(name: str, pairs: list[tuple[float, float]], repeated: bool) -> Figure | None:
-    return _mean_figure(name, pairs) if repeated else _binary_figure(name, pairs)
+def _pass_figure(
+    name: str, pairs: list[tuple[float, float]], repeated: bool, decimals: int | None = None
+) -> Figure | None:
+    return _mean_figure(name, pairs, decimals) if repeated else _binary_figure(name, pairs)
 
 
-def compare_suite(before: SuiteRecord, after: SuiteRecord) -> SuiteComparison:
+# the order changed cases are listed in, in every format: regressions (passed -> failed),
+# then errors, improvements, other verdict changes, and score changes alone
+_KINDS = ("regression", "error", "improvement", "changed", "score")
+
+
+def change_kind(change: CaseChange) -> str:
+    if not change.flipped:
+        return "score"
+    if change.after == "error":
+        return "error"
+    if change.before == "passed":
+        return "regression"
+    return "improvement" if change.after == "passed" else "changed"
+
+
+def case_order(case_id: str) -> tuple[tuple[int, int | str], ...]:
+    """Ids in natural order: `c2` before `c10`."""
+    parts = re.split(r"(\d+)", case_id)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts if p)
+
+
+def _listing_order(change: CaseChange) -> tuple[int, tuple[tuple[int, int | str], ...], str]:
+    return _KINDS.index(change_kind(change)), case_order(change.id), change.id
+
+
+def compare_suite(
+    before: SuiteRecord, after: SuiteRecord, decimals: int | None = DECIMALS
+) -> SuiteComparison:
+    """`decimals`: the precision the values are compared at (None: as stored)."""
     common = [k for k in after.cases if k in before.cases]
     pairs = [(before.cases[k], after.cases[k]) for k in common]
     repeats = (_repeat(before), _repeat(after))
@@ -187,6 +232,7 @@ def compare_suite(before: SuiteRecord, after: SuiteRecord) -> SuiteComparison:
         delta = change.score_delta
         if change.flipped or (delta is not None and abs(delta) > CHANGE):
             changes.append(change)
+    changes.sort(key=_listing_order)
     notes = []
     if repeated:
         notes.append(
@@ -197,8 +243,10 @@ def compare_suite(before: SuiteRecord, after: SuiteRecord) -> SuiteComparison:
     evaluators: dict[str, tuple[Figure | None, Figure | None]] = {}
     for name in dict.fromkeys([*before.evaluator_names, *after.evaluator_names]):
         evaluators[name] = (
-            _pass_figure(f"{name} pass rate", _pairs(pairs, "pass", name), repeated),
-            _mean_figure(f"{name} mean score", _pairs(pairs, "score", name)),
+            _pass_figure(
+                f"{name} pass rate", _pairs(pairs, "pass", name, decimals), repeated, decimals
+            ),
+            _mean_figure(f"{name} mean score", _pairs(pairs, "score", name, decimals), decimals),
         )
     return SuiteComparison(
         name=after.name,
@@ -206,8 +254,10 @@ def compare_suite(before: SuiteRecord, after: SuiteRecord) -> SuiteComparison:
         added=[k for k in after.cases if k not in before.cases],
         removed=[k for k in before.cases if k not in after.cases],
         paired=len(common),
-        pass_rate=_pass_figure("pass rate", _pairs(pairs, "pass"), repeated),
-        score=_mean_figure("mean score", _pairs(pairs, "score")),
+        pass_rate=_pass_figure(
+            "pass rate", _pairs(pairs, "pass", None, decimals), repeated, decimals
+        ),
+        score=_mean_figure("mean score", _pairs(pairs, "score", None, decimals), decimals),
         evaluators=evaluators,
         repeats=repeats,
         notes=notes,
@@ -233,6 +283,8 @@ def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
             f"{_listed(list(baseline.suites))}; {current.label} holds "
             f"{_listed(list(current.suites))}; compare runs of one suite"
         )
+    # a results file keeps 4 decimals: both runs at that precision; two stored runs whole
+    decimals = DECIMALS if "file" in (baseline.source, current.source) else None
     suites = []
     for name in shared:
         before, after = baseline.suites[name], current.suites[name]
@@ -242,7 +294,7 @@ def compare_runs(baseline: RunRecord, current: RunRecord) -> Comparison:
                 f"{current.label} (baseline cases: {_listed(list(before.cases))}; current "
                 f"cases: {_listed(list(after.cases))})"
             )
-        suites.append(compare_suite(before, after))
+        suites.append(compare_suite(before, after, decimals))
     return Comparison(
         baseline=baseline.label,
         current=current.label,
