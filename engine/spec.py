@@ -86,6 +86,11 @@ class TaskSpec(Spec):
     )
     cache: CacheSpec | None = Field(None, description="Pinned output cache (Oxy).")
     export: ExportSpec | None = Field(None, description="Write the output to a file.")
+    mode: Literal["client", "server"] | None = Field(
+        None,
+        description="Oxy's place for a data app's task: its browser (client) or its server. "
+        "accord runs every task the same way; the key is accepted so Oxy's files load.",
+    )
 
     @field_validator("retry", mode="before")
     @classmethod

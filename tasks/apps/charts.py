@@ -6,6 +6,7 @@ ids that would clash between several charts inlined in one page.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import threading
 from collections.abc import Iterable, Iterator
@@ -17,8 +18,12 @@ from typing import Any, TypeVar
 from ...engine.errors import TaskError
 from ...engine.render import TableView
 
-WIDTH, HEIGHT = 640, 360
-LEFT, RIGHT, TOP, BOTTOM = 72, 16, 16, 64
+WIDTH, HEIGHT = 900, 360  # a chart the page's width (a pie's height)
+PLOT_HEIGHT = 280
+LEFT, RIGHT, TOP = 16, 16, 16
+FONT = 12  # the charts' text, in the drawing's units
+CHAR = 0.6 * FONT  # about how wide a character of it is
+COS, SIN = math.cos(math.pi / 6), math.sin(math.pi / 6)  # labels turned by 30 degrees
 T = TypeVar("T")
 # set by the page's node when its run ends (Ctrl-C, SIGTERM, a failure elsewhere): a drawing
 # under way in its thread stops at its next few thousand rows instead of running on
@@ -84,31 +89,65 @@ def _column(table: TableView, name: str, key: str, block: str) -> list[Any]:
     return table.column(name)
 
 
+def label_text(value: Any) -> str:
+    """An x value or a slice's name as a label: a timestamp at midnight as its date (Oxy's
+    month and day buckets come back as timestamps), other timestamps to the minute."""
+    if isinstance(value, dt.datetime):
+        if value.time() == dt.time(0) and value.tzinfo is None:
+            return value.date().isoformat()
+        return value.isoformat(sep=" ", timespec="minutes")
+    if isinstance(value, float | Decimal):
+        return number_text(value)
+    return "null" if value is None else str(value)
+
+
+def _in_order(values: Iterable[Any]) -> list[Any]:
+    """Distinct values sorted as SQL's ORDER BY sorts one column, nulls last."""
+    present = [v for v in values if v is not None]
+    try:
+        ordered = sorted(present)
+    except TypeError:  # mixed types in one column (a file's data): by their text
+        ordered = sorted(present, key=str)
+    return ordered + ([None] if len(present) != len(values) else [])  # type: ignore[arg-type]
+
+
 def series_of(
-    table: TableView, x: str, y: str, series: str | None, key: str, block: str
-) -> tuple[list[str], dict[str, list[float | None]]]:
-    """The x labels in first-seen order and, per series, the y value at each label."""
-    xs = [str(v) for v in stopping(_column(table, x, key, block))]
+    table: TableView, x: str, y: str, series: str | None, key: str, block: str,
+    *, ordered: bool = True,
+) -> tuple[list[str], dict[str, list[float | None]]]:  # fmt: skip
+    """The x labels and, per series, the sum of y at each label, as Oxy's app front-end
+    draws a chart (web-app chartQueries.ts): `SELECT DISTINCT x ... ORDER BY x` for the
+    axis, `SUM(y) ... GROUP BY x` for its values (per series value, rows of a null series
+    left out); a pie's slices `SUM(value) GROUP BY name` (`ordered=False`: in the order of
+    the rows). A label whose rows hold no number has none (SQL's SUM of nulls)."""
+    xs = list(stopping(_column(table, x, key, block)))
     ys = [_number(v, y, key) for v in stopping(_column(table, y, key, block))]
-    groups = (
-        [str(v) for v in stopping(_column(table, series, key, block))] if series else [y] * len(xs)
+    groups: list[Any] = (
+        list(stopping(_column(table, series, key, block))) if series else [y] * len(xs)
     )
-    labels = list(dict.fromkeys(xs))
-    position = {label: i for i, label in enumerate(labels)}
-    count = len(set(groups))
-    if len(labels) * count > MAX_POINTS:  # each series holds a place for every label
+    seen = dict.fromkeys(xs)
+    keys = _in_order(list(seen)) if ordered else list(seen)
+    position = {value: i for i, value in enumerate(keys)}
+    names = [g for g in dict.fromkeys(groups) if g is not None]
+    if len(keys) * len(names) > MAX_POINTS:  # each series holds a place for every label
         raise TaskError(
-            key, f"{block}: {len(labels):,} x values times {count:,} series make "
-            f"{len(labels) * count:,} points; a chart draws at most {MAX_POINTS:,}: group or "
-            "limit the rows in the query",
+            key, f"{block}: {len(keys):,} x values times {len(names):,} series make "
+            f"{len(keys) * len(names):,} points; a chart draws at most {MAX_POINTS:,}: group "
+            "or limit the rows in the query",
         )  # fmt: skip
     out: dict[str, list[float | None]] = {}
-    for label, value, group in stopping(zip(xs, ys, groups, strict=True)):
-        row = out.get(group)
+    for value, number, group in stopping(zip(xs, ys, groups, strict=True)):
+        if group is None:
+            continue
+        name = str(group)
+        row = out.get(name)
         if row is None:  # made once per series (a setdefault default is made on every row)
-            row = out[group] = [None] * len(labels)
-        row[position[label]] = value
-    return labels, out
+            row = out[name] = [None] * len(keys)
+        if number is not None:
+            at = position[value]
+            total = row[at]
+            row[at] = number if total is None else total + number
+    return [label_text(k) for k in keys], out
 
 
 def _ticks(low: float, high: float) -> list[float]:
@@ -123,54 +162,79 @@ def _ticks(low: float, high: float) -> list[float]:
     return [first + i * step for i in range(math.ceil((high - first) / step) + 1)]
 
 
-def _svg(body: list[str], title: str, legend: list[str]) -> str:
+def _svg(body: list[str], title: str, legend: list[str], width: int, height: int) -> str:
     items = []
+    x = LEFT
     for index, name in enumerate(legend if len(legend) > 1 else []):
-        x = LEFT + index * 140
         items.append(
-            f'<rect x="{x}" y="{HEIGHT - 14}" width="10" height="10" '
+            f'<rect x="{x}" y="{height - 14}" width="10" height="10" '
             f'fill="{COLOURS[index % len(COLOURS)]}"/>'
-            f'<text x="{x + 14}" y="{HEIGHT - 5}" font-size="11">{escape(name)}</text>'
+            f'<text x="{x + 14}" y="{height - 5}" font-size="{FONT}">{escape(name)}</text>'
         )
+        x += 24 + round(CHAR * len(name))
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="{escape(title)}" font-family="sans-serif">' + "".join(body + items) + "</svg>"
     )
 
 
+def _width_of(text: str) -> float:
+    """About how wide a label is drawn, in the chart's units."""
+    return CHAR * len(text)
+
+
 def axis_chart(
     kind: str, labels: list[str], groups: dict[str, list[float | None]], title: str,
-    x_label: str, y_label: str,
+    x_label: str, y_label: str, width: int = WIDTH,
 ) -> str:  # fmt: skip
-    """A bar or line chart of the groups' values over the labels."""
+    """A bar or line chart of the groups' values over the labels. The margins are made to
+    hold what they show: the left one the widest value on the axis and the axis' title
+    beside it, the bottom one the labels (turned when they do not fit side by side) and the
+    axis' title under them; `width` is the drawing's own (narrower in a row of charts, so
+    that its text is not shrunk with it)."""
     values = [v for vs in groups.values() for v in vs if v is not None]
     low, high = min([0.0, *values]), max([0.0, *values])
     ticks = _ticks(low, high)
     low, high = min(ticks[0], low), max(ticks[-1], high)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    tick_texts = [number_text(round(tick, 10), ",") for tick in ticks]
+    legend = len(groups) > 1
+    every = max(1, math.ceil(len(labels) / max(2, (width - 120) // 48)))
+    shown = [label for index, label in enumerate(labels) if not index % every]
+    longest = max((_width_of(label) for label in shown), default=0.0)
+    left = round(max(_width_of(t) for t in tick_texts) + 10 + (2 * FONT if y_label else 0)) + 4
+    slot = (width - left - RIGHT) / max(len(labels), 1)
+    turned = longest > slot * every - 6
+    if turned:  # turned labels end under their point: the first must not pass the edge
+        left = max(left, round(longest * COS - slot / 2) + 6)
+        slot = (width - left - RIGHT) / max(len(labels), 1)
+    under = round(longest * SIN + FONT + 4) if turned else FONT + 6
+    plot_h = PLOT_HEIGHT
+    height = TOP + plot_h + 6 + under + (FONT + 8 if x_label else 0) + (20 if legend else 0)
+    plot_w = width - left - RIGHT
 
     def y_of(value: float) -> float:
         return TOP + plot_h * (high - value) / ((high - low) or 1)
 
     body = []
-    for tick in ticks:
+    for tick, text in zip(ticks, tick_texts, strict=True):
         y = y_of(tick)
         body.append(
-            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">'
-            f"{escape(number_text(round(tick, 10), ','))}</text>"
+            f'<line x1="{left}" x2="{width - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
+            f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="{FONT}" text-anchor="end">'
+            f"{escape(text)}</text>"
         )
-    slot = plot_w / max(len(labels), 1)
-    every = max(1, math.ceil(len(labels) / 12))  # at most 12 labels under the axis
+    base = TOP + plot_h + 6 + FONT
     for index, label in enumerate(labels):
         if index % every:
             continue
-        x = LEFT + slot * (index + 0.5)
+        x = left + slot * (index + 0.5)
+        turn = f' transform="rotate(-30 {x:.1f} {base})"' if turned else ""
+        anchor = "end" if turned else "middle"
         body.append(
-            f'<text x="{x:.1f}" y="{TOP + plot_h + 16}" font-size="11" text-anchor="end" '
-            f'transform="rotate(-30 {x:.1f} {TOP + plot_h + 16})">{escape(label)}</text>'
+            f'<text x="{x:.1f}" y="{base}" font-size="{FONT}" text-anchor="{anchor}"{turn}>'
+            f"{escape(label)}</text>"
         )
-    width = slot * 0.8 / max(len(groups), 1)
+    bar = slot * 0.8 / max(len(groups), 1)
     for number, (name, series) in enumerate(groups.items()):
         colour = COLOURS[number % len(COLOURS)]
         points = []
@@ -179,14 +243,14 @@ def axis_chart(
                 continue
             tip = f"<title>{escape(name)}, {escape(labels[index])}: {number_text(value)}</title>"
             if kind == "bar":
-                x = LEFT + slot * index + slot * 0.1 + width * number
+                x = left + slot * index + slot * 0.1 + bar * number
                 top, bottom = sorted((y_of(value), y_of(0)))
                 body.append(
-                    f'<rect x="{x:.1f}" y="{top:.1f}" width="{width:.1f}" '
+                    f'<rect x="{x:.1f}" y="{top:.1f}" width="{bar:.1f}" '
                     f'height="{bottom - top:.1f}" fill="{colour}">{tip}</rect>'
                 )
             else:
-                x = LEFT + slot * (index + 0.5)
+                x = left + slot * (index + 0.5)
                 points.append(f"{x:.1f},{y_of(value):.1f}")
                 body.append(
                     f'<circle cx="{x:.1f}" cy="{y_of(value):.1f}" r="3" fill="{colour}">'
@@ -198,15 +262,16 @@ def axis_chart(
                 f'<polyline points="{" ".join(points)}" fill="none" stroke="{colour}" '
                 'stroke-width="2"/>',
             )
+    middle = left + plot_w / 2
     body.append(
-        f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y_of(0):.1f}" y2="{y_of(0):.1f}" '
+        f'<line x1="{left}" x2="{width - RIGHT}" y1="{y_of(0):.1f}" y2="{y_of(0):.1f}" '
         'stroke="#333"/>'
-        f'<text x="14" y="{TOP + plot_h / 2:.1f}" font-size="11" text-anchor="middle" '
-        f'transform="rotate(-90 14 {TOP + plot_h / 2:.1f})">{escape(y_label)}</text>'
-        f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 20}" font-size="11" text-anchor="end">'
-        f"{escape(x_label)}</text>"
+        f'<text x="{FONT}" y="{TOP + plot_h / 2:.1f}" font-size="{FONT}" text-anchor="middle" '
+        f'transform="rotate(-90 {FONT} {TOP + plot_h / 2:.1f})">{escape(y_label)}</text>'
+        f'<text x="{middle:.1f}" y="{TOP + plot_h + 6 + under + FONT + 2}" font-size="{FONT}" '
+        f'text-anchor="middle">{escape(x_label)}</text>'
     )
-    return _svg(body, title, list(groups))
+    return _svg(body, title, list(groups), width, height)
 
 
 def pie_chart(labels: list[str], values: list[float | None], title: str, key: str) -> str:
@@ -240,4 +305,4 @@ def pie_chart(labels: list[str], values: list[float | None], title: str, key: st
             f'<text x="358" y="{y}" font-size="12">{escape(label)}: {number_text(size)} '
             f"({share:.1%})</text>"
         )
-    return _svg(body, title, [])
+    return _svg(body, title, [], WIDTH, HEIGHT)

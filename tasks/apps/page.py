@@ -129,10 +129,15 @@ def _controls(
     )
 
 
-def _block(block: Any, tables: dict[str, TableView], key: str) -> str:
+# a chart's own width by the columns of its row: its text keeps its size on the page
+CHART_WIDTHS = {1: 900, 2: 560}
+NARROW = 420
+
+
+def _block(block: Any, tables: dict[str, TableView], key: str, columns: int = 1) -> str:
     if isinstance(block, RowBlock):
         columns = block.columns or len(block.children)
-        inner = "".join(_block(child, tables, key) for child in block.children)
+        inner = "".join(_block(child, tables, key, columns) for child in block.children)
         return (
             f'<div class="row" style="grid-template-columns: repeat({columns}, 1fr)">{inner}</div>'
         )
@@ -143,8 +148,9 @@ def _block(block: Any, tables: dict[str, TableView], key: str) -> str:
     if isinstance(block, PieChartBlock):
         title = block.title or block.data
         labels, groups = series_of(
-            tables[block.data], block.name, block.value, None, key, f"pie chart '{title}'"
-        )
+            tables[block.data], block.name, block.value, None, key, f"pie chart '{title}'",
+            ordered=False,
+        )  # fmt: skip
         svg = pie_chart(labels, groups.get(block.value, [None] * len(labels)), title, key)
         return _section(block.title, svg, "chart")
     if isinstance(block, BarChartBlock):  # a line chart is one too
@@ -155,7 +161,8 @@ def _block(block: Any, tables: dict[str, TableView], key: str) -> str:
         )
         x_label = getattr(block, "x_axis_label", None) or block.x
         y_label = getattr(block, "y_axis_label", None) or block.y
-        svg = axis_chart(kind, labels, groups, title, x_label, y_label)
+        width = CHART_WIDTHS.get(columns, NARROW)
+        svg = axis_chart(kind, labels, groups, title, x_label, y_label, width)
         return _section(block.title, svg, "chart")
     return ""  # controls blocks are drawn at the top of the page
 
