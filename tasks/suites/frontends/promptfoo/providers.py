@@ -14,6 +14,12 @@
 - `python:FILE[:FUNCTION]` (or `file://FILE.py`) calls `call_api(prompt, options, context)`
   of that file in a Python process of its own, as promptfoo does (`pythonCompletion.ts`);
   the file must be inside the project, like any Python target's code.
+- `file://FILE.js` (`.cjs`, `.mjs`; registry.ts): the module's class (its default export,
+  or `module.exports`) made with the provider's options and asked `callApi(prompt,
+  context)` on node, in a process of its own per call (node_functions.py); the file must be
+  inside the project. Its answer is promptfoo's ProviderResponse (`output`, `error`,
+  `tokenUsage`, `cost`).
+- `http`, `https`, `https://...` (http_provider.py): a request to the user's own app.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from .....engine.paths import PathError, inside
 from .....engine.spec import ModelSpec
 from ....evaluators.cases import Case, Output
 from ...core.targets import EchoTarget, ModelTarget, Target, TargetFailure, run_program, target
+from . import http_provider
+from .node_functions import JAVASCRIPT_SUFFIXES, NODE_RUNS, run_node
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -228,6 +236,42 @@ class PythonFileTarget(Target):
         )  # fmt: skip
 
 
+@target("promptfoo-javascript")
+class JavascriptFileTarget(Target):
+    """promptfoo's JavaScript file provider: `new (FILE's class)(options).callApi(prompt,
+    context)` on node."""
+
+    type: Literal["promptfoo-javascript"] = "promptfoo-javascript"
+    file: str = Field(description="The provider file, relative to the project root.")
+    cwd: str = "."
+    options: dict[str, Any] = Field(default_factory=dict)
+    default_timeout: ClassVar[float | None] = 300.0
+
+    def describe(self) -> str:
+        return f"javascript {self.file}"
+
+    def problem(self, root: Path) -> str | None:
+        try:
+            path = inside(root, self.file, "javascript provider file")
+        except PathError as exc:
+            return exc.message
+        return None if path.is_file() else f"javascript provider file '{self.file}' not found"
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        # the context a script provider keeps (evaluator.ts: no logger, cache or provider
+        # object crosses a process): the vars, the prompt and the test
+        context = {
+            "vars": case.metadata.get("vars", {}),
+            "prompt": {"raw": case.prompt, "label": case.metadata.get("prompt")},
+            "test": case.metadata.get("testCase", {}),
+        }
+        path = str(inside(tctx.root, self.file, "javascript provider file").resolve())
+        request = {"kind": "provider", "file": path, "options": self.options,
+                   "prompt": case.prompt, "context": context}  # fmt: skip
+        answer = await run_node(request, tctx.root / self.cwd, self.seconds(), self.describe())
+        return http_provider.provider_output(answer.get("result"), self.describe())
+
+
 def provider_entries(value: Any) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
     """Each provider as `{id, label?, config?}` with the path of its entry. Forms: a
     string, a list of strings and mappings, a mapping `{id: {config...}}` inside the list."""
@@ -316,8 +360,19 @@ def build_target(
             file=rel, function=function, cwd=cwd, options=options, agent_trace=agent_trace
         )
         return target, None
-    model, spec = _model_target(pid, config, name, env or {})
     where, line = (Path(source[0]), source[1]) if source else (file, None)
+    if http_provider.is_http(pid):
+        try:
+            made = http_provider.build(pid, config, base, root, file=where, env=env or {})
+        except http_provider.HttpProblem as exc:
+            at = ("config", *map(str, exc.key)) if exc.key else ()
+            raise ProviderProblem(exc.message, *at, file=where if source else None,
+                                  line=line) from None  # fmt: skip
+        return made, None
+    javascript = pid.removeprefix("file://")
+    if javascript.endswith(JAVASCRIPT_SUFFIXES):
+        return _javascript_target(pid, javascript, config, env or {}, base, root, cwd), None
+    model, spec = _model_target(pid, config, name, env or {})
     refused = keys.model_refusal(
         spec, where, root, what=f"provider '{entry.get('label') or pid}' ",
         instead="Write the key itself in the provider's config (apiKey), or leave the "
@@ -328,6 +383,34 @@ def build_target(
         at = next((("config", k) for k in ("apiBaseUrl", "apiHost") if k in config), ())
         raise ProviderProblem(refused, *at, file=where if source else None, line=line)
     return model, spec
+
+
+def _javascript_target(
+    pid: str,
+    relative: str,
+    config: dict[str, Any],
+    env: dict[str, Any],
+    base: Path,
+    root: Path,
+    cwd: str,
+) -> JavascriptFileTarget:
+    """registry.ts's JavaScript provider: the path from the config's folder; the class is
+    given `{id, config: {...config, basePath}, env}` (providers/index.ts)."""
+    if not relative.endswith(NODE_RUNS):
+        raise ProviderProblem(
+            f"the provider '{pid}' is TypeScript: accord runs {', '.join(NODE_RUNS)} providers "
+            "on node (promptfoo compiles TypeScript with tsx); compile it to .js"
+        )
+    try:
+        path = inside(root, (base / relative).resolve().relative_to(root.resolve()),
+                      "javascript provider file")  # fmt: skip
+    except (ValueError, PathError):
+        raise ProviderProblem(
+            f"javascript provider file '{relative}' is outside the project root {root}: a "
+            "provider runs only the project's own code"
+        ) from None
+    options = {"id": pid, "config": {**config, "basePath": str(base)}, "env": env}
+    return JavascriptFileTarget(file=str(path.relative_to(root)), cwd=cwd, options=options)
 
 
 # where promptfoo's OpenAI provider finds its base URL and key when the config gives none
