@@ -137,6 +137,11 @@ const steps = {
   async provider(req) {
     const Provider = await importModule(req.file);
     const provider = new Provider(req.options);
+    if (typeof provider.id !== 'function') {
+      // promptfoo's evaluator calls provider.id() and stops the whole run without one
+      throw new Error(`${req.file}: the provider class has no id() method, which promptfoo ` +
+        'calls (provider.id is not a function)');
+    }
     return { result: await provider.callApi(req.prompt, req.context) };
   },
 };
