@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import gc
+import json
 import os
 import re
 import threading
@@ -255,6 +256,8 @@ class ModelClient:
             params["seed"] = chosen_seed + sample
         if model.max_tokens:
             params["max_tokens"] = model.max_tokens
+        for name, text in model.body:
+            params[name] = json.loads(text)
         return params
 
     def _missing_keys(self, model: ModelConfig) -> list[str]:

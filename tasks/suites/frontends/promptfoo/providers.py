@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -78,6 +79,12 @@ CONFIG_KEYS = {
     "temperature": "temperature",
     "max_tokens": "max_tokens",
     "seed": "seed",
+    # request fields promptfoo's OpenAI provider sends as given (openai/chat.ts)
+    "response_format": "response_format",
+    "top_p": "top_p",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "stop": "stop",
 }
 # promptfoo's `parseScriptParts`: words, or "double" / 'single' quoted runs
 SCRIPT_PARTS = re.compile(r"""[^\s"']+|"([^"]*)"|'([^']*)'""")
@@ -372,7 +379,7 @@ def build_target(
     javascript = pid.removeprefix("file://")
     if javascript.endswith(JAVASCRIPT_SUFFIXES):
         return _javascript_target(pid, javascript, config, env or {}, base, root, cwd), None
-    model, spec = _model_target(pid, config, name, env or {})
+    model, spec = _model_target(pid, config, name, env or {}, base, root)
     refused = keys.model_refusal(
         spec, where, root, what=f"provider '{entry.get('label') or pid}' ",
         instead="Write the key itself in the provider's config (apiKey), or leave the "
@@ -419,7 +426,7 @@ OPENAI_BASE_VARS = ("OPENAI_API_BASE_URL", "OPENAI_BASE_URL")
 
 
 def _model_target(
-    pid: str, config: dict[str, Any], name: str, env: dict[str, Any]
+    pid: str, config: dict[str, Any], name: str, env: dict[str, Any], base: Path, root: Path
 ) -> tuple[Target, ModelSpec]:
     prefix, _, rest = pid.partition(":")
     if prefix not in MODEL_PREFIXES or not rest:
@@ -447,11 +454,61 @@ def _model_target(
             )
         # promptfoo's apiHost is a host name: https://HOST/v1
         fields[CONFIG_KEYS[key]] = f"https://{value}/v1" if key == "apiHost" else value
+    if isinstance(fields.get("response_format"), str):
+        fields["response_format"] = _loaded(fields["response_format"], base, root)
     if prefix == "openai":
         _openai_defaults(fields, env)
     litellm = f"{MODEL_PREFIXES[prefix]}/{model}" if MODEL_PREFIXES[prefix] else model
     spec = ModelSpec(name=name, model=litellm, **fields)
+    shape = fields.get("response_format")
+    if isinstance(shape, dict) and shape.get("type") == "json_schema":
+        return StructuredModelTarget(model=name), spec
     return ModelTarget(model=name), spec
+
+
+def _loaded(value: str, base: Path, root: Path) -> Any:
+    """promptfoo's maybeLoadFromExternalFile for `response_format: file://schema.json`
+    (or .yaml): the file's value, the file inside the project."""
+    if not value.startswith("file://"):
+        raise ProviderProblem(
+            "'response_format' is a mapping ({type: json_object}, {type: json_schema, "
+            "json_schema: ...}) or file://FILE.json", "config", "response_format",
+        )  # fmt: skip
+    from . import sources
+
+    try:
+        ((path, _shown),) = sources.expand(base, root, value[7:], "response_format file")
+        text = path.read_text(encoding="utf-8")
+        if path.suffix.lower() == ".json":
+            return json.loads(text)
+        from .....engine.yamlmarks import parse_yaml
+
+        return parse_yaml(text, path, core=True)[0]
+    except (sources.SourceProblem, ValueError, OSError) as exc:
+        message = getattr(exc, "message", None) or str(exc)
+        raise ProviderProblem(message, "config", "response_format") from None
+
+
+@target("promptfoo-structured-model")
+class StructuredModelTarget(ModelTarget):
+    """A model asked with `response_format: {type: json_schema}`: its answer is the JSON
+    value it writes, as promptfoo's OpenAI provider parses it (openai/chat.ts); text that is
+    no JSON stays text."""
+
+    type: Literal["promptfoo-structured-model"] = "promptfoo-structured-model"  # type: ignore[assignment]
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        output = await super().produce(tctx, case, repeat)
+        try:
+            value = json.loads(output.text)
+        except ValueError:
+            return output
+        from .asserts.graded import js_json
+
+        text = value if isinstance(value, str) else js_json(value)
+        return dataclasses.replace(
+            output, text=text, value=None if isinstance(value, str) else value
+        )
 
 
 def _openai_defaults(fields: dict[str, Any], env: dict[str, Any]) -> None:
