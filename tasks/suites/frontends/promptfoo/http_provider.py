@@ -480,7 +480,7 @@ class HttpTarget(Target):
                 async with (
                     aiohttp.ClientSession(trust_env=True) as session,
                     session.request(
-                        verb, url, data=data, headers=headers, allow_redirects=True,
+                        verb, _exact(url), data=data, headers=headers, allow_redirects=True,
                         timeout=aiohttp.ClientTimeout(total=seconds),
                     ) as response,
                 ):  # fmt: skip
@@ -672,6 +672,16 @@ def _with_query(url: str, params: dict[str, str]) -> str:
     head, _, fragment = url.partition("#")
     joined = f"{head}{'&' if parts.query else ('' if head.endswith('?') else '?')}{query}"
     return f"{joined}#{fragment}" if fragment else joined
+
+
+def _exact(url: str) -> Any:
+    """The URL sent as written (yarl would decode `%7E` and re-encode others); one with
+    characters a URL cannot hold is encoded as fetch's URL parser encodes them."""
+    from yarl import URL
+
+    if all(33 <= ord(c) < 127 for c in url):
+        return URL(url, encoded=True)
+    return URL(url)
 
 
 def _form(text: str) -> str:
