@@ -267,9 +267,12 @@ class JavascriptFileTarget(Target):
     async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
         # the context a script provider keeps (evaluator.ts: no logger, cache or provider
         # object crosses a process): the vars, the prompt and the test
+        shown = case.metadata.get("prompt")
+        label = shown.get("label") if isinstance(shown, dict) else None
         context = {
             "vars": case.metadata.get("vars", {}),
-            "prompt": {"raw": case.prompt, "label": case.metadata.get("prompt")},
+            # promptfoo's prompt object holds the template as `raw`; accord has it rendered
+            "prompt": {"raw": case.prompt, "label": label},
             "test": case.metadata.get("testCase", {}),
         }
         path = str(inside(tctx.root, self.file, "javascript provider file").resolve())
