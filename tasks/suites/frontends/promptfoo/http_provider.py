@@ -46,7 +46,6 @@ from .....engine.yamlmarks import Loc
 from ....evaluators.cases import Case, Output
 from ...core.targets import Target, TargetFailure, target
 from . import templating
-from .asserts.graded import js_json
 from .node_functions import JAVASCRIPT_SUFFIXES, NODE_RUNS, run_node
 
 if TYPE_CHECKING:
@@ -245,6 +244,13 @@ def build(
             functions["transformResponse" if key == "responseParser" else key] = _function(
                 config[key], key, base, root
             )
+    if functions:
+        from .asserts.scripts import node_path
+
+        if node_path() is None:
+            key = next(iter(functions))
+            raise HttpProblem(f"'{key}' is JavaScript, run on Node.js: no 'node' on the PATH",
+                              "responseParser" if key not in config else key)  # fmt: skip
     if isinstance(body, dict | list) and _json_type(config) is False:
         raise HttpProblem(
             "Content-Type is not application/json, but body is an object or array. The body "
@@ -549,6 +555,11 @@ def provider_output(response: Any, what: str, usage: dict[str, int] | None = Non
 
 
 _UNDEFINED: Any = object()
+
+
+def js_json(value: Any) -> str:
+    """JavaScript's `JSON.stringify(value)` (asserts/graded.py's, without loading it)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _truthy(value: Any) -> bool:

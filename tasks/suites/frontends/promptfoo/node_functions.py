@@ -17,7 +17,6 @@ from typing import Any
 
 from ...core.targets import TargetFailure, run_program
 from .asserts.runners import NODE_MARKER
-from .asserts.scripts import node_path
 
 # promptfoo's JAVASCRIPT_EXTENSIONS (util/fileExtensions.ts); accord runs the three node
 # runs as they are (a TypeScript file needs promptfoo's tsx loader)
@@ -175,6 +174,8 @@ async def run_node(
 ) -> dict[str, Any]:
     """Run one request of NODE_FUNCTIONS in `cwd`; its answer (`error` raised as a
     `TargetFailure` saying `what` failed)."""
+    from .asserts.scripts import node_path  # the assertion kinds load when a config uses them
+
     node = node_path()
     if node is None:
         raise TargetFailure(f"{what}: no 'node' on the PATH to run its JavaScript")

@@ -406,6 +406,11 @@ def _javascript_target(
 ) -> JavascriptFileTarget:
     """registry.ts's JavaScript provider: the path from the config's folder; the class is
     given `{id, config: {...config, basePath}, env}` (providers/index.ts)."""
+    from .asserts.scripts import node_path
+
+    if node_path() is None:
+        raise ProviderProblem(f"the provider '{pid}' is JavaScript, run on Node.js: no 'node' "
+                              "on the PATH")  # fmt: skip
     if not relative.endswith(NODE_RUNS):
         raise ProviderProblem(
             f"the provider '{pid}' is TypeScript: accord runs {', '.join(NODE_RUNS)} providers "
