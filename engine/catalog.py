@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from .errors import ConfigError, did_you_mean
@@ -45,6 +46,12 @@ class ModelConfig:
     max_retries: int = 6
     rate_window: float = 60.0
     tools: bool = True
+    # further request fields (response_format, top_p, stop, ...): name and value as JSON text
+    body: tuple[tuple[str, str], ...] = ()
+
+
+# the model entry's fields sent in the request body as they are
+BODY_FIELDS = ("response_format", "top_p", "presence_penalty", "frequency_penalty", "stop")
 
 
 def _from_spec(spec: ModelSpec) -> ModelConfig:
@@ -83,6 +90,11 @@ def _from_spec(spec: ModelSpec) -> ModelConfig:
         max_retries=spec.max_retries,
         rate_window=spec.rate_window,
         tools=spec.tools,
+        body=tuple(
+            (name, json.dumps(getattr(spec, name), sort_keys=True))
+            for name in BODY_FIELDS
+            if getattr(spec, name) is not None
+        ),
     )
 
 

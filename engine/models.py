@@ -15,6 +15,7 @@ import asyncio
 import atexit
 import gc
 import importlib
+import json
 import os
 import re
 import sys
@@ -270,6 +271,8 @@ class ModelClient:
             params["seed"] = chosen_seed + sample
         if model.max_tokens:
             params["max_tokens"] = model.max_tokens
+        for name, text in model.body:
+            params[name] = json.loads(text)
         return params
 
     def _missing_keys(self, model: ModelConfig) -> list[str]:

@@ -136,7 +136,8 @@ async def complete(kwargs: dict[str, Any], pool: Pool) -> dict[str, Any]:
     carrying litellm's kind for the failure."""
     name = kwargs["model"][len(_PREFIX) :]
     body: dict[str, Any] = {"messages": kwargs["messages"], "model": name}
-    for key in ("temperature", "seed", "max_tokens", "tools", "tool_choice"):
+    for key in ("temperature", "seed", "max_tokens", "tools", "tool_choice", "response_format",
+                "top_p", "presence_penalty", "frequency_penalty", "stop"):  # fmt: skip
         if kwargs.get(key) is not None:
             body[key] = kwargs[key]
     base = (

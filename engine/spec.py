@@ -253,6 +253,14 @@ class ModelSpec(Spec):
     temperature: float | None = Field(None, ge=0, allow_inf_nan=False)
     seed: int | None = None
     max_tokens: int | None = Field(None, ge=1)
+    # request fields of the OpenAI chat API, sent as given (litellm maps them for others)
+    response_format: dict[str, Any] | None = Field(
+        None, description="JSON mode ({type: json_object}) or a schema ({type: json_schema})."
+    )
+    top_p: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
+    presence_penalty: float | None = Field(None, ge=-2, le=2, allow_inf_nan=False)
+    frequency_penalty: float | None = Field(None, ge=-2, le=2, allow_inf_nan=False)
+    stop: str | list[str] | None = Field(None, description="Text(s) that end the answer.")
     rpm: int | None = Field(None, ge=1, description="Requests per minute.")
     tpm: int | None = Field(None, ge=1, description="Tokens per minute.")
     timeout: float | None = Field(None, gt=0, allow_inf_nan=False)

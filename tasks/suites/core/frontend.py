@@ -280,6 +280,15 @@ def check_file(path: Path) -> str | None:
     issues = frontend.problems(suites) if frontend.problems is not None else []
     if issues:
         raise ValidationError(issues)
+    notes = [n for s in suites for n in s.notes]
+    if notes:  # said as `accord eval` says them, values from the environment masked
+        import sys
+
+        from ....engine.masking import masked
+
+        err = masked(sys.stderr)
+        for note in notes:
+            err.write(f"warning: {note}\n")
     count = sum(len(s.cases) for s in suites)
     return f"{frontend.name} suite, {count} case{'' if count == 1 else 's'}"
 

@@ -186,10 +186,10 @@ def test_a_provider_config_key_accord_does_not_map_is_refused(tmp_path: Path) ->
 providers:
   - id: openai:chat:gpt-4o-mini
     config:
-      response_format: {type: json_object}
+      functionToolCallbacks: {lookup: file://lookup.js}
   - openai:embedding:text-embedding-3-small
 """})  # fmt: skip
-    refused(accord("eval", config), "promptfooconfig.yaml:5", "'response_format'",
+    refused(accord("eval", config), "promptfooconfig.yaml:5", "'functionToolCallbacks'",
             "promptfooconfig.yaml:6", "chat API only")  # fmt: skip
 
 

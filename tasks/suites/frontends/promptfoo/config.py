@@ -72,7 +72,7 @@ def load(
     env = loader.env
     prompts = _prompts(loader, data.get("prompts"))
     targets, models, columns_of = _providers(loader, data)
-    named = {name: {"id": str(e.get("id")), "label": str(e.get("label") or "")}
+    named = {name: {"id": _shown_id(e, targets.get(name)), "label": str(e.get("label") or "")}
              for name, e in loader.provider_entries.items()}  # fmt: skip
     default = loader.default = _default_test(loader, data.get("defaultTest"))
     tests = _tests(loader, data, default)
@@ -111,6 +111,14 @@ def load(
         scoring=dialect.scoring,
         notes=tuple(loader.notes),
     )
+
+
+def _shown_id(entry: dict[str, Any], target: Target | None) -> str:
+    """The id promptfoo's results show: the provider's `id()`, which is an http provider's
+    URL (http.ts), else the entry's id."""
+    from .http_provider import HttpTarget
+
+    return target.url if isinstance(target, HttpTarget) else str(entry.get("id"))
 
 
 def _check_output_paths(loader: _Loader, value: Any, root: Path) -> None:

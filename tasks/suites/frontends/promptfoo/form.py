@@ -145,6 +145,35 @@ class _Loader:
         return out
 
 
+def passed_over(loader: _Loader, data: dict[str, Any], read: set[str]) -> dict[str, Any]:
+    """The config without the top-level keys promptfoo does not read, each named in a
+    warning with its line. promptfoo's schema (types/index.ts UnifiedConfigSchema, a zod
+    object that is not strict) lets them pass without a word; a top-level `assert` is one of
+    them, which promptfoo never runs (its assertions belong under `defaultTest`)."""
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in read:
+            kept[key] = value
+            continue
+        line = loader.marks.find((key,), key=True)[0]
+        where = f"{loader.path}:{line}" if line else str(loader.path)
+        if key == "assert":
+            loader.notes.append(
+                f"{where}: a top-level 'assert' is not read by promptfoo, and so not by "
+                "accord: these assertions check nothing; to check every test with them, put "
+                "them under defaultTest.assert"
+            )
+        else:
+            # a key kept for YAML anchors (`x-defaults: &d`) is read where its aliases are
+            hint = "" if str(key).startswith("x-") else did_you_mean(str(key), read, before=" (",
+                                                                     after=")")  # fmt: skip
+            loader.notes.append(
+                f"{where}: the top-level key '{key}' is not one promptfoo reads{hint}: passed "
+                "over, as promptfoo passes it over"
+            )
+    return kept
+
+
 def _in_file(path: Path, line: int | None, index: int) -> Callable[[], str]:
     """A test of a test file's place (its line, else its number), made when asked."""
     return lambda: f"{path}:{line}" if line else f"{path}, test {index + 1}"
@@ -184,7 +213,9 @@ class Dialect:
 
         data, holders = refs.resolve(data, lambda loc, message: loader.issue(loc, message))
         refused = self.refused_top_keys
-        loader.keys(data, (), self.top_keys | (holders - refused), refused, self.what)
+        known = self.top_keys | (holders - refused)
+        data = passed_over(loader, data, known | refused)
+        loader.keys(data, (), known, refused, self.what)
         expansions.evaluate_options_of(loader, data.get("evaluateOptions"))
         return data
 

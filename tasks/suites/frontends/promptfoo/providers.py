@@ -14,10 +14,17 @@
 - `python:FILE[:FUNCTION]` (or `file://FILE.py`) calls `call_api(prompt, options, context)`
   of that file in a Python process of its own, as promptfoo does (`pythonCompletion.ts`);
   the file must be inside the project, like any Python target's code.
+- `file://FILE.js` (`.cjs`, `.mjs`; registry.ts): the module's class (its default export,
+  or `module.exports`) made with the provider's options and asked `callApi(prompt,
+  context)` on node, in a process of its own per call (node_functions.py); the file must be
+  inside the project. Its answer is promptfoo's ProviderResponse (`output`, `error`,
+  `tokenUsage`, `cost`).
+- `http`, `https`, `https://...` (http_provider.py): a request to the user's own app.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -32,6 +39,8 @@ from .....engine.paths import PathError, inside
 from .....engine.spec import ModelSpec
 from ....evaluators.cases import Case, Output
 from ...core.targets import EchoTarget, ModelTarget, Target, TargetFailure, run_program, target
+from . import http_provider
+from .node_functions import JAVASCRIPT_SUFFIXES, NODE_RUNS, run_node
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -70,6 +79,12 @@ CONFIG_KEYS = {
     "temperature": "temperature",
     "max_tokens": "max_tokens",
     "seed": "seed",
+    # request fields promptfoo's OpenAI provider sends as given (openai/chat.ts)
+    "response_format": "response_format",
+    "top_p": "top_p",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "stop": "stop",
 }
 # promptfoo's `parseScriptParts`: words, or "double" / 'single' quoted runs
 SCRIPT_PARTS = re.compile(r"""[^\s"']+|"([^"]*)"|'([^']*)'""")
@@ -228,6 +243,45 @@ class PythonFileTarget(Target):
         )  # fmt: skip
 
 
+@target("promptfoo-javascript")
+class JavascriptFileTarget(Target):
+    """promptfoo's JavaScript file provider: `new (FILE's class)(options).callApi(prompt,
+    context)` on node."""
+
+    type: Literal["promptfoo-javascript"] = "promptfoo-javascript"
+    file: str = Field(description="The provider file, relative to the project root.")
+    cwd: str = "."
+    options: dict[str, Any] = Field(default_factory=dict)
+    default_timeout: ClassVar[float | None] = 300.0
+
+    def describe(self) -> str:
+        return f"javascript {self.file}"
+
+    def problem(self, root: Path) -> str | None:
+        try:
+            path = inside(root, self.file, "javascript provider file")
+        except PathError as exc:
+            return exc.message
+        return None if path.is_file() else f"javascript provider file '{self.file}' not found"
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        # the context a script provider keeps (evaluator.ts: no logger, cache or provider
+        # object crosses a process): the vars, the prompt and the test
+        shown = case.metadata.get("prompt")
+        label = shown.get("label") if isinstance(shown, dict) else None
+        context = {
+            "vars": case.metadata.get("vars", {}),
+            # promptfoo's prompt object holds the template as `raw`; accord has it rendered
+            "prompt": {"raw": case.prompt, "label": label},
+            "test": case.metadata.get("testCase", {}),
+        }
+        path = str(inside(tctx.root, self.file, "javascript provider file").resolve())
+        request = {"kind": "provider", "file": path, "options": self.options,
+                   "prompt": case.prompt, "context": context}  # fmt: skip
+        answer = await run_node(request, tctx.root / self.cwd, self.seconds(), self.describe())
+        return http_provider.provider_output(answer.get("result"), self.describe())
+
+
 def provider_entries(value: Any) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
     """Each provider as `{id, label?, config?}` with the path of its entry. Forms: a
     string, a list of strings and mappings, a mapping `{id: {config...}}` inside the list."""
@@ -316,8 +370,19 @@ def build_target(
             file=rel, function=function, cwd=cwd, options=options, agent_trace=agent_trace
         )
         return target, None
-    model, spec = _model_target(pid, config, name, env or {})
     where, line = (Path(source[0]), source[1]) if source else (file, None)
+    if http_provider.is_http(pid):
+        try:
+            made = http_provider.build(pid, config, base, root, file=where, env=env or {})
+        except http_provider.HttpProblem as exc:
+            at = ("config", *map(str, exc.key)) if exc.key else ()
+            raise ProviderProblem(exc.message, *at, file=where if source else None,
+                                  line=line) from None  # fmt: skip
+        return made, None
+    javascript = pid.removeprefix("file://")
+    if javascript.endswith(JAVASCRIPT_SUFFIXES):
+        return _javascript_target(pid, javascript, config, env or {}, base, root, cwd), None
+    model, spec = _model_target(pid, config, name, env or {}, base, root)
     refused = keys.model_refusal(
         spec, where, root, what=f"provider '{entry.get('label') or pid}' ",
         instead="Write the key itself in the provider's config (apiKey), or leave the "
@@ -330,6 +395,39 @@ def build_target(
     return model, spec
 
 
+def _javascript_target(
+    pid: str,
+    relative: str,
+    config: dict[str, Any],
+    env: dict[str, Any],
+    base: Path,
+    root: Path,
+    cwd: str,
+) -> JavascriptFileTarget:
+    """registry.ts's JavaScript provider: the path from the config's folder; the class is
+    given `{id, config: {...config, basePath}, env}` (providers/index.ts)."""
+    from .asserts.scripts import node_path
+
+    if node_path() is None:
+        raise ProviderProblem(f"the provider '{pid}' is JavaScript, run on Node.js: no 'node' "
+                              "on the PATH")  # fmt: skip
+    if not relative.endswith(NODE_RUNS):
+        raise ProviderProblem(
+            f"the provider '{pid}' is TypeScript: accord runs {', '.join(NODE_RUNS)} providers "
+            "on node (promptfoo compiles TypeScript with tsx); compile it to .js"
+        )
+    try:
+        path = inside(root, (base / relative).resolve().relative_to(root.resolve()),
+                      "javascript provider file")  # fmt: skip
+    except (ValueError, PathError):
+        raise ProviderProblem(
+            f"javascript provider file '{relative}' is outside the project root {root}: a "
+            "provider runs only the project's own code"
+        ) from None
+    options = {"id": pid, "config": {**config, "basePath": str(base)}, "env": env}
+    return JavascriptFileTarget(file=str(path.relative_to(root)), cwd=cwd, options=options)
+
+
 # where promptfoo's OpenAI provider finds its base URL and key when the config gives none
 # (`src/providers/openai/index.ts`): the config's `env:`, then the process environment
 OPENAI_BASE_VARS = ("OPENAI_API_BASE_URL", "OPENAI_BASE_URL")
@@ -337,7 +435,7 @@ OLLAMA_BASE_VAR = "OLLAMA_BASE_URL"
 
 
 def _model_target(
-    pid: str, config: dict[str, Any], name: str, env: dict[str, Any]
+    pid: str, config: dict[str, Any], name: str, env: dict[str, Any], base: Path, root: Path
 ) -> tuple[Target, ModelSpec]:
     prefix, _, rest = pid.partition(":")
     if prefix not in MODEL_PREFIXES or not rest:
@@ -365,6 +463,8 @@ def _model_target(
             )
         # promptfoo's apiHost is a host name: https://HOST/v1
         fields[CONFIG_KEYS[key]] = f"https://{value}/v1" if key == "apiHost" else value
+    if isinstance(fields.get("response_format"), str):
+        fields["response_format"] = _loaded(fields["response_format"], base, root)
     if prefix == "openai":
         _openai_defaults(fields, env)
     elif prefix == "ollama" and "api_base" not in fields:
@@ -376,7 +476,55 @@ def _model_target(
             fields["api_base_var"] = OLLAMA_BASE_VAR  # read at each call, never stored
     litellm = f"{MODEL_PREFIXES[prefix]}/{model}" if MODEL_PREFIXES[prefix] else model
     spec = ModelSpec(name=name, model=litellm, **fields)
+    shape = fields.get("response_format")
+    if isinstance(shape, dict) and shape.get("type") == "json_schema":
+        return StructuredModelTarget(model=name), spec
     return ModelTarget(model=name), spec
+
+
+def _loaded(value: str, base: Path, root: Path) -> Any:
+    """promptfoo's maybeLoadFromExternalFile for `response_format: file://schema.json`
+    (or .yaml): the file's value, the file inside the project."""
+    if not value.startswith("file://"):
+        raise ProviderProblem(
+            "'response_format' is a mapping ({type: json_object}, {type: json_schema, "
+            "json_schema: ...}) or file://FILE.json", "config", "response_format",
+        )  # fmt: skip
+    from . import sources
+
+    try:
+        ((path, _shown),) = sources.expand(base, root, value[7:], "response_format file")
+        text = path.read_text(encoding="utf-8")
+        if path.suffix.lower() == ".json":
+            return json.loads(text)
+        from .....engine.yamlmarks import parse_yaml
+
+        return parse_yaml(text, path, core=True)[0]
+    except (sources.SourceProblem, ValueError, OSError) as exc:
+        message = getattr(exc, "message", None) or str(exc)
+        raise ProviderProblem(message, "config", "response_format") from None
+
+
+@target("promptfoo-structured-model")
+class StructuredModelTarget(ModelTarget):
+    """A model asked with `response_format: {type: json_schema}`: its answer is the JSON
+    value it writes, as promptfoo's OpenAI provider parses it (openai/chat.ts); text that is
+    no JSON stays text."""
+
+    type: Literal["promptfoo-structured-model"] = "promptfoo-structured-model"  # type: ignore[assignment]
+
+    async def produce(self, tctx: TaskContext, case: Case, repeat: int) -> Output:
+        output = await super().produce(tctx, case, repeat)
+        try:
+            value = json.loads(output.text)
+        except ValueError:
+            return output
+        from .asserts.graded import js_json
+
+        text = value if isinstance(value, str) else js_json(value)
+        return dataclasses.replace(
+            output, text=text, value=None if isinstance(value, str) else value
+        )
 
 
 def _openai_defaults(fields: dict[str, Any], env: dict[str, Any]) -> None:
