@@ -21,6 +21,7 @@ from ...engine.plan import PlannedTask
 from ...engine.render import TableView
 from .charts import STOP, axis_chart, number_text, pie_chart, series_of
 from .spec import (
+    AppChoicesSpec,
     AppPageSpec,
     BarChartBlock,
     ControlSpec,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ...engine.context import TaskContext
 
 TABLE_ROWS = 1000  # rows of a table block shown on the page
+FEW_CHOICES = 12  # a select's choices listed in full; more are folded
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STYLE = """
 body { font-family: sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
@@ -42,6 +44,7 @@ header p { color: #555; white-space: pre-wrap; }
 .controls { display: flex; flex-wrap: wrap; gap: 1rem; background: #f5f5f5; padding: .8rem; }
 .controls dt { font-weight: bold; } .controls dd { margin: 0; }
 .controls small { color: #666; }
+.controls details { max-width: 60ch; } .controls summary { color: #666; cursor: pointer; }
 .row { display: grid; gap: 1rem; }
 section.block { margin: 1.2rem 0; overflow-x: auto; }
 table { border-collapse: collapse; font-size: .9rem; }
@@ -49,6 +52,51 @@ th, td { border: 1px solid #ccc; padding: .25rem .5rem; text-align: left; }
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
 svg { width: 100%; height: auto; max-height: 420px; }
 """
+
+
+class _Again:
+    """No output is of this class: `--resume` runs the choices again, since what they do is
+    set the run's `controls`, which a stored output would not."""
+
+
+@register_task("app_choices", AppChoicesSpec, internal=True, outputs=(_Again,))
+async def run_choices(task: PlannedTask, ctx: TaskContext) -> dict[str, Any]:
+    """Each task-fed select's value: the one given (`-v`), which must be one of the task's
+    first column, else its first option; written into the run's `controls`."""
+    spec = task.spec
+    assert isinstance(spec, AppChoicesSpec)
+    scope: Any = ctx.scope
+    while "controls" not in scope.values:
+        scope = scope.parent
+    chosen = dict(scope.values["controls"])
+    for control in spec.controls:
+        assert control.source is not None
+        table = ctx.scope.get(control.source)
+        if not isinstance(table, TableView) or not table.columns:
+            raise TaskError(ctx.key, f"select '{control.name}': task '{control.source}' gave "
+                            "no table to list its options")  # fmt: skip
+        options = [row[0] for row in table.rows]
+        if control.name in chosen:
+            given = chosen[control.name]
+            match = next((o for o in options if o == given or str(o) == str(given)), _MISSING)
+            if match is _MISSING:
+                shown = ", ".join(map(str, options[:10])) + (", ..." if len(options) > 10 else "")
+                raise TaskError(
+                    ctx.key, f"controls.{control.name}={given!s} is not one of the options "
+                    f"of task '{control.source}' ({shown or 'none'}): choose one of them",
+                    permanent=True,
+                )  # fmt: skip
+            chosen[control.name] = match
+        elif options:
+            chosen[control.name] = options[0]  # what the select shows before a choice
+        else:
+            raise TaskError(ctx.key, f"select '{control.name}': task '{control.source}' lists "
+                            "no options, and no value was given", permanent=True)  # fmt: skip
+    scope.values["controls"] = chosen
+    return chosen
+
+
+_MISSING = object()
 
 
 @register_task("app_page", AppPageSpec, internal=True, outputs=(str,))
@@ -115,9 +163,11 @@ def _controls(
         if control.source is not None and control.source in tables:
             source = tables[control.source]
             choices = [row[0] for row in source.rows] if source.columns else []
-        hint = (
-            f" <small>(choices: {escape(', '.join(map(str, choices)))})</small>" if choices else ""
-        )
+        listed = escape(", ".join(map(str, choices)))
+        hint = f" <small>(choices: {listed})</small>" if choices else ""
+        if len(choices) > FEW_CHOICES:  # folded: a long list would push the page down
+            hint = (f" <details><summary>{len(choices):,} choices</summary><small>{listed}"
+                    "</small></details>")  # fmt: skip
         items.append(
             f'<div><dt>{escape(control.label or control.name)}</dt><dd data-control="'
             f'{escape(control.name)}">{escape(str(shown))}{hint}</dd></div>'
@@ -130,8 +180,8 @@ def _controls(
 
 
 # a chart's own width by the columns of its row: its text keeps its size on the page
-CHART_WIDTHS = {1: 900, 2: 560}
-NARROW = 420
+CHART_WIDTHS = {1: 900, 2: 480}
+NARROW = 360
 
 
 def _block(block: Any, tables: dict[str, TableView], key: str, columns: int = 1) -> str:
@@ -193,5 +243,7 @@ def markdown_html(text: str) -> str:
     load from elsewhere); markdown-it refuses javascript: and data: links."""
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    # parsed as images (so that `![alt](url)` is no "!" and a link), drawn as nothing
+    md.add_render_rule("image", lambda *_args: "")
     return str(md.render(text))

@@ -130,6 +130,21 @@ class AppPageSpec(TaskSpec):
             yield ("data",), name
 
 
+class AppChoicesSpec(TaskSpec):
+    """The choices of the selects whose options a task gives (`source`): made by the loader,
+    never written in a file. It runs after those tasks and before every task that reads
+    `controls`: a select given no value takes its first option, and a value given with `-v`
+    must be one of them."""
+
+    type: Literal["app_choices"]
+    controls: list[ControlSpec] = Field(default_factory=list)
+
+    def references(self) -> Any:
+        for control in self.controls:
+            if control.source is not None:
+                yield ("controls",), control.source
+
+
 @cache
 def app_model() -> Any:
     """The top of an `.app.yml`: a workflow's keys plus Oxy's `title`, `controls`, `display`."""
@@ -180,6 +195,16 @@ def load_app(path: Path) -> Loaded:
     if variable is not None:
         variables["controls"] = variable
     tasks = [*spec.tasks, page]
+    fed = [c for _loc, c in found.controls if c.control_type == "select" and c.source]
+    if fed:
+        choices = AppChoicesSpec(name=_free("choices", names | {page.name}), type="app_choices",
+                                 controls=fed)  # fmt: skip
+        sources = {c.source for c in fed}
+        tasks = [
+            _after(task, choices.name) if task.name not in sources and _reads_controls(task)
+            else task
+            for task in tasks
+        ] + [choices]  # fmt: skip
     return loaded._replace(
         spec=spec.model_copy(update={"name": name, "variables": variables, "tasks": tasks})
     )
@@ -234,10 +259,10 @@ class _Found:
             if problem is not None:
                 self.issues.append(self.loaded.issue((*loc, "default"), problem))
             properties[control.name] = schema
-            if default is None:
-                required.append(control.name)
-            else:
+            if default is not None:
                 defaults[control.name] = default
+            elif not (control.control_type == "select" and control.source is not None):
+                required.append(control.name)  # a task-fed select starts at its first option
         return VariableSpec.model_validate(
             {
                 "type": "object",
@@ -266,6 +291,18 @@ def control_schema(control: ControlSpec) -> tuple[dict[str, Any], Any, str | Non
     if options and control.source is None and default not in options:
         return schema, default, f"default {default!r} is not one of the options {options}"
     return schema, default, None
+
+
+def _reads_controls(task: TaskSpec) -> bool:
+    from ...engine.render import referenced_names
+
+    return task.type == "app_page" or any(
+        "controls" in referenced_names(source) for _loc, source in task.templates()
+    )
+
+
+def _after(task: TaskSpec, name: str) -> TaskSpec:
+    return task.model_copy(update={"depends_on": [*task.depends_on, name]})
 
 
 def _rendered(option: Any) -> Any:
