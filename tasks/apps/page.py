@@ -61,8 +61,9 @@ class _Again:
 
 @register_task("app_choices", AppChoicesSpec, internal=True, outputs=(_Again,))
 async def run_choices(task: PlannedTask, ctx: TaskContext) -> dict[str, Any]:
-    """Each task-fed select's value: the one given (`-v`), which must be one of the task's
-    first column, else its first option; written into the run's `controls`."""
+    """Each task-fed select's value: its default as the file writes it, or the one given
+    (`-v`), which must be one of the task's first column, else its first option; written
+    into the run's `controls`."""
     spec = task.spec
     assert isinstance(spec, AppChoicesSpec)
     scope: Any = ctx.scope
@@ -78,6 +79,8 @@ async def run_choices(task: PlannedTask, ctx: TaskContext) -> dict[str, Any]:
         options = [row[0] for row in table.rows]
         if control.name in chosen:
             given = chosen[control.name]
+            if control.default is not None and str(given) == str(control.default):
+                continue  # the file's own default stands (Oxy's `All` beside a task's rows)
             match = next((o for o in options if o == given or str(o) == str(given)), _MISSING)
             if match is _MISSING:
                 shown = ", ".join(map(str, options[:10])) + (", ..." if len(options) > 10 else "")

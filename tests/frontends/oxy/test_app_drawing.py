@@ -146,6 +146,10 @@ def test_a_select_fed_by_a_task_starts_at_its_first_option_and_takes_only_its_op
         wrong.stderr
     )
     assert "Traceback" not in wrong.stderr
+    # a default the file writes stands beside the task's rows (Oxy's `All`, revenue.app.yml)
+    everything = FED.replace("source: channels}", "source: channels, default: All}")
+    _run, page, _html = run_app(app(tmp_path, "all", everything))
+    assert page.controls == {"channel": "All"}
     bad = app(tmp_path, "bad", FED.replace("mode: server", "mode: browser"))
     refused = accord("validate", bad)
     assert refused.exit_code == 2
