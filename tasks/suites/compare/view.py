@@ -288,8 +288,14 @@ def compare_form(rows: list[RunRow], a: str, b: str) -> str:
     boxes never start on the same run."""
     rows = rows[:RUNS_SHOWN]
     if not a and not b and rows:
-        b = rows[0].run_id
-        a = rows[1].run_id if len(rows) > 1 else rows[0].run_id
+        # the newest run that has an earlier run of its suite, and that one; else the two
+        # newest runs
+        pair = next(
+            ((r, o) for i, r in enumerate(rows) for o in rows[i + 1 :] if o.suite == r.suite),
+            (rows[0], rows[min(1, len(rows) - 1)]),
+        )
+        newer, older = pair
+        a, b = older.run_id, newer.run_id
 
     def options(chosen: str) -> str:
         return "".join(

@@ -389,7 +389,7 @@ def _findings_table(findings: list[Any], intake: Intake) -> str:
         if f.hits or f.misses:
             reason += "".join(f"\n+ {h}" for h in f.hits) + "".join(f"\n- {m}" for m in f.misses)
         judge = "".join(
-            '<details class="judge"><summary>judge call '
+            '<details class="judge" open><summary>judge call '
             f"{i + 1}{' (failed)' if x.get('error') else ''}</summary>"
             f"<p>prompt</p>{pre(x.get('prompt', ''))}<p>reply</p>"
             f"{pre(x.get('error') or x.get('reply', ''))}</details>"

@@ -34,6 +34,15 @@ def _clock(value: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value))
 
 
+def origin(row: RunRow, tasks: list[TaskRow]) -> float | None:
+    """The moment a run's times count from: its start, or its first task's when earlier
+    (the run's row is written a moment after its tasks begin)."""
+    starts = [t.started for t in tasks if t.started is not None]
+    if row.started is not None:
+        starts.append(row.started)
+    return min(starts) if starts else None
+
+
 def workflow_page(store: Path, row: RunRow, tasks: list[TaskRow], header: str) -> str:
     summary = row.summary or {}
     graph = summary.get("graph")
@@ -61,7 +70,8 @@ def _facts(row: RunRow, tasks: list[TaskRow]) -> str:
     if usage:
         items.append(
             f"model calls {e(usage.get('calls'))}, tokens {e(usage.get('input_tokens'))} in / "
-            f"{e(usage.get('output_tokens'))} out, cost {e(usage.get('cost'))}"
+            f"{e(usage.get('output_tokens'))} out, cost "
+            f"{e('unknown' if usage.get('cost') is None else usage.get('cost'))}"
         )
     return f'<p id="facts">{" &middot; ".join(items)}</p>'
 
@@ -167,24 +177,22 @@ def timeline(row: RunRow, tasks: list[TaskRow]) -> str:
     if not timed:
         return "<p>no task of this run has a stored start and end</p>"
     shown = timed[:TIMELINE_TASKS]
-    origin = min(t.started for t in shown if t.started is not None)
-    if row.started is not None and row.started <= origin:
-        origin = row.started
+    zero = origin(row, tasks) or 0.0
     end = max(t.finished for t in shown if t.finished is not None)
-    span = max(end - origin, 1e-6)
+    span = max(end - zero, 1e-6)
     label_w, plot_w, bar_h, pad = 230, 620, 14, 22
     height = pad + len(shown) * (bar_h + 4) + 24
     scale = plot_w / span
     bars = []
     for i, t in enumerate(shown):
         assert t.started is not None and t.finished is not None
-        x = label_w + (t.started - origin) * scale
+        x = label_w + (t.started - zero) * scale
         w = max((t.finished - t.started) * scale, 1.5)
         y = pad + i * (bar_h + 4)
         label = t.key if len(t.key) <= 34 else t.key[:33] + "…"
         bars.append(
             f'<g class="bar {e(t.status)}"><title>{e(t.key)} ({e(t.type)}): {e(t.status)}, '
-            f"{t.started - origin:.3f} s to {t.finished - origin:.3f} s</title>"
+            f"{t.started - zero:.3f} s to {t.finished - zero:.3f} s</title>"
             f'<text x="{label_w - 6}" y="{y + 11}" font-size="11" text-anchor="end">'
             f"{e(label)}</text>"
             f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" '
@@ -211,12 +219,12 @@ def timeline(row: RunRow, tasks: list[TaskRow]) -> str:
 
 
 def _task_table(row: RunRow, tasks: list[TaskRow]) -> str:
-    origin = row.started
+    zero = origin(row, tasks)
 
     def at(value: float | None) -> str:
-        if value is None or origin is None:
+        if value is None or zero is None:
             return "-"
-        return f"{value - origin:.3f}"
+        return f"{value - zero:.3f}"
 
     body = "".join(
         f'<tr class="{e(t.status)}"><td><a href="#out-{e(t.key)}">{e(t.key)}</a></td>'
