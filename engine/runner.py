@@ -85,6 +85,17 @@ def _summary(result: RunResult) -> dict[str, Any]:
     }
 
 
+GRAPH_TASKS = 500  # a run's stored summary keeps its top-level task graph up to this size
+
+
+def _graph(plan: Plan, parts: PlanParts | None) -> dict[str, Any]:
+    """The top-level tasks and what each waits for, for `accord view`'s picture of the run;
+    nothing for a run in parts (an evaluation's cases) or a larger one."""
+    if parts is not None or len(plan.tasks) > GRAPH_TASKS:
+        return {}
+    return {"graph": {t.name: list(t.deps) for t in plan.tasks}}
+
+
 class _RunsUnderWay:
     """How many runs are under way on this thread's loop, and the collector's thresholds from
     before the first: runs of several eval files overlap, and only the last to end restores
@@ -309,7 +320,7 @@ async def execute(
         files=[shown_path(p) for p in dict.fromkeys(ctx.written)],
     )
     if store is not None:
-        store.finish(status.value, result.error, _summary(result))
+        store.finish(status.value, result.error, {**_summary(result), **_graph(plan, parts)})
     logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
     if scheduler.out_of_memory is not None:
         raise OutOfMemory(scheduler.out_of_memory)

@@ -4,7 +4,9 @@ Results are written as tasks finish, by a writer thread that commits whatever ha
 since its last commit: the scheduler never waits for the disk, and a run killed with SIGKILL
 keeps every result committed before the kill; Ctrl-C or SIGTERM records the run as
 `interrupted` after its finished results. `--resume` reads the succeeded results of an
-earlier run back and reuses those whose inputs hash the same.
+earlier run back and reuses those whose inputs hash the same. A result's `written` is when
+its task finished (wall clock) and `seconds` how long it ran: `accord view` draws a run's
+timeline from them.
 
 Outputs are stored as data (`engine.codec`: JSON read back into accord's own types by name),
 never pickled: a tampered store can hold wrong values, not code. Stores written by earlier
@@ -75,6 +77,19 @@ SHOWN_BYTES = 1024 * 1024  # what `runs show` keeps of an output for display
 BULK_BYTES = 64 * 1024 * 1024  # a resume reads a run's outputs at once up to this size
 OUT_OF_MEMORY_ERROR = "out of memory"
 BATCH_SECONDS = 0.02  # a finished task reaches the disk within about this long
+
+
+# containers (no slot of their own) whose succeeded result is stored all the same: a
+# consistency run's choice (its samples' scores, the pairwise verdicts, the one chosen)
+KEPT = frozenset({"consistency_select"})
+
+
+def _wall(finished: float | None) -> float | None:
+    """A task's end (a `perf_counter` reading) as a wall-clock time: the `written` column,
+    so a task's row says when it ended and, with `seconds`, when it started."""
+    if finished is None:
+        return None
+    return time.time() - (time.perf_counter() - finished)
 
 
 def register_table(name: str, statement: str) -> None:
@@ -237,9 +252,9 @@ class RunStore:
         input_hash = self.input_hashes.pop(result.key, None)
         reused = result.key in self.reused
         self.reused.discard(result.key)
-        if node.uses_slot or result.status is not Status.SUCCEEDED:
+        if node.uses_slot or result.status is not Status.SUCCEEDED or result.type in KEPT:
             self._queued += 1
-            self._queue.put(("result", result, input_hash, reused))
+            self._queue.put(("result", result, input_hash, reused, _wall(result.finished)))
 
     @property
     def backlog(self) -> int:
@@ -305,7 +320,7 @@ class RunStore:
             for item in batch:
                 kind = item[0]
                 if kind == "result":
-                    rows.append(self._result_row(item[1], item[2], item[3], now))
+                    rows.append(self._result_row(item[1], item[2], item[3], item[4] or now))
                     continue
                 if rows:
                     self._insert_results(rows)
@@ -333,7 +348,7 @@ class RunStore:
         )
 
     def _result_row(
-        self, result: TaskResult, input_hash: str | None, reused: bool, now: float
+        self, result: TaskResult, input_hash: str | None, reused: bool, finished: float
     ) -> tuple[Any, ...]:
         succeeded = result.status is Status.SUCCEEDED
         return (
@@ -347,7 +362,7 @@ class RunStore:
             input_hash,
             _output_json(result.output) if succeeded else None,
             _output_data(result.output) if succeeded and input_hash else None,
-            now,
+            finished,
         )
 
 

@@ -75,6 +75,7 @@ class Finding:
     `hits` and `misses` list what the evaluator found right and wrong (AgentV's form);
     `children` are the findings a composite evaluator aggregated; `veto` says why this
     finding fails its case whatever its score (a required rubric item not met).
+    `exchanges` keeps each judge call's prompt and reply (clipped), for `accord view`.
 
     Slotted: a suite keeps each case's findings to its end (a million cases, a million
     findings), and a slotted one is ~60 bytes smaller.
@@ -99,6 +100,8 @@ class Finding:
     veto: str | None = None
     kind: str | None = None
     check: str | None = None  # the check that made it, as registered: `family/type`
+    # each judge call's prompt and reply ({prompt, reply[, error]}), None without one
+    exchanges: list[dict[str, str]] | None = None
 
 
 class EvaluatorSpec(Spec):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ...engine.asking import Reading, ask_until_parsed, read_forced_choice
@@ -60,6 +60,8 @@ class EvalContext:
     repeat: int = 0
     calls: int = 0
     judge: str | None = None
+    # each judge call's prompt and reply, as `accord view` shows them (Finding.exchanges)
+    exchanges: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def judge_model(self) -> str | None:
@@ -77,7 +79,7 @@ class EvalContext:
             # trial's calls are samples of their own (their own cache keys and seeds)
             kw["sample"] = kw.get("sample", 0) + 2 * self.repeat
         try:
-            return await self.task.run.models().complete(
+            completion = await self.task.run.models().complete(
                 self.model_for(model),
                 messages,
                 task=self.task.key,
@@ -86,7 +88,11 @@ class EvalContext:
                 **kw,
             )
         except AccordError as exc:
+            failed = {"prompt": prompt_text(messages), "reply": "", "error": exc.message}
+            self.exchanges.append(failed)
             raise EvaluatorFailure(f"judge call failed: {exc.message}") from None
+        self.exchanges.append({"prompt": prompt_text(messages), "reply": reply_text(completion)})
+        return completion
 
     async def ask(
         self,
@@ -257,6 +263,34 @@ def reason_of(reply: str, choices: Sequence[str]) -> str:
             kept = lines[:index] + lines[index + 1 :]
             return "\n".join(kept).strip() or reply.strip()
     return reply.strip()
+
+
+EXCHANGE_CHARS = 20_000  # what a finding keeps of one judge prompt or reply
+
+
+def prompt_text(messages: list[dict[str, Any]]) -> str:
+    """A judge call's messages as text: each message's role, then its content."""
+    parts = []
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False, default=str)
+        parts.append(f"[{message.get('role', '?')}]\n{content}")
+    return _clipped("\n\n".join(parts))
+
+
+def reply_text(completion: Any) -> str:
+    """A judge's reply as text: its words, then each tool call it made."""
+    text = getattr(completion, "text", None) or ""
+    for call in getattr(completion, "tool_calls", None) or ():
+        text += f"\n[tool call {call.name}] {call.arguments}"
+    return _clipped(text.strip())
+
+
+def _clipped(text: str) -> str:
+    if len(text) <= EXCHANGE_CHARS:
+        return text
+    return text[:EXCHANGE_CHARS] + f"... ({len(text) - EXCHANGE_CHARS:,} more characters)"
 
 
 def parse_choice(reply: str, choices: Sequence[str]) -> str | None:

@@ -15,6 +15,10 @@ th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4} .passed{color:#17803d} .failed{color:#b42318} .error{color:#b54708}
 .bad{background:#fdecea} .good{background:#e9f7ef} pre{white-space:pre-wrap;margin:0}
 nav a{margin-right:1em} form{margin:.6em 0} .muted{color:#777}
+del{background:#ffd7d5;text-decoration:line-through} ins{background:#ccffd8;text-decoration:none}
+details.judge{margin:.3em 0} details.judge summary{cursor:pointer;color:#0969da}
+.pager{margin:.4em 0} svg{max-width:100%;height:auto} label{margin-right:.6em}
+h3.change{margin-top:1.4em} table.sides td{width:45%} h1{font-size:1.5em;word-break:break-all}
 """
 
 

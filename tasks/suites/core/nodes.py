@@ -375,6 +375,8 @@ async def evaluate_one(
             message = f"{type(exc).__name__}: {message}"
         finding = Finding(evaluator.id, error=message)
     finding.judge_calls = max(finding.judge_calls, ev.calls)
+    if ev.exchanges and finding.exchanges is None:
+        finding.exchanges = ev.exchanges
     return _finalise(evaluator, finding)
 
 
