@@ -112,7 +112,8 @@ def test_config_yml_keeps_its_root_over_agentv_s(tmp_path: Path) -> None:
     _tree(tmp_path, "proj/config.yml=", "proj/sub/.agentv/", "proj/sub/evals/suite.yaml=",
           "other/.agentv/", "other/acc/config.yml=", "other/acc/evals/suite.yaml=")  # fmt: skip
     assert project_root(tmp_path / "proj/sub/evals/suite.yaml") == (
-        (tmp_path / "proj").resolve(), (tmp_path / "proj/config.yml").resolve()
+        (tmp_path / "proj").resolve(),
+        (tmp_path / "proj/config.yml").resolve(),
     )
     # a config.yml below the .agentv folder: its folder, never above it
     assert project_root(tmp_path / "other/acc/evals/suite.yaml")[0] == (tmp_path / "other/acc")
