@@ -234,7 +234,7 @@ def _case_nodes(suite: Suite, cases: Iterable[Case], tasks: list[PlannedTask], o
                 )
             )  # fmt: skip
             order += 1
-            if suite.trials == "pass_at_k" or suite.trial_cost_limit is not None:
+            if _chained(suite):
                 # the next trial runs after this one: only when none passed (pass_at_k) and
                 # the trials so far cost less than the limit
                 previous = (*previous, verdict)
@@ -283,10 +283,30 @@ def _spec(ctx: TaskContext) -> EvalNodeSpec:
     return spec
 
 
+def _chained(suite: Suite) -> bool:
+    """Whether each trial of a case runs after the one before, to stop when it may: under
+    pass_at_k (AgentV's runEvalCaseWithTrials breaks once a trial passes) or a cost limit."""
+    return suite.repeat > 1 and (suite.trials == "pass_at_k" or suite.trial_cost_limit is not None)
+
+
 @register_task("eval_target", EvalNodeSpec, internal=True, outputs=(Output, type(None)))
 async def run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
     """The target answers the case; a failure or timeout fails this node (and the case).
-    None: a pass_at_k trial not needed (an earlier trial passed)."""
+    None: a pass_at_k trial not needed (an earlier trial passed). A trial of a chain
+    (`_chained`) that fails is an answer holding the error instead: the trial is an error
+    (its checks do not run) and the next trial runs, as AgentV runs the next trial after
+    one that errored (its runEvalCase scores it 0, a failing verdict)."""
+    if not _chained(_spec(ctx).suite_ref):
+        return await _run_target(task, ctx)
+    try:
+        return await _run_target(task, ctx)
+    except TaskError as exc:
+        return Output(error=exc.message)
+    except Exception as exc:  # the engine would record its message alike
+        return Output(error=str(exc) or type(exc).__name__)
+
+
+async def _run_target(task: PlannedTask, ctx: TaskContext) -> Output | None:
     spec = _spec(ctx)
     suite: Suite = spec.suite_ref
     target: Target = spec.evaluator_ref
@@ -335,7 +355,7 @@ async def run_check(task: PlannedTask, ctx: TaskContext) -> Finding | None:
     case: Case = spec.case_ref
     suite: Suite = spec.suite_ref
     output: Output | None = ctx.scope.get(f"{task.name.rsplit('.', 1)[0]}.target")
-    if output is None:
+    if output is None or output.error is not None:  # no answer, or a trial that errored
         return None
     for dep in spec.deps_ref or ():
         found = ctx.scope.get(dep)
@@ -422,6 +442,8 @@ async def run_verdict(task: PlannedTask, ctx: TaskContext) -> CaseResult | None:
     if output is None:
         return None
     suite: Suite = spec.suite_ref
+    if output.error is not None:  # a trial whose target failed (run_target)
+        return _errored(suite, spec.case_ref, spec.repeat, output.error)
     # sized exactly (a comprehension's list keeps room to grow): the case's result keeps it
     findings: list[Any] = [None] * len(checks)
     for index, name in enumerate(checks):

@@ -39,9 +39,10 @@ def _combined(suite: Suite, trials: list[CaseResult]) -> CaseResult:
     rule = suite.rule
     status = rule.trials(score, reduced.passed, suite.pass_score)
     verdict = best.verdict if rule.bands is None else rule.trial_label(status, score)
+    # an errored trial's score is AgentV's TrialResult score: runEvalCase's 0
     summary = [
-        {"attempt": t.repeat, "score": t.score, "verdict": t.verdict, "error": t.error}
-        for t in trials
+        {"attempt": t.repeat, "score": score_of, "verdict": t.verdict, "error": t.error}
+        for t, score_of in zip(trials, scores, strict=True)
     ]
     metadata = {**best.metadata, "trials": summary, "aggregation": aggregation}
     return dataclasses.replace(

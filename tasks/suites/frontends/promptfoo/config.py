@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .....engine.errors import AccordError, Issue, ValidationError
-from .....engine.project import load_project
 from .....engine.yamlmarks import Loc, Marks, parse_yaml, read_text
 from ...core.cases import Suite
 from ...core.targets import Target
@@ -62,8 +61,8 @@ def load(
     data, marks = parsed or parse_yaml(read_text(path) if text is None else text, path, core=True)
     if not isinstance(data, dict):
         raise ValidationError([Issue(path, 1, 1, "", "a promptfoo config is a mapping")])
-    project = load_project(path)
     dialect = dialect or Dialect()
+    project = dialect.project(path)
     loader = _Loader(path, project.root, marks, dialect=dialect)
     loader.embedding_model = project.config.defaults.embedding_model
     env = data.get("env") if isinstance(data.get("env"), dict) else {}

@@ -27,6 +27,7 @@ from . import expansions, sources
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .....engine.project import Project
     from ....evaluators.base import EvaluatorSpec
     from ....evaluators.cases import Case
     from ...core.targets import Target
@@ -205,6 +206,13 @@ class Dialect:
     text_checks = False
 
     # the file as a whole
+
+    def project(self, path: Path) -> Project:
+        """The project of the file at `path`, whose root bounds what the file reads
+        (promptfoo's: the folder of the nearest config.yml, else the file's own)."""
+        from .....engine.project import load_project
+
+        return load_project(path)
 
     def prepare(self, loader: _Loader, data: dict[str, Any]) -> dict[str, Any]:
         """The file's data in the loader's terms (promptfoo's: its `$ref`s resolved), its

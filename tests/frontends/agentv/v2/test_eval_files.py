@@ -164,6 +164,37 @@ tests:
     assert code == 0
 
 
+def test_trials_pass_at_k_run_the_next_trial_after_one_that_errored(
+    folder: Path, fake_llm: FakeOpenAI
+) -> None:
+    """AgentV 4a86b769 orchestrator.ts runEvalCaseWithTrials: a trial whose target fails is
+    scored 0 (scoreToVerdict: 'fail') and the loop goes on; it breaks only once a trial
+    passes (`pass_at_k` early exit). Trial 1's model answers HTTP 400 (no retry), trial 2
+    answers and passes: 2 trials, the best scores 1.0, the test passes."""
+    answered = iter([Reply(status=400, text="bad request"), Reply(text="The answer is 42.")])
+
+    def respond(request: dict[str, Any]) -> Reply:
+        system = request["messages"][0]
+        if system["role"] == "system" and "JSON object" in system["content"]:
+            return Reply(text=json.dumps({"score": 1.0, "hits": [], "misses": []}))
+        return next(answered)
+
+    fake_llm.responder = respond
+    file = write(
+        folder,
+        """execution:
+  trials: {count: 3, strategy: pass_at_k}
+tests:
+  - {id: t, criteria: Gives 42, input: What is six times seven}
+""",
+    )
+    code, found, _ = run(folder, file, "--max-concurrency", "1")
+    record = found["t"]
+    assert [t["score"] for t in record["trials"]] == [0.0, 1.0]  # the third never ran
+    assert record["score"] == 1.0 and record["verdict"] == "pass"
+    assert code == 0
+
+
 def test_trials_confidence_interval(folder: Path, fake_llm: FakeOpenAI) -> None:
     scores = {"answer 1": 0.8, "answer 2": 1.0, "answer 3": 0.9}
     judge_with(fake_llm, lambda prompt: {"score": next(v for k, v in scores.items() if k in prompt),

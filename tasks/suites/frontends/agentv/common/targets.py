@@ -35,7 +35,7 @@ from ......engine.masking import remember
 from ......engine.spec import ModelSpec
 from ......engine.yamlmarks import Loc, Marks
 from ....core.targets import Target, target_from
-from .project import find_agentv_folder
+from .project import find_agentv_folder, project_root
 
 VARIABLE = re.compile(r"^\s*\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$")
 # AgentV provider -> litellm provider prefix
@@ -327,19 +327,17 @@ def load_targets(eval_file: Path, explicit: Path | None) -> TargetsFile:
     from ......engine.yamlmarks import parse_yaml, read_text
 
     path = explicit
-    folder = find_agentv_folder(eval_file)
+    root = project_root(eval_file)[0]  # never a file above it (common/project.py)
+    folder = find_agentv_folder(eval_file, root)
     if path is None and folder is not None:
         for filename in ("targets.yaml", "targets.yml"):
             if (folder / filename).is_file():
                 path = folder / filename
                 break
-    top = folder.parent if folder is not None else eval_file.resolve().parent
+    top = folder.parent if folder is not None else root
     env = read_env(eval_file, top)
     if path is None:
         return TargetsFile(None, env=env)
-    from ......engine.project import find_root
-
-    root, config = find_root(eval_file)
     if not path.is_file():
         raise ValidationError([Issue(path, None, None, "", "targets file not found")])
     data, marks = parse_yaml(read_text(path), path, core=True)
@@ -349,7 +347,7 @@ def load_targets(eval_file: Path, explicit: Path | None) -> TargetsFile:
             [Issue(path, 1, 1, "targets", "expected 'targets:', a list of named targets")]
         )
     out = TargetsFile(path, marks=marks, env=env, explicit=explicit is not None,
-                      root=root if config is not None else top)  # fmt: skip
+                      root=root)  # fmt: skip
     issues: list[Issue] = []
     for index, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, dict) else None

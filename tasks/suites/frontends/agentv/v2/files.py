@@ -34,14 +34,14 @@ from ......engine.errors import Issue, ValidationError
 from ......engine.loader import pydantic_issues, pydantic_issues_at
 from ......engine.paths import PathError, private
 from ......engine.paths import resolved as real_path
-from ......engine.project import Project, load_project
+from ......engine.project import Project
 from ......engine.yamlmarks import Loc, Marks, format_path, parse_yaml, read_text
 from .....evaluators.base import EvaluatorSpec
 from .....evaluators.cases import case_digest
 from ....core.cases import Suite
 from ....core.targets import Target, target_from
 from ..common.cli import CliTarget
-from ..common.project import find_agentv_folder
+from ..common.project import find_agentv_folder, load_project
 from ..common.targets import (
     ResolvedTarget,
     TargetProblem,
@@ -158,12 +158,14 @@ class Builder:
         self.issues: list[Issue] = []
         self.warnings: list[str] = []
         self.folder = source.path.resolve().parent
-        agentv = find_agentv_folder(source.path)
-        self.top = agentv.parent if agentv is not None else self.folder
-        # what the file may read: its project (config.yml's folder), else AgentV's own top
-        # (the folder holding .agentv), else its folder; the search stops there
-        self.root = (project.root if project.config_path is not None else self.top).resolve()
-        self.search_top = self.top if self.top.is_relative_to(self.root) else self.root
+        # what the file may read: its project (config.yml's folder), else AgentV's own
+        # (the folder holding .agentv, else the repository's top: common/project.py); the
+        # search for a file it names goes from its folder up to there, as AgentV's
+        # buildSearchRoots goes up to its repoRoot
+        self.root = project.root.resolve()
+        agentv = find_agentv_folder(source.path, self.root)
+        self.top = agentv.parent if agentv is not None else self.root
+        self.search_top = self.root
         self.guidelines = _guideline_patterns(agentv)
         self.resolved: dict[str, ResolvedTarget | None] = {}
         self.models: dict[str, Any] = {}
@@ -206,8 +208,9 @@ class Builder:
             how = "with '..'" if ".." in Path(value).parts else "through a symbolic link"
             raise PathError(
                 f"{what} '{value}' leads outside the project {self.root} ({how}); the project "
-                "is the nearest folder holding config.yml, else .agentv, else the eval file's: "
-                "move the file in, or put config.yml in a folder holding both"
+                "is the nearest folder holding config.yml, else the one holding .agentv, else the "
+                "repository's top (.git), else the eval file's: move the file in, or put "
+                "config.yml in a folder holding both"
             )
         reason = private(self.root, path, value)  # a .env file, .accord/: never data
         if reason is not None:

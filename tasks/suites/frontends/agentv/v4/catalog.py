@@ -9,9 +9,9 @@ resolveGeminiConfig):
 `api_format: chat`), `azure` (`endpoint` or `resource`, `deployment` or `model`,
 `version`), `anthropic`, `openrouter`, `gemini`. Those become models of accord's
 models door. As in AgentV, an `api_key` is `{{ env.NAME }}`: accord reads NAME at each call
-and never stores the key. AgentV's agent providers (`copilot-cli`, `claude-cli`, `codex-cli`,
-`pi-cli`, `cli`, `mock`, ...) drive a coding agent or a program of AgentV's protocol:
-refused, naming the catalog's line.
+and never stores the key. AgentV's `mock` (mock.py), `replay` (replay.py) and `cli`
+(cli.py) run too. Its agent providers (`copilot-cli`, `claude-cli`, `codex-cli`,
+`pi-cli`, ...) drive a coding agent: refused, naming the catalog's line.
 """
 
 from __future__ import annotations
@@ -107,6 +107,11 @@ def _catalog_entry(loader: _Loader, label: str, loc: tuple[Any, ...]) -> dict[st
             except CatalogProblem as exc:
                 loader.issue(loc, f"provider '{label}' ({path}:{line}): {exc.message}")
                 return None
+        if pid == "mock":  # AgentV's canned answer (mock.py)
+            from . import mock as agentv_mock
+
+            return {"id": agentv_mock.ID, "label": label,
+                    "config": agentv_mock.entry_config(entry)}  # fmt: skip
         if pid == "replay":  # recorded answers (replay.py)
             return _replay(loader, entry, label, loc, f"{path}:{line}")
         if pid == "cli":  # a program of AgentV's placeholders (cli.py)
@@ -290,10 +295,14 @@ def _openai_base(url: str) -> str:
 
 def special_target(pid: str, config: dict[str, Any]) -> Target | None:
     """The target of an entry this catalog hands the provider builder under one of AgentV's
-    own ids (no promptfoo id): its recorded answers (replay.py), its program (cli.py)."""
+    own ids (no promptfoo id): its canned answer (mock.py), its recorded answers
+    (replay.py), its program (cli.py)."""
     from . import cli as agentv_cli
+    from . import mock as agentv_mock
     from . import replay as agentv_replay
 
+    if pid == agentv_mock.ID:  # an AgentV catalog's canned answer
+        return agentv_mock.MockTarget(**config)
     if pid == agentv_replay.ID:  # an AgentV catalog's recorded answers
         return agentv_replay.ReplayTarget(**config)
     if pid == agentv_cli.ID:  # an AgentV catalog's program

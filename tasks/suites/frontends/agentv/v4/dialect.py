@@ -16,6 +16,7 @@ from .state import State
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ......engine.project import Project
     from ......engine.yamlmarks import Loc
     from .....evaluators.base import EvaluatorSpec
     from .....evaluators.cases import Case
@@ -51,6 +52,13 @@ class AgentV4Dialect(Dialect):
         self.state = State()
 
     # the file as a whole
+
+    def project(self, path: Path) -> Project:
+        """AgentV's project root: config.yml's folder, else the folder holding .agentv,
+        else the repository's top (common/project.py)."""
+        from ..common.project import load_project
+
+        return load_project(path)
 
     def prepare(self, loader: _Loader, data: dict[str, Any]) -> dict[str, Any]:
         from . import file as agentv4
