@@ -1,12 +1,13 @@
 """The one door to model providers: model resolution, rate limits, retries, usage and the
 call cache.
 
-`openai/...` models take the lean OpenAI wire client (engine/openai_wire: no litellm import,
-litellm's price table read as data); every other provider, and `openai/...` too under
-`ACCORD_MODEL_CLIENT=litellm`, goes through litellm. litellm is imported lazily, on the
-first call that is not answered from the cache, with `LITELLM_LOCAL_MODEL_COST_MAP=True` set
-first so it never fetches a price table. Its own retries are switched off: the engine owns
-retries, re-entering the rate limiter each time.
+`openai/`, `anthropic/`, `gemini/`, `azure/`, `ollama/`, `ollama_chat/` and the
+OpenAI-compatible hosted providers' models take the lean clients (engine/wire: each API on
+aiohttp, no litellm import, litellm's price table read as data); every other provider, and
+all of them under `ACCORD_MODEL_CLIENT=litellm`, goes through litellm. litellm is imported
+lazily, on the first call that is not answered from the cache, with
+`LITELLM_LOCAL_MODEL_COST_MAP=True` set first so it never fetches a price table. Its own
+retries are switched off: the engine owns retries, re-entering the rate limiter each time.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from . import keys, log, openai_wire
+from . import keys, log, openai_wire, wire
 from .cache import CallCache, call_key
 from .catalog import LOCAL_LITELLM as LOCAL_LITELLM
 from .catalog import LOCAL_MODEL as LOCAL_MODEL
@@ -280,8 +281,8 @@ class ModelClient:
         reads); other settings it lists (a base URL, AWS profiles) have working defaults."""
         if model.litellm_model == LOCAL_LITELLM:
             return []
-        if openai_wire.takes(model.litellm_model):
-            return openai_wire.missing_keys({})
+        if wire.takes(model.litellm_model):
+            return wire.missing_keys(model.litellm_model, model.api_base)
         if model.litellm_model not in self._key_check:
             try:
                 found = load_litellm().validate_environment(
@@ -443,7 +444,7 @@ class ModelClient:
         params: dict[str, Any],
         task: str,
     ) -> Completion:
-        lean = openai_wire.takes(model.litellm_model)
+        lean = wire.takes(model.litellm_model)
         litellm = None if lean else await litellm_ready(model.litellm_model)
         kwargs: dict[str, Any] = {
             "model": model.litellm_model,
@@ -512,7 +513,7 @@ class ModelClient:
         async with asyncio.timeout(model.timeout):
             if lean:
                 try:
-                    return await openai_wire.complete(kwargs, self._wire)
+                    return await wire.complete(kwargs, self._wire)
                 except openai_wire.NoChoices:
                     raise ModelError("returned no choices", model=model.name) from None
             if self.workers is not None and model.litellm_model != LOCAL_LITELLM:

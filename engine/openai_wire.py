@@ -66,7 +66,7 @@ def takes(litellm_model: str) -> bool:
     return litellm_model.startswith(_PREFIX) and client_choice() == "lean"
 
 
-def missing_keys(kwargs: dict[str, Any]) -> list[str]:
+def missing_keys(litellm_model: str = "", api_base: str | None = None) -> list[str]:
     """What litellm's `validate_environment` says for an `openai/` model without a key."""
     return [] if os.environ.get("OPENAI_API_KEY") else ["OPENAI_API_KEY"]
 
@@ -135,11 +135,6 @@ async def complete(kwargs: dict[str, Any], pool: Pool) -> dict[str, Any]:
     answer's fields as `model_workers.answer_fields` gives them, or a `WorkerCallError`
     carrying litellm's kind for the failure."""
     name = kwargs["model"][len(_PREFIX) :]
-    body: dict[str, Any] = {"messages": kwargs["messages"], "model": name}
-    for key in ("temperature", "seed", "max_tokens", "tools", "tool_choice", "response_format",
-                "top_p", "presence_penalty", "frequency_penalty", "stop"):  # fmt: skip
-        if kwargs.get(key) is not None:
-            body[key] = kwargs[key]
     base = (
         kwargs.get("api_base")
         or os.environ.get("OPENAI_BASE_URL")
@@ -152,16 +147,67 @@ async def complete(kwargs: dict[str, Any], pool: Pool) -> dict[str, Any]:
         headers["authorization"] = f"Bearer {api_key}"
     if os.environ.get("OPENAI_ORGANIZATION"):
         headers["openai-organization"] = os.environ["OPENAI_ORGANIZATION"]
-    headers.update({str(k): str(v) for k, v in (kwargs.get("extra_headers") or {}).items()})
     url = _endpoint(base, headers)
+    return await chat(kwargs, pool, name, url, headers, (name, _PREFIX + name))
+
+
+PARAMS = ("temperature", "seed", "max_tokens", "tools", "tool_choice", "response_format",
+          "top_p", "presence_penalty", "frequency_penalty", "stop")  # fmt: skip
+
+
+async def chat(
+    kwargs: dict[str, Any],
+    pool: Pool,
+    name: str,
+    url: Any,
+    headers: dict[str, str],
+    prices: tuple[str, ...],
+    *,
+    dropped: tuple[str, ...] = (),
+    extra: dict[str, Any] | None = None,
+    kinds: Mapping[int, str] | None = None,
+    priced_by_answer: str | None = None,
+    resend_422: bool = True,
+    flat_text: bool = False,
+) -> dict[str, Any]:
+    """One POST of an OpenAI chat-completions body (model `name`, the parameters litellm
+    would send but `dropped`, then `extra`) to `url`; the answer's fields, its cost from the
+    first of `prices` litellm's table lists (with `priced_by_answer`, the answer's own
+    `model` after that prefix first: Azure names the model behind a deployment). A 422 is
+    sent again without the parameters it names (`resend_422`, litellm's way with OpenAI);
+    `flat_text` sends a list of text parts as one string (litellm's way with DeepSeek)."""
+    body: dict[str, Any] = {"messages": _messages(kwargs["messages"], flat_text), "model": name}
+    for key in PARAMS:
+        if kwargs.get(key) is not None and key not in dropped:
+            body[key] = kwargs[key]
+    body.update(extra or {})
+    headers.update({str(k): str(v) for k, v in (kwargs.get("extra_headers") or {}).items()})
     response = await _post(pool, url, body, headers, kwargs.get("timeout"))
-    if response.status == 422:
+    if response.status == 422 and resend_422:
         # as litellm (drop_params): once more without the parameters the server named
         body = {k: v for k, v in body.items() if k not in _rejected_params(response)}
         response = await _post(pool, url, body, headers, kwargs.get("timeout"))
     if response.status >= 400:
-        raise _status_error(response)
-    return _fields(response.content, name)
+        raise _status_error(response, kinds)
+    return _fields(response.content, prices, priced_by_answer)
+
+
+def _messages(messages: list[dict[str, Any]], flat_text: bool) -> list[dict[str, Any]]:
+    """The messages as litellm sends them: no `content: null` beside an assistant's tool
+    calls (the openai SDK leaves it out); with `flat_text`, text parts joined."""
+    out = []
+    for message in messages:
+        content = message.get("content", "")
+        if content is None and "content" in message:
+            message = {k: v for k, v in message.items() if k != "content"}
+        elif (
+            flat_text
+            and isinstance(content, list)
+            and all(isinstance(part, dict) and part.get("type") == "text" for part in content)
+        ):
+            message = {**message, "content": "".join(str(p.get("text") or "") for p in content)}
+        out.append(message)
+    return out
 
 
 def _endpoint(base: str, headers: dict[str, str]) -> Any:
@@ -220,7 +266,9 @@ def _rejected_params(response: _Answer) -> set[str]:
     }
 
 
-def _status_error(response: _Answer) -> WorkerCallError:
+def _status_error(
+    response: _Answer, kinds: Mapping[int, str] | None = None, other_4xx: str = "APIError"
+) -> WorkerCallError:
     status = response.status
     message = response.text
     try:
@@ -233,14 +281,16 @@ def _status_error(response: _Answer) -> WorkerCallError:
             message = error["message"]
         elif isinstance(error, str):
             message = error
-    kind = _KIND.get(status, "APIError")
+    kind = (kinds or _KIND).get(status) or (other_4xx if 400 <= status < 500 else "APIError")
     if status == 400 and ("context_length_exceeded" in message or "maximum context" in message):
         kind = "ContextWindowExceededError"
     retry_after = response.headers.get("retry-after")
     return WorkerCallError(kind, message, status, retry_after)
 
 
-def _fields(content: bytes, name: str) -> dict[str, Any]:
+def _fields(
+    content: bytes, prices: tuple[str, ...], priced_by_answer: str | None = None
+) -> dict[str, Any]:
     try:
         doc = json.loads(content)
     except ValueError as exc:  # a proxy's HTML page, a body cut short
@@ -277,12 +327,15 @@ def _fields(content: bytes, name: str) -> dict[str, Any]:
     details = usage.get("prompt_tokens_details")
     cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
     content_text = message.get("content")
+    answered = doc.get("model")
+    if priced_by_answer is not None and isinstance(answered, str) and answered:
+        prices = (priced_by_answer + answered, *prices)
     return {
         "text": content_text if isinstance(content_text, str) else "",
         "tool_calls": calls,
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
-        "cost": cost(name, input_tokens, output_tokens, cached),
+        "cost": price(prices, input_tokens, output_tokens, cached),
     }
 
 
@@ -304,15 +357,43 @@ def _price_table() -> dict[str, Any]:
 def cost(name: str, input_tokens: int, output_tokens: int, cached: int = 0) -> float | None:
     """The call's cost in USD as litellm computes it for an OpenAI model; None for a model
     its price table does not list (as litellm's own lookup fails for those)."""
+    return price((name, _PREFIX + name), input_tokens, output_tokens, cached)
+
+
+def price_entry(names: tuple[str, ...]) -> dict[str, Any] | None:
+    """The first of `names` litellm's price table lists with a price per input token."""
     table = _price_table()
-    entry = table.get(name) or table.get(_PREFIX + name)
-    if not isinstance(entry, dict) or "input_cost_per_token" not in entry:
+    for name in names:
+        entry = table.get(name)
+        if isinstance(entry, dict) and "input_cost_per_token" in entry:
+            return entry
+    return None
+
+
+def price(
+    names: tuple[str, ...],
+    input_tokens: int,
+    output_tokens: int,
+    cached: int = 0,
+    written: int = 0,
+) -> float | None:
+    """The call's cost in USD as litellm computes it from its price table: `input_tokens`
+    counts every prompt token, of which `cached` were read from the provider's prompt cache
+    and `written` written to it (Anthropic's cache_creation); None for a model the table does
+    not list (litellm's own lookup fails for those)."""
+    entry = price_entry(names)
+    if entry is None:
         return None
     per_input = float(entry.get("input_cost_per_token") or 0.0)
     per_output = float(entry.get("output_cost_per_token") or 0.0)
     per_cached = float(entry.get("cache_read_input_token_cost") or per_input)
+    per_written = float(entry.get("cache_creation_input_token_cost") or per_input)
     cached = min(cached, input_tokens)
-    return (input_tokens - cached) * per_input + cached * per_cached + output_tokens * per_output
+    written = min(written, input_tokens - cached)
+    plain = input_tokens - cached - written
+    return (
+        plain * per_input + cached * per_cached + written * per_written + output_tokens * per_output
+    )
 
 
 async def _drain(waiter: Any) -> None:

@@ -1,0 +1,167 @@
+"""Each lean API family answers as litellm does for the same calls, on a loopback server of
+its API (tests/fakes.py): the same request sent (path, body, key header), the same text, tool
+calls, usage and cost, the same error kinds and retry decisions for each status."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import pytest
+
+from accord.engine.errors import ModelError
+from accord.engine.models import ModelCatalog, ModelClient
+from accord.engine.spec import ConfigSpec
+from tests.fakes import FakeOpenAI, Reply
+
+PATHS = ("litellm", "lean")
+
+# model -> (api_base under the fake's root, the headers that carry its key, extra settings)
+FAMILIES: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
+    "azure/gpt-4o": ("", ("api-key",), {"api_version": "2024-10-21"}),
+    "ollama_chat/llama3": ("", (), {}),
+    "ollama/llama3": ("", (), {}),
+    "openrouter/anthropic/claude-3.5-sonnet": ("/v1", ("authorization",), {}),
+    "deepseek/deepseek-chat": ("/v1", ("authorization",), {}),
+    "together_ai/meta-llama/Llama-3-8b-chat-hf": ("/v1", ("authorization",), {}),
+    "xai/grok-2": ("/v1", ("authorization",), {}),
+    "fireworks_ai/accounts/fireworks/models/llama-v3p1-8b-instruct": (
+        "/v1",
+        ("authorization",),
+        {},
+    ),
+    "perplexity/sonar": ("/v1", ("authorization",), {}),
+    "openai/gpt-4o-mini": ("/v1", ("authorization",), {}),
+}
+MODELS = sorted(FAMILIES)
+RANDOM_IDS = ("gemini/", "ollama")  # litellm names their tool calls with a fresh uuid
+
+TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "find", "parameters": {
+    "type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}}]  # fmt: skip
+CONVERSATION = [
+    {"role": "system", "content": "be brief"},
+    {"role": "user", "content": "find x"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+     "function": {"name": "lookup", "arguments": '{"q": "x"}'}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": '{"found": 1}'},
+    {"role": "assistant", "content": "found one"},
+    {"role": "user", "content": [{"type": "text", "text": "and "}, {"type": "text", "text": "y?"}]},
+]  # fmt: skip
+
+
+def client_for(fake: FakeOpenAI, model: str, **settings: Any) -> ModelClient:
+    suffix, _keys, extra = FAMILIES[model]
+    root = fake.url.rsplit("/v1", 1)[0]
+    entry = {
+        "name": "fake",
+        "model": model,
+        "api_base": root + suffix,
+        "api_key": "sk-secret-key-1",
+        "max_retries": 0,
+        "timeout": 3,
+        **extra,
+        **settings,
+    }
+    config = ConfigSpec.model_validate({"models": [entry]})
+    return ModelClient(ModelCatalog(config), None, "off")
+
+
+def outcome(
+    fake: FakeOpenAI, model: str, reply: Reply, messages: list[dict[str, Any]], **call: Any
+) -> tuple[Any, ...]:
+    """What the engine sees of one call answered by `reply`, and what the server received."""
+    fake.script(reply)
+    settings = call.pop("settings", {})
+    client = client_for(fake, model, **settings)
+    before = len(fake.requests)
+
+    async def go() -> Any:
+        return await client.complete("fake", messages, task="t", **call)
+
+    try:
+        done = asyncio.run(go())
+    except ModelError as exc:
+        text = re.sub(r"127\.0\.0\.1:\d+", "HOST", exc.detail)
+        return ("error", exc.kind, exc.permanent, text)
+    finally:
+        client.close()
+    assert len(fake.requests) > before
+    _suffix, key_headers, _extra = FAMILIES[model]
+    sent = {name: fake.headers[-1].get(name) for name in key_headers}
+    calls = [(c.name, c.arguments) if model.startswith(RANDOM_IDS) else c for c in done.tool_calls]
+    return ("ok", done.text, calls, done.input_tokens, done.output_tokens, done.cost,
+            fake.requests[-1], fake.paths[-1], sent)  # fmt: skip
+
+
+def both_paths(
+    monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI, model: str, reply: Reply,
+    messages: list[dict[str, Any]] | None = None, **call: Any,
+) -> dict[str, tuple[Any, ...]]:  # fmt: skip
+    seen = {}
+    for path in PATHS:
+        monkeypatch.setenv("ACCORD_MODEL_CLIENT", path)
+        chat = messages or [{"role": "system", "content": "be brief"},
+                            {"role": "user", "content": "hi"}]  # fmt: skip
+        seen[path] = outcome(fake, model, reply, chat, **dict(call))
+    return seen
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_plain_answer_is_the_same(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, model: str
+) -> None:
+    seen = both_paths(monkeypatch, fake_llm, model, Reply(text="hello there"),
+                      temperature=0.2, seed=7)  # fmt: skip
+    assert seen["lean"] == seen["litellm"]
+    assert seen["lean"][1] == "hello there"
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_tools_and_a_tool_conversation_are_sent_and_read_the_same(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, model: str
+) -> None:
+    reply = Reply(text="let me look", tool_calls=[("lookup", {"q": "y"})])
+    seen = both_paths(
+        monkeypatch, fake_llm, model, reply, CONVERSATION, tools=TOOLS,
+        tool_choice={"type": "function", "function": {"name": "lookup"}},
+        settings={"max_tokens": 300},
+    )  # fmt: skip
+    assert seen["lean"] == seen["litellm"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("kind", ["json_object", "json_schema"])
+def test_json_mode_is_asked_the_same(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, model: str, kind: str
+) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    form: dict[str, Any] = {"type": kind}
+    if kind == "json_schema":
+        form["json_schema"] = {"name": "answer", "schema": schema}
+    seen = both_paths(monkeypatch, fake_llm, model, Reply(text='{"a": 1}'),
+                      settings={"response_format": form})  # fmt: skip
+    assert seen["lean"] == seen["litellm"]
+
+
+STATUSES = [400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 529]
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("status", STATUSES)
+def test_each_error_status_has_the_same_kind_words_and_retry_decision(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, model: str, status: int
+) -> None:
+    reply = Reply.error(status, f"scripted {status}: key sk-secret-key-1", **{"Retry-After": "0"})
+    seen = both_paths(monkeypatch, fake_llm, model, reply)
+    if seen["litellm"][0] == "ok":  # a 422 sent again without the parameters it names
+        assert seen["lean"] == seen["litellm"]
+        return
+    # the same kind and retry decision; the words are the provider's own on the lean path,
+    # where litellm wraps them (`AnthropicException - {"type": "error", ...}`)
+    assert seen["lean"][:3] == seen["litellm"][:3]
+    if seen["lean"][1] == "Timeout":  # said as the engine's own words, on both paths
+        assert seen["lean"] == seen["litellm"]
+        return
+    assert f"scripted {status}: key [redacted]" in seen["lean"][3]
+    assert "Exception" not in seen["lean"][3] and "sk-secret-key-1" not in seen["lean"][3]
