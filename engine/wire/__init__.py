@@ -31,6 +31,8 @@ from ..openai_wire import client_choice as client_choice
 # the model's prefix (litellm's provider) -> the module speaking its API
 FAMILIES = {
     "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
     "azure": "compat",
     "openrouter": "compat",
     "together_ai": "compat",

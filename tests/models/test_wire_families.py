@@ -5,7 +5,11 @@ calls, usage and cost, the same error kinds and retry decisions for each status.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +23,8 @@ PATHS = ("litellm", "lean")
 
 # model -> (api_base under the fake's root, the headers that carry its key, extra settings)
 FAMILIES: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
+    "anthropic/claude-sonnet-4-20250514": ("", ("x-api-key", "anthropic-version"), {}),
+    "gemini/gemini-2.0-flash": ("", ("x-goog-api-key",), {}),
     "azure/gpt-4o": ("", ("api-key",), {"api_version": "2024-10-21"}),
     "ollama_chat/llama3": ("", (), {}),
     "ollama/llama3": ("", (), {}),
@@ -165,3 +171,40 @@ def test_each_error_status_has_the_same_kind_words_and_retry_decision(
         return
     assert f"scripted {status}: key [redacted]" in seen["lean"][3]
     assert "Exception" not in seen["lean"][3] and "sk-secret-key-1" not in seen["lean"][3]
+
+
+PROBE = """
+import sys
+from accord.cli import main
+try:
+    main(["run", "w.workflow.yml", "--format", "json", "--cache", "off"])
+except SystemExit as exc:
+    print("EXIT", exc.code)
+print("LITELLM", "litellm" in sys.modules)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["anthropic/claude-sonnet-4-20250514", "gemini/gemini-2.0-flash",
+                                   "azure/gpt-4o", "ollama_chat/llama3"])  # fmt: skip
+def test_a_lean_family_runs_a_workflow_without_importing_litellm(
+    tmp_path: Path, fake_llm: FakeOpenAI, model: str
+) -> None:
+    suffix, _keys, extra = FAMILIES[model]
+    root = fake_llm.url.rsplit("/v1", 1)[0]
+    settings = "".join(f"    {k}: {v}\n" for k, v in extra.items())
+    (tmp_path / "config.yml").write_text(
+        f"models:\n  - name: fake\n    model: {model}\n    api_base: {root + suffix}\n"
+        f"    api_key: test-key\n{settings}defaults:\n  model: fake\n"
+    )
+    (tmp_path / "w.workflow.yml").write_text(
+        "tasks:\n  - name: q\n    type: agent\n    prompt: question 1\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120, check=False, env={**os.environ, "ACCORD_MODEL_CLIENT": "lean"},
+    )  # fmt: skip
+    assert "EXIT 0" in done.stdout, done.stderr[-2000:]
+    assert '"q": "echo: question 1"' in done.stdout
+    assert "LITELLM False" in done.stdout
+    assert "Unclosed" not in done.stderr
