@@ -43,9 +43,33 @@ async def chat(request):
         "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
     })
 
+async def messages(request):  # Anthropic's Messages API
+    body = await request.json()
+    content = body["messages"][-1]["content"]
+    said = content if isinstance(content, str) else "".join(
+        b.get("text", "") for b in content if b.get("type") == "text")
+    return web.json_response({
+        "id": "msg_b", "type": "message", "role": "assistant", "model": body.get("model"),
+        "content": [{"type": "text", "text": "echo: " + said}], "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 5},
+    })
+
+async def generate(request):  # Gemini's generateContent
+    body = await request.json()
+    said = "".join(p.get("text", "") for p in body["contents"][-1]["parts"])
+    return web.json_response({
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "echo: " + said}]},
+                        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 5,
+                          "totalTokenCount": 10},
+        "modelVersion": request.match_info["model"],
+    })
+
 async def start():
     app = web.Application()
     app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_post("/v1/messages", messages)
+    app.router.add_post("/v1beta/models/{model}:generateContent", generate)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
@@ -110,12 +134,27 @@ def install_promptfoo() -> str | None:
     return str(PROMPTFOO)
 
 
-def write_suites(folder: Path, url: str, n: int, workers: int = 0, echo: bool = False) -> None:
+# each API family: accord's model and api_base (under the server's root), and promptfoo's own
+# provider for it with its base-URL option
+FAMILIES = {
+    "openai": ("openai/fake-model", "/v1", "openai:chat:fake-model", "apiBaseUrl", "/v1"),
+    "anthropic": ("anthropic/claude-sonnet-4-20250514", "",
+                  "anthropic:messages:claude-sonnet-4-20250514", "apiBaseUrl", ""),
+    "gemini": ("gemini/gemini-2.0-flash", "/v1beta", "google:gemini-2.0-flash", "apiBaseUrl", ""),
+}  # fmt: skip
+
+
+def write_suites(
+    folder: Path, url: str, n: int, workers: int = 0, echo: bool = False, family: str = "openai"
+) -> None:
     """The same suite for both tools: n cases `hello i`, model target (or each tool's `echo`,
-    which answers with the input and calls no model), one `contains`."""
+    which answers with the input and calls no model), one `contains`. The model speaks the
+    API of `family`, on each side through that tool's own client for it."""
+    model, under, pf_id, pf_option, pf_under = FAMILIES[family]
+    root = url.rsplit("/v1", 1)[0]
     (folder / "config.yml").write_text(
-        "models:\n  - name: fake\n    model: openai/fake-model\n"
-        f"    api_base: {url}\n    api_key: test-key\n"
+        f"models:\n  - name: fake\n    model: {model}\n"
+        f"    api_base: {root + under}\n    api_key: test-key\n"
         + (f"model_workers: {workers}\n" if workers else "")
     )
     cases = "".join(f"  - {{id: c{i}, input: hello {i}}}\n" for i in range(n))
@@ -127,8 +166,8 @@ def write_suites(folder: Path, url: str, n: int, workers: int = 0, echo: bool = 
     provider = (
         "  - id: echo\n"
         if echo
-        else "  - id: openai:chat:fake-model\n    config:\n"
-        f"      apiBaseUrl: {url}\n      apiKey: test-key\n"
+        else f"  - id: {pf_id}\n    config:\n"
+        f"      {pf_option}: {root + pf_under}\n      apiKey: test-key\n"
     )
     (folder / "promptfooconfig.yaml").write_text(
         "description: bench\nprompts:\n  - '{{input}}'\nproviders:\n"
@@ -172,6 +211,9 @@ def options() -> argparse.Namespace:
     parser.add_argument("--client", choices=["lean", "litellm"], default="lean",
                         help="ACCORD_MODEL_CLIENT: the path of the openai/ model")  # fmt: skip
     parser.add_argument("--no-promptfoo", action="store_true", help="accord's column only")
+    parser.add_argument("--family", choices=sorted(FAMILIES), default="openai",
+                        help="the model's API: openai/, anthropic/ or gemini/, beside "
+                        "promptfoo's own provider for it")  # fmt: skip
     return parser.parse_args()
 
 
@@ -189,12 +231,14 @@ def compare(
     # compile its modules again, which measures the shell's setting, not accord
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     promptfoo = None if args.no_promptfoo else install_promptfoo()
+    load_before = os.getloadavg()
     results: dict[str, list[tuple[float, float]]] = {"accord": [], "accord-pf": [], "promptfoo": []}
-    summary: dict[str, Any] = {"setup": (args.client, args.model_workers)}
+    summary: dict[str, Any] = {"setup": (args.client, args.model_workers), "family": args.family}
+    promptfoo_config = promptfoo_config and args.family == "openai"
     with tempfile.TemporaryDirectory(prefix="accord-bench-") as tmp, fake_server() as url:
         folder = Path(tmp)
         os.environ["PROMPTFOO_CONFIG_DIR"] = str(folder / ".promptfoo")
-        write_suites(folder, url, n, args.model_workers, echo)
+        write_suites(folder, url, n, args.model_workers, echo, args.family)
         commands = {"accord": accord_command(concurrency)}
         if promptfoo_config:
             commands["accord-pf"] = accord_promptfoo_command(concurrency)
@@ -215,6 +259,7 @@ def compare(
         if promptfoo_config:
             summary["verdicts"] = same_verdicts(folder, n, echo, promptfoo is not None)
     summary["load"] = os.getloadavg()
+    summary["load_before"] = load_before
     for tool, figures in results.items():
         if figures:
             times = sorted(f[0] for f in figures)
@@ -263,7 +308,12 @@ def report(
     promptfoo's, to the target's text and whether it is met) the third column beside it."""
     load = summary["load"]
     client, workers = summary["setup"]
-    print(f"{name}: {what} (load {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} after the runs)")
+    before = summary.get("load_before", load)
+    print(f"{name}: {what} (load {before[0]:.2f} / {before[1]:.2f} / {before[2]:.2f} before, "
+          f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} after the runs)")  # fmt: skip
+    family = summary.get("family", "openai")
+    print(f"  model: {FAMILIES[family][0]} (accord) / {FAMILIES[family][2]} (promptfoo), "
+          f"on the same loopback server")  # fmt: skip
     print(f"  accord: ACCORD_MODEL_CLIENT={client}, model_workers: {workers}")
     mine = summary["accord"]
     theirs = summary.get("promptfoo")
@@ -286,6 +336,15 @@ def report(
     print(f"  {summary['verdicts']}")
     versus = None if theirs is None else (theirs[0], theirs[1])
     print(f"  target: {pf_target((pf[0], pf[1]), versus)}")
+
+
+def ratio_target(summary: dict[str, Any], limit: float) -> str:
+    """`accord's time <= {limit}x promptfoo's`, and whether the medians meet it."""
+    text = f"accord's time <= {limit:g}x promptfoo's"
+    theirs = summary.get("promptfoo")
+    if theirs is None:
+        return f"{text} (promptfoo not run)"
+    return f"{text}: {met(summary['accord'][0] <= limit * theirs[0])}"
 
 
 def met(ok: bool) -> str:

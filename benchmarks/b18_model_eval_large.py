@@ -6,7 +6,11 @@ Targets (issue 33): accord's time <= 0.8x promptfoo's; its peak memory <= prompt
 same targets for a third column (issue 35): accord given the very promptfooconfig.yaml promptfoo
 runs (its `openai:chat:` provider, apiBaseUrl the loopback server), with the same verdicts
 (else exit 1).
-Options: `--model-workers N`, `--client litellm` (the litellm path), `--no-promptfoo`.
+With `--family anthropic` or `--family gemini` (issue 46) the model speaks Anthropic's
+Messages API or Gemini's generateContent, beside promptfoo's own `anthropic:messages:` and
+`google:` providers on the same server: accord's time <= 0.3x promptfoo's.
+Options: `--model-workers N`, `--client litellm` (the litellm path), `--no-promptfoo`,
+`--family openai|anthropic|gemini`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _model_eval import compare, met, now, report
+from _model_eval import compare, met, now, ratio_target, report
 
 
 def pf_target(mine: tuple[float, float], theirs: tuple[float, float] | None) -> str:
@@ -29,5 +33,8 @@ def pf_target(mine: tuple[float, float], theirs: tuple[float, float] | None) -> 
 
 if __name__ == "__main__":
     summary = compare(n=1000, concurrency=50, runs=3, promptfoo_config=True)
+    target = "time <= 0.8x promptfoo's, peak memory <= promptfoo's"
+    if summary["family"] != "openai":
+        target = ratio_target(summary, 0.3)
     report(f"B18 ({now()})", "1,000 model-backed cases, concurrency 50, cache off", summary,
-           "time <= 0.8x promptfoo's, peak memory <= promptfoo's", pf_target)  # fmt: skip
+           target, pf_target)  # fmt: skip
