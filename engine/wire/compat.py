@@ -156,7 +156,40 @@ async def _azure(kwargs: dict[str, Any], pool: Pool, deployment: str) -> dict[st
     if not path.endswith("/chat/completions"):
         path += "/chat/completions"
     url = url.with_path(path).update_query({"api-version": version})
-    return await openai_wire.chat(
+    json_tool = False
+    form = kwargs.get("response_format")
+    if isinstance(form, dict) and not _takes_response_format(version, deployment):
+        # as litellm: a schema becomes one forced tool whose arguments are the answer's
+        # text; JSON mode without a schema is dropped
+        kwargs = {k: v for k, v in kwargs.items() if k != "response_format"}
+        schema = (form.get("json_schema") or {}).get("schema") or form.get("response_schema")
+        if schema:
+            tool = {"type": "function", "function": {"name": _JSON_TOOL, "parameters": schema}}
+            kwargs["tools"] = [*(kwargs.get("tools") or []), tool]
+            kwargs["tool_choice"] = {"type": "function", "function": {"name": _JSON_TOOL}}
+            json_tool = True
+    fields = await openai_wire.chat(
         kwargs, pool, deployment, url, headers, (f"azure/{deployment}",),
         priced_by_answer="azure/", kinds=KINDS["azure"], resend_422=False,
     )  # fmt: skip
+    if json_tool:
+        answers = [call for call in fields["tool_calls"] if call[1] == _JSON_TOOL]
+        if answers:
+            fields["text"] = answers[0][2]
+            fields["tool_calls"] = [c for c in fields["tool_calls"] if c[1] != _JSON_TOOL]
+    return fields
+
+
+_JSON_TOOL = "json_tool_call"
+
+
+def _takes_response_format(version: str, deployment: str) -> bool:
+    """litellm's rule: `response_format` from api-version 2024-08 on, never for GPT-3.5."""
+    import re
+
+    if "gpt-3.5" in re.sub(r"(\d)-(\d)", r"\1.\2", deployment) or "gpt-35" in deployment:
+        return False
+    parts = version.split("-")
+    if len(parts) < 3 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return True
+    return (int(parts[0]), int(parts[1])) >= (2024, 8)

@@ -26,6 +26,8 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
     "anthropic/claude-sonnet-4-20250514": ("", ("x-api-key", "anthropic-version"), {}),
     "gemini/gemini-2.0-flash": ("", ("x-goog-api-key",), {}),
     "azure/gpt-4o": ("", ("api-key",), {"api_version": "2024-10-21"}),
+    # an api-version before 2024-08: litellm asks a JSON schema as a forced tool
+    "azure/gpt-4o-2024-05-13": ("", ("api-key",), {"api_version": "2024-02-01"}),
     "ollama_chat/llama3": ("", (), {}),
     "ollama/llama3": ("", (), {}),
     "openrouter/anthropic/claude-3.5-sonnet": ("/v1", ("authorization",), {}),
@@ -148,6 +150,45 @@ def test_json_mode_is_asked_the_same(
     seen = both_paths(monkeypatch, fake_llm, model, Reply(text='{"a": 1}'),
                       settings={"response_format": form})  # fmt: skip
     assert seen["lean"] == seen["litellm"]
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-sonnet-4-20250514", "azure/gpt-4o-2024-05-13"])
+def test_a_schema_asked_as_a_forced_tool_answers_with_the_tools_arguments_as_text(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, model: str
+) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    form = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+    reply = Reply(tool_calls=[("json_tool_call", {"a": 1})])
+    seen = both_paths(monkeypatch, fake_llm, model, reply, settings={"response_format": form})
+    assert seen["lean"] == seen["litellm"]
+    assert seen["lean"][1:3] == ('{"a": 1}', [])
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_429_retry_after_is_obeyed_on_both_paths(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, model: str
+) -> None:
+    monkeypatch.delenv("ACCORD_RETRY_BACKOFF", raising=False)
+    for path in PATHS:
+        monkeypatch.setenv("ACCORD_MODEL_CLIENT", path)
+        suffix, _keys, extra = FAMILIES[model]
+        root = fake_llm.url.rsplit("/v1", 1)[0]
+        entry = {"name": "fake", "model": model, "api_base": root + suffix, "api_key": "k",
+                 "max_retries": 1, **extra}  # fmt: skip
+        # the engine's own backoff would be 30 s: only the header's 0 lets this finish now
+        client = ModelClient(
+            ModelCatalog(ConfigSpec.model_validate({"models": [entry]})), None, "off",
+            backoff_base=30.0,
+        )  # fmt: skip
+        fake_llm.script(Reply.error(429, "slow down", **{"Retry-After": "0"}), f"fine {path}")
+
+        async def call(c: ModelClient = client) -> str:
+            done = await c.complete("fake", [{"role": "user", "content": "hi"}], task="t")
+            return done.text
+
+        assert asyncio.run(asyncio.wait_for(call(), timeout=20)) == f"fine {path}"
+        assert client.usage.total.retries == 1
+        client.close()
 
 
 STATUSES = [400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 529]
