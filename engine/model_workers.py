@@ -2,8 +2,8 @@
 
 The Ray executor's model callers send the answer's fields (text, tool calls, tokens, cost) and
 a provider error's kind, status code and Retry-After back as plain data, so the engine's retry
-policy treats them exactly as it would an in-process call; the lean OpenAI client
-(engine/openai_wire.py) raises its errors in the same form.
+policy treats them exactly as it would an in-process call; the lean clients (engine/wire,
+engine/openai_wire.py) raise their errors in the same form.
 
 `model_workers: N` (worker processes for model calls) is deprecated and has no effect: on the
 project's 2-core machine 2 workers made 1,000 litellm calls 2.8x slower than the run's own

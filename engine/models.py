@@ -504,8 +504,8 @@ class ModelClient:
     async def _guarded(
         self, litellm: Any, kwargs: dict[str, Any], model: ModelConfig, lean: bool
     ) -> dict[str, Any]:
-        """One attempt: on the lean OpenAI wire client for `openai/` models (always in this
-        process: a call costs it too little CPU to send elsewhere), through the executor's
+        """One attempt: on the lean client of the model's API family (engine/wire; always in
+        this process: a call costs it too little CPU to send elsewhere), through the executor's
         model transport when it has one (Ray; never the in-process `local` model), else
         through litellm here; the answer's fields, or the provider's error."""
         # the model's timeout bounds the whole attempt: litellm's own applies to each read, so

@@ -6,10 +6,12 @@ call through it milliseconds more (request transforms, model-info lookups, cost)
 format that is one POST and one JSON answer, that CPU set the pace of model-backed evals.
 Everything the engine sees stays as litellm gives it: the request body, the error kinds
 (`RateLimitError`, `AuthenticationError`, ...) and their words, the cost from litellm's own
-price table (read as data from the installed package). Other providers keep litellm.
+price table (read as data from the installed package). The other API families' lean clients
+(engine/wire: Anthropic, Gemini, Azure, Ollama, the OpenAI-compatible hosted providers) share
+its connection pool, its POST and its price table; every other provider keeps litellm.
 
-`ACCORD_MODEL_CLIENT=litellm` sends `openai/...` models through litellm too (`lean`, the
-default, uses this path).
+`ACCORD_MODEL_CLIENT=litellm` sends every lean family's models through litellm too (`lean`,
+the default, uses the lean clients).
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ def client_choice() -> str:
     value = os.environ.get(CLIENT_ENV, "").strip().lower() or "lean"
     if value not in ("lean", "litellm"):
         raise ConfigError(
-            f"{CLIENT_ENV}={value!r}: expected 'lean' (OpenAI-format models without litellm, "
-            "the default) or 'litellm'"
+            f"{CLIENT_ENV}={value!r}: expected 'lean' (the APIs accord speaks itself without "
+            "litellm, the default) or 'litellm'"
         )
     return value
 
@@ -82,6 +84,24 @@ class Pool:
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
+        self._proxies: dict[tuple[str, str, int | None], tuple[Any, Any]] = {}
+
+    def proxy(self, url: Any) -> tuple[Any, Any]:
+        """(proxy URL, its auth) for a request to `url` from the environment (HTTP_PROXY,
+        HTTPS_PROXY, NO_PROXY), read once per origin as the openai SDK reads them once per
+        client: aiohttp's `trust_env` read them, and looked for a .netrc, in a worker thread
+        at every request (two thread hops and ~150 us of CPU each)."""
+        key = (url.scheme, url.host or "", url.port)
+        found = self._proxies.get(key)
+        if found is None:
+            from aiohttp.helpers import get_env_proxy_for_url
+
+            try:
+                found = get_env_proxy_for_url(url)
+            except LookupError:
+                found = (None, None)
+            self._proxies[key] = found
+        return found
 
     async def session(self) -> Any:
         import aiohttp
@@ -90,8 +110,9 @@ class Pool:
         entry = self._sessions.get(loop)
         if entry is None or entry[0].closed:
             # the openai SDK's limit of 1,000 connections; proxies from the environment as it
+            # (`proxy`, read once per origin)
             connector = aiohttp.TCPConnector(limit=1000)
-            session = aiohttp.ClientSession(connector=connector, trust_env=True)
+            session = aiohttp.ClientSession(connector=connector)
             closer = _closed_with_the_loop(session)
             await closer.__anext__()
             entry = self._sessions[loop] = (session, closer)
@@ -230,12 +251,17 @@ async def _post(
     pool: Pool, url: Any, body: dict[str, Any], headers: dict[str, str], timeout: Any
 ) -> _Answer:
     import aiohttp
+    from yarl import URL
 
+    target = url if isinstance(url, URL) else URL(url)
+    proxy, proxy_auth = pool.proxy(target)
     try:
         async with (await pool.session()).post(
-            url,
+            target,
             data=json.dumps(body, ensure_ascii=False).encode(),
             headers=headers,
+            proxy=proxy,
+            proxy_auth=proxy_auth,
             # per read, as the openai SDK's; the engine bounds the whole attempt
             timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout, sock_connect=timeout),
         ) as response:

@@ -249,3 +249,30 @@ def test_a_lean_family_runs_a_workflow_without_importing_litellm(
     assert '"q": "echo: question 1"' in done.stdout
     assert "LITELLM False" in done.stdout
     assert "Unclosed" not in done.stderr
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-20250514"])
+def test_a_proxy_from_the_environment_carries_the_calls_on_both_paths(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, model: str
+) -> None:
+    """HTTP_PROXY names the fake server: a model on a host that does not exist is reached
+    through it (the request line carries the model's whole URL), on either path."""
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", fake_llm.url.rsplit("/v1", 1)[0])
+    suffix = FAMILIES[model][0]
+    entry = {"name": "fake", "model": model, "api_base": "http://model.invalid:4000" + suffix,
+             "api_key": "k", "max_retries": 0, "timeout": 5}  # fmt: skip
+    for path in PATHS:
+        monkeypatch.setenv("ACCORD_MODEL_CLIENT", path)
+        client = ModelClient(ModelCatalog(ConfigSpec.model_validate({"models": [entry]})),
+                             None, "off")  # fmt: skip
+        fake_llm.script(f"proxied {path}")
+
+        async def call(c: ModelClient = client) -> str:
+            done = await c.complete("fake", [{"role": "user", "content": "hi"}], task="t")
+            return done.text
+
+        assert asyncio.run(call()) == f"proxied {path}"
+        assert fake_llm.paths[-1].startswith("http://model.invalid:4000/")
+        client.close()
