@@ -104,6 +104,9 @@ class ModelCatalog:
     def __init__(self, config: ConfigSpec) -> None:
         self.specs = {m.name: m for m in config.models}
         self.default = config.defaults.model or LOCAL_MODEL
+        # each entry's settings, built once: every call resolves its model (1,000 calls
+        # rebuilt the same frozen ModelConfig 1,000 times)
+        self._resolved: dict[str, ModelConfig] = {}
 
     def problem(self, name: str) -> str | None:
         """None when `name` resolves, else a message saying what to do."""
@@ -122,7 +125,10 @@ class ModelCatalog:
         if problem is not None:
             raise ConfigError(problem)
         if name in self.specs:
-            return _from_spec(self.specs[name])
+            found = self._resolved.get(name)
+            if found is None:
+                found = self._resolved[name] = _from_spec(self.specs[name])
+            return found
         if name == LOCAL_MODEL:
             return ModelConfig(
                 name=LOCAL_MODEL,
