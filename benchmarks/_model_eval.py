@@ -234,6 +234,7 @@ def compare(
     load_before = os.getloadavg()
     results: dict[str, list[tuple[float, float]]] = {"accord": [], "accord-pf": [], "promptfoo": []}
     summary: dict[str, Any] = {"setup": (args.client, args.model_workers), "family": args.family}
+    summary["echo"] = echo
     promptfoo_config = promptfoo_config and args.family == "openai"
     with tempfile.TemporaryDirectory(prefix="accord-bench-") as tmp, fake_server() as url:
         folder = Path(tmp)
@@ -312,8 +313,9 @@ def report(
     print(f"{name}: {what} (load {before[0]:.2f} / {before[1]:.2f} / {before[2]:.2f} before, "
           f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} after the runs)")  # fmt: skip
     family = summary.get("family", "openai")
-    print(f"  model: {FAMILIES[family][0]} (accord) / {FAMILIES[family][2]} (promptfoo), "
-          f"on the same loopback server")  # fmt: skip
+    if not summary.get("echo"):
+        print(f"  model: {FAMILIES[family][0]} (accord) / {FAMILIES[family][2]} (promptfoo), "
+              f"on the same loopback server")  # fmt: skip
     print(f"  accord: ACCORD_MODEL_CLIENT={client}, model_workers: {workers}")
     mine = summary["accord"]
     theirs = summary.get("promptfoo")

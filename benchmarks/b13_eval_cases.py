@@ -6,6 +6,7 @@ Target (issue): <= 1.0 s wall and <= 150 MiB peak on the project's 2-core machin
 the same job and machine: promptfoo 0.118 2.5 s / 182 MiB, Inspect AI 0.3.285 10.7 s / 161 MiB.
 Beside promptfoo, a third column: accord given the very promptfooconfig.yaml promptfoo runs
 (issue 35), <= 1.0 s and below promptfoo's time, with the same verdicts (else exit 1).
+Target (issue 46): accord's time <= 0.15x promptfoo's on the same job.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def main() -> None:
     print(f"  engine per case (3 nodes, run store on): {overhead:.0f} us")
     print("  target: <= 1.0 s and <= 150 MiB; and ahead of promptfoo on the same job:")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _model_eval import compare, met, now, report
+    from _model_eval import compare, met, now, ratio_target, report
 
     def pf_target(mine: tuple[float, float], theirs: tuple[float, float] | None) -> str:
         below = "" if theirs is None else f", below promptfoo's {met(mine[0] < theirs[0])}"
@@ -88,7 +89,7 @@ def main() -> None:
 
     summary = compare(n=N, concurrency=50, runs=3, echo=True, promptfoo_config=True)
     report(f"B13 beside promptfoo ({now()})", f"{N} cases, each tool's echo target", summary,
-           "accord's time below promptfoo's", pf_target)  # fmt: skip
+           ratio_target(summary, 0.15), pf_target)  # fmt: skip
 
 
 if __name__ == "__main__":
