@@ -196,7 +196,8 @@ async def chat(
     first of `prices` litellm's table lists (with `priced_by_answer`, the answer's own
     `model` after that prefix first: Azure names the model behind a deployment). A 422 is
     sent again without the parameters it names (`resend_422`, litellm's way with OpenAI);
-    `flat_text` sends a list of text parts as one string (litellm's way with DeepSeek)."""
+    `flat_text` sends a list of parts as the string of its text parts (litellm's way with
+    DeepSeek)."""
     body: dict[str, Any] = {"messages": _messages(kwargs["messages"], flat_text), "model": name}
     for key in PARAMS:
         if kwargs.get(key) is not None and key not in dropped:
@@ -215,18 +216,16 @@ async def chat(
 
 def _messages(messages: list[dict[str, Any]], flat_text: bool) -> list[dict[str, Any]]:
     """The messages as litellm sends them: no `content: null` beside an assistant's tool
-    calls (the openai SDK leaves it out); with `flat_text`, text parts joined."""
+    calls (the openai SDK leaves it out); with `flat_text`, the text parts joined and the
+    others dropped (litellm's way with DeepSeek, whose chat takes text only)."""
     out = []
     for message in messages:
         content = message.get("content", "")
         if content is None and "content" in message:
             message = {k: v for k, v in message.items() if k != "content"}
-        elif (
-            flat_text
-            and isinstance(content, list)
-            and all(isinstance(part, dict) and part.get("type") == "text" for part in content)
-        ):
-            message = {**message, "content": "".join(str(p.get("text") or "") for p in content)}
+        elif flat_text and isinstance(content, list):
+            texts = [p for p in content if isinstance(p, dict) and p.get("type") == "text"]
+            message = {**message, "content": "".join(str(p.get("text") or "") for p in texts)}
         out.append(message)
     return out
 

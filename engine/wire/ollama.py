@@ -43,6 +43,26 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _images(content: Any) -> list[str]:
+    """A message's images as Ollama takes them: the base64 data of each `data:` URL."""
+    found = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict) or part.get("type") != "image_url":
+            continue
+        ref = part.get("image_url")
+        url = str(ref.get("url") if isinstance(ref, dict) else ref or "")
+        if not (url.startswith("data:") and ";base64," in url):
+            raise WorkerCallError(
+                "BadRequestError",
+                "an image for Ollama must be a data: URL on accord's own client (litellm "
+                "fetches others: ACCORD_MODEL_CLIENT=litellm)",
+                400,
+                None,
+            )
+        found.append(url.split(";base64,", 1)[1])
+    return found
+
+
 def _format(kwargs: dict[str, Any]) -> Any:
     form = kwargs.get("response_format")
     if not isinstance(form, dict):
@@ -82,7 +102,12 @@ async def complete(kwargs: dict[str, Any], pool: Pool) -> dict[str, Any]:
         if tools:  # litellm's `function_call_prompt`: the tools asked for in the system text
             messages = _with_function_prompt(messages, tools)
         body["prompt"] = _prompt(messages)
-        body["images"] = []
+        body["images"] = [
+            image
+            for m in messages
+            if m.get("role") in ("user", "tool", "function")
+            for image in _images(m.get("content"))
+        ]
     form = "json" if tools and not chat else _format(kwargs)
     if form is not None:
         body["format"] = form
@@ -113,7 +138,7 @@ async def complete(kwargs: dict[str, Any], pool: Pool) -> dict[str, Any]:
 
 def _message(m: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": m.get("role"), "content": _text(m.get("content")),
-                           "images": []}  # fmt: skip
+                           "images": _images(m.get("content"))}  # fmt: skip
     calls = m.get("tool_calls")
     if isinstance(calls, list):
         out["tool_calls"] = [

@@ -138,6 +138,23 @@ def test_tools_and_a_tool_conversation_are_sent_and_read_the_same(
     assert seen["lean"] == seen["litellm"]
 
 
+IMAGE = "data:image/png;base64,iVBORw0KGgo="
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_an_image_a_system_part_stop_and_top_p_are_sent_the_same(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI, model: str
+) -> None:
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": "sys part"}]},
+        {"role": "user", "content": [{"type": "text", "text": "look"},
+                                     {"type": "image_url", "image_url": {"url": IMAGE}}]},
+    ]  # fmt: skip
+    seen = both_paths(monkeypatch, fake_llm, model, Reply(text="a pixel"), messages,
+                      settings={"stop": ["END"], "top_p": 0.5})  # fmt: skip
+    assert seen["lean"] == seen["litellm"]
+
+
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("kind", ["json_object", "json_schema"])
 def test_json_mode_is_asked_the_same(
@@ -276,3 +293,17 @@ def test_a_proxy_from_the_environment_carries_the_calls_on_both_paths(
         assert asyncio.run(call()) == f"proxied {path}"
         assert fake_llm.paths[-1].startswith("http://model.invalid:4000/")
         client.close()
+
+
+def test_an_ollama_image_by_address_is_refused_clearly_on_the_lean_path(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeOpenAI
+) -> None:
+    """litellm downloads an image given by address before it sends it to Ollama; accord's own
+    client takes `data:` URLs and says so, and nothing reaches the server."""
+    monkeypatch.setenv("ACCORD_MODEL_CLIENT", "lean")
+    messages = [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]}]  # fmt: skip
+    seen = outcome(fake_llm, "ollama_chat/llama3", Reply(text="unused"), messages)
+    assert seen[:3] == ("error", "BadRequestError", True)
+    assert "data: URL" in seen[3] and "ACCORD_MODEL_CLIENT=litellm" in seen[3]
+    assert fake_llm.requests == []
