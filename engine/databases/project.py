@@ -13,8 +13,8 @@ from pydantic import Field
 from ..errors import ConfigError, did_you_mean
 
 # every built-in kind registers itself on import, before the union of entries is taken
-from . import duckdb, postgres, remote, sqlite  # noqa: F401
-from .base import DATABASES, Database, DatabaseEntry
+from . import duckdb, mysql, postgres, remote, sqlite  # noqa: F401
+from .base import DATABASES, Database, DatabaseEntry, library_missing, missing_library_message
 
 if TYPE_CHECKING:
     DatabaseSpec = DatabaseEntry
@@ -32,6 +32,15 @@ def unreachable(spec: Any) -> str | None:
         f"database '{spec.name}' is of type {spec.type}, which accord cannot connect to: "
         f"{kind.unavailable}"
     )
+
+
+def missing_library(spec: Any) -> str | None:
+    """What to install when the client library of `spec`'s kind is missing (None: it is
+    there, or the kind needs none)."""
+    kind = DATABASES.get(spec.type)
+    if kind.library is None or not library_missing(kind.library[0]):
+        return None
+    return missing_library_message(spec.name, spec.type, *kind.library)
 
 
 @dataclass

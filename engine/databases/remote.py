@@ -20,7 +20,6 @@ class RemoteDatabase(BaseModel):
         "bigquery",
         "snowflake",
         "clickhouse",
-        "mysql",
         "domo",
         "airhouse",
         "redshift",
