@@ -22,7 +22,6 @@ class RemoteDatabase(BaseModel):
         "clickhouse",
         "domo",
         "airhouse",
-        "redshift",
         "databricks",
         "motherduck",
         "mssql",

@@ -15,6 +15,7 @@ from accord.cli import main
 
 KINDS = {
     "mysql": ("pymysql", "  - name: db\n    type: mysql\n    host: 127.0.0.1\n"),
+    "postgres": ("psycopg", "  - name: db\n    type: redshift\n    host: 127.0.0.1\n"),
 }
 
 
