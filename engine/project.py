@@ -56,7 +56,7 @@ class Project:
         """The judge of suites that name none: `defaults.judge_model`, else the model."""
         return self.config.defaults.judge_model or self.default_model
 
-    def open_databases(self) -> Databases:
+    def open_databases(self, filters: dict[str, Any] | None = None) -> Databases:
         from .databases import Databases
 
         if self.warnings:
@@ -65,7 +65,7 @@ class Project:
             logger = log.get()
             for warning in self.warnings:
                 logger.warning("config_warning", problem=warning.render())
-        return Databases(self.root, self.databases, self.default_database)
+        return Databases(self.root, self.databases, self.default_database, filters)
 
 
 def find_root(start: Path) -> tuple[Path, Path | None]:

@@ -11,7 +11,7 @@ cancelled (its `timeout`, or fail-fast) is stopped in the database, not left run
 thread. Databases are read-only unless their config entry says `read_only: false`.
 """
 
-from . import duckdb, mysql, postgres, remote, sqlite
+from . import duckdb, filters, mysql, postgres, remote, snowflake, sqlite
 from .base import (
     DATABASES,
     Database,
@@ -46,10 +46,12 @@ __all__ = [
     "RemoteDatabase",
     "SQLiteDatabase",
     "duckdb",
+    "filters",
     "missing_library",
     "mysql",
     "postgres",
     "remote",
+    "snowflake",
     "sqlite",
     "unreachable",
 ]

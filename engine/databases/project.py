@@ -13,7 +13,7 @@ from pydantic import Field
 from ..errors import ConfigError, did_you_mean
 
 # every built-in kind registers itself on import, before the union of entries is taken
-from . import duckdb, mysql, postgres, remote, sqlite  # noqa: F401
+from . import duckdb, mysql, postgres, remote, snowflake, sqlite  # noqa: F401
 from .base import DATABASES, Database, DatabaseEntry, library_missing, missing_library_message
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ class Databases:
     root: Path
     specs: dict[str, Any]
     default: str | None
+    # Oxy's row-level filter values of the run (`--filter`); None: the run gave none
+    filters: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self._open: dict[str, Database] = {}
@@ -88,9 +90,33 @@ class Databases:
             from ..executor import current
 
             local = opener(spec, self.root, self.datasets())
+            self._apply_filters(name, spec, local)
             # the run's executor may run its queries elsewhere (a Ray actor holding it)
             db = self._open[name] = current().database(local, spec, self.root, self.datasets())
             return db
+
+    def _apply_filters(self, name: str, spec: Any, db: Database) -> None:
+        """The run's filter values, checked against the entry's `filters` as Oxy checks
+        them, handed to a database that applies them (`use_filters`)."""
+        declared = getattr(spec, "filters", None) or {}
+        if self.filters is None:
+            return
+        if not declared:
+            from .. import log
+
+            log.get().warning(
+                "filters_ignored",
+                database=name,
+                problem=f"database '{name}' declares no filters: the run's filters are not "
+                "applied to it",
+            )
+            return
+        from . import filters
+
+        values = filters.process(name, declared, self.filters)
+        use = getattr(db, "use_filters", None)
+        if use is not None:
+            use(values)
 
     def datasets(self) -> tuple[Path, ...]:
         """The project's dataset folders: what a read-only database may read files from."""

@@ -18,7 +18,6 @@ class RemoteDatabase(BaseModel):
     name: str
     type: Literal[
         "bigquery",
-        "snowflake",
         "clickhouse",
         "domo",
         "airhouse",

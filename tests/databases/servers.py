@@ -152,3 +152,25 @@ def postgres_server() -> Iterator[Server]:
             capture_output=True, timeout=PROCESS_SECONDS, check=False,
         )  # fmt: skip
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def fakesnow_server() -> Iterator[int]:
+    """fakesnow's Snowflake emulator (its HTTP server over DuckDB) in a process of its own on
+    a free loopback port: snowflake-connector-python talks to it as to Snowflake."""
+    pytest.importorskip(
+        "snowflake.connector",
+        reason="MISSING snowflake-connector-python: pip install 'accord[snowflake]'",
+    )
+    pytest.importorskip("fakesnow", reason="MISSING fakesnow: pip install 'accord[dev]'")
+    pytest.importorskip("uvicorn", reason="MISSING uvicorn (fakesnow[server]): 'accord[dev]'")
+    import sys
+
+    port = free_port()
+    process = start_watched(
+        [sys.executable, "-m", "fakesnow", "-s", "--port", str(port)], "Uvicorn running on"
+    )
+    try:
+        yield port
+    finally:
+        stop(process)

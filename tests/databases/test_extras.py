@@ -15,6 +15,10 @@ from accord.cli import main
 
 KINDS = {
     "mysql": ("pymysql", "  - name: db\n    type: mysql\n    host: 127.0.0.1\n"),
+    "snowflake": (
+        "snowflake.connector",
+        "  - name: db\n    type: snowflake\n    account: a\n    username: u\n",
+    ),
     "postgres": ("psycopg", "  - name: db\n    type: redshift\n    host: 127.0.0.1\n"),
 }
 
