@@ -18,7 +18,6 @@ class RemoteDatabase(BaseModel):
     name: str
     type: Literal[
         "bigquery",
-        "clickhouse",
         "domo",
         "airhouse",
         "databricks",

@@ -19,6 +19,7 @@ KINDS = {
         "snowflake.connector",
         "  - name: db\n    type: snowflake\n    account: a\n    username: u\n",
     ),
+    "clickhouse": ("clickhouse_connect", "  - name: db\n    type: clickhouse\n    host: h\n"),
     "postgres": ("psycopg", "  - name: db\n    type: redshift\n    host: 127.0.0.1\n"),
 }
 
