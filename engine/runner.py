@@ -58,6 +58,8 @@ class RunOptions:
     # where node bodies do their work: `local`, `ray` (None: --executor, else config.yml's)
     executor: str | None = None
     ray_address: str | None = None
+    # Oxy's row-level filter values (`--filter NAME=VALUE`); None: the run gives none
+    filters: dict[str, Any] | None = None
 
 
 class _Fanout:
@@ -159,7 +161,7 @@ def create_run_context(
     render.use_template_cache(project.root)  # compiled templates kept across runs
     chosen = executor_for(project, options)
     executor.use(chosen)  # this run's node bodies (tasks started from here) find it
-    databases = project.open_databases()
+    databases = project.open_databases(options.filters)
     scheduler = Scheduler(
         max_concurrency=concurrency_for(project, plan, options),
         limits={**databases.limits(), **options.limits},
