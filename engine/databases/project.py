@@ -77,10 +77,12 @@ class Databases:
             opener = DATABASES.get(spec.type).open
             assert opener is not None  # `check` refused the others
             from ..executor import current
+            from ..telemetry import traced_database
 
             local = opener(spec, self.root, self.datasets())
             # the run's executor may run its queries elsewhere (a Ray actor holding it)
-            db = self._open[name] = current().database(local, spec, self.root, self.datasets())
+            db = current().database(local, spec, self.root, self.datasets())
+            db = self._open[name] = traced_database(db, name, spec.type)
             return db
 
     def datasets(self) -> tuple[Path, ...]:
