@@ -319,6 +319,7 @@ class _ReportingExporter:
 
 _pipelines: dict[Settings, _Pipeline] = {}
 _pipelines_lock = threading.Lock()
+_exit_hook: list[bool] = []
 
 
 def _pipeline(config: Settings) -> _Pipeline:
@@ -327,16 +328,19 @@ def _pipeline(config: Settings) -> _Pipeline:
         found = _pipelines.get(config)
         if found is None:
             found = _pipelines[config] = _Pipeline(config)
-            if len(_pipelines) == 1:
+            if not _exit_hook:
                 atexit.register(shutdown)
+                _exit_hook.append(True)
         _on = True
         return found
 
 
 def shutdown() -> None:
-    """Send every pipeline's last spans (each bounded by its flush timeout); at exit."""
+    """Send every pipeline's last spans (each bounded by its flush timeout) and close it: at
+    exit, or by a caller that runs on (a test); the next run opens a new one."""
     with _pipelines_lock:
         pipelines = list(_pipelines.values())
+        _pipelines.clear()
     for pipeline in pipelines:
         pipeline.close()
 
