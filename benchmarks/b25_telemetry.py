@@ -100,7 +100,7 @@ def alone(url: str) -> list[float]:
                 order=(i,),
                 priority=0,
                 body=lambda: asyncio.sleep(0),
-            )  # fmt: skip
+            )
             for i in range(N)
         ]
         results = [
@@ -155,8 +155,10 @@ def main() -> int:
         cpu_span = (statistics.median(cpu["on"]) - statistics.median(cpu["off"])) / N * 1e6
         print(f"(b) engine path, telemetry off: {summary(times['off'], 1e6 / N, ' us/node')}")
         print(f"    engine path, telemetry on:  {summary(times['on'], 1e6 / N, ' us/node')}")
-        print(f"    a node's span on a run: {per_span:.1f} us wall, {cpu_span:.1f} us CPU "
-              f"(process, batching and export included); the last flush at exit {flush:.2f} s")  # fmt: skip
+        print(
+            f"    a node's span on a run: {per_span:.1f} us wall, {cpu_span:.1f} us CPU "
+            f"(process, batching and export included); the last flush at exit {flush:.2f} s"
+        )
         received, expected = collector.spans(), RUNS * (N + 1)
         print(f"    spans received: {received} of {expected}")
         print(f"target: <= {TARGET_US:.0f} us per span (b, wall time, median)")
