@@ -88,11 +88,13 @@ class Databases:
             opener = DATABASES.get(spec.type).open
             assert opener is not None  # `check` refused the others
             from ..executor import current
+            from ..telemetry import traced_database
 
             local = opener(spec, self.root, self.datasets())
             self._apply_filters(name, spec, local)
             # the run's executor may run its queries elsewhere (a Ray actor holding it)
-            db = self._open[name] = current().database(local, spec, self.root, self.datasets())
+            db = current().database(local, spec, self.root, self.datasets())
+            db = self._open[name] = traced_database(db, name, spec.type)
             return db
 
     def _apply_filters(self, name: str, spec: Any, db: Database) -> None:

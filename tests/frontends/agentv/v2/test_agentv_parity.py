@@ -419,8 +419,9 @@ info = call("/info")[1]
 named = call("/invoke", {"question": "Who are you?", "target": "gemini_base"})
 canned = call("/invoke", {"question": "Anything?", "target": "canned"})
 unknown = call("/invoke", {"question": "Hello?", "target": "nowhere"})
+program = call("/invoke", {"question": "Ping?", "target": "echoer"})
 print(json.dumps({"score": 1.0, "hits": [json.dumps(info["availableTargets"]),
-                  named[1]["rawText"], canned[1]["rawText"]],
+                  named[1]["rawText"], canned[1]["rawText"], program[1]["rawText"]],
                   "misses": [str(unknown[0]), unknown[1]["error"]]}))
 """
 
@@ -444,7 +445,9 @@ def test_the_target_proxy_answers_with_any_target_of_the_project_by_name(
         "  - name: gemini_base\n    provider: openai\n    endpoint: ${{ FAKE_URL }}\n"
         "    api_key: key\n    model: gemini-test\n"
         "  - name: canned\n    provider: mock\n    response: canned reply\n"
+        "  - name: echoer\n    provider: cli\n    command_template: python3 ../echo.py {PROMPT}\n"
     )
+    (folder / "echo.py").write_text("import sys\nprint('cli says: ' + sys.argv[1])\n")
     (folder / "judge.py").write_text(NAMED_TARGET_JUDGE)
     file = write(
         folder,
@@ -455,8 +458,9 @@ def test_the_target_proxy_answers_with_any_target_of_the_project_by_name(
     result = found["t"]["evaluator_results"][0]
     assert result["score"] == 1.0, (result, stderr)
     # (AgentV writes the eval's target twice, as target.name and as a name of the file)
-    assert json.loads(result["hits"][0]) == ["default", "gemini_base", "canned"]
-    assert result["hits"][1:] == ["I am gemini_base", "canned reply"]
+    assert json.loads(result["hits"][0]) == ["default", "gemini_base", "canned", "echoer"]
+    # a program target runs with the question as its {PROMPT}
+    assert result["hits"][1:] == ["I am gemini_base", "canned reply", "cli says: Ping?"]
     assert result["misses"][0] == "400"
     assert result["misses"][1].startswith("Unknown target 'nowhere'. Available: ")
 

@@ -156,6 +156,7 @@ class Builder:
         self.cli_target = target
         self.judge_override = judge_model
         self._proxy_targets: dict[str, tuple[str, str]] | None = None
+        self._proxy_programs: dict[str, Target] = {}
         self.issues: list[Issue] = []
         self.warnings: list[str] = []
         self.folder = source.path.resolve().parent
@@ -476,15 +477,17 @@ class Builder:
             update: dict[str, Any] = {"base": base}
             if isinstance(spec, CodeJudge) and spec.target not in (None, False):
                 update["proxy_targets"] = self.proxy_targets()
+                update["proxy_programs"] = dict(self._proxy_programs)
             return spec.model_copy(update=update)
         return spec
 
     def proxy_targets(self) -> dict[str, tuple[str, str]]:
         """What the target proxy answers a request naming each target of targets.yaml with,
         as AgentV's orchestrator resolves any of them by name (resolveTargetByName):
-        `("model", NAME)` a model of the run, `("reply", TEXT)` a mock's answer, `("error",
-        WHY)` one it cannot ask (a program, or an entry that does not resolve: AgentV fails
-        that request, not the run)."""
+        `("model", NAME)` a model of the run, `("reply", TEXT)` a mock's answer, `("program",
+        NAME)` a program target given the question as its prompt, `("error", WHY)` one it
+        cannot ask (an entry that does not resolve, or a program the doors refuse: AgentV
+        fails that request, not the run)."""
         if self._proxy_targets is not None:
             return self._proxy_targets
         found: dict[str, tuple[str, str]] = {}
@@ -499,9 +502,18 @@ class Builder:
                 found[name] = ("model", resolved.model.name)
             elif isinstance(resolved.target, ReplyTarget):
                 found[name] = ("reply", resolved.target.text)
-            else:
-                found[name] = ("error", f"target '{name}' runs a program: accord's target "
-                               "proxy asks model targets only")  # fmt: skip
+            else:  # a program: it runs only as the targets file may run it (the doors)
+                program = resolved.target
+                if isinstance(program, CliTarget):
+                    program = program.model_copy(update={"base": str(self.folder)})
+                refused = program.problem(self.project.root) or program.admission(
+                    self.targets.path or self.source.path, self.root
+                )
+                if refused is not None:
+                    found[name] = ("error", f"target '{name}': {refused}")
+                else:
+                    self._proxy_programs[name] = program
+                    found[name] = ("program", name)
         self._proxy_targets = found
         return found
 

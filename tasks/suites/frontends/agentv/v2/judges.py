@@ -489,6 +489,7 @@ class CodeJudge(AgentVEvaluator):
     passed_config: dict[str, Any] = Field(default_factory=dict, exclude=True)
     # the targets of targets.yaml a proxied request may name (files.py proxy_targets)
     proxy_targets: dict[str, tuple[str, str]] = Field(default_factory=dict, exclude=True)
+    proxy_programs: dict[str, Any] = Field(default_factory=dict, exclude=True)
     own_threshold: ClassVar[bool] = True
 
     @model_validator(mode="before")
@@ -543,7 +544,10 @@ class CodeJudge(AgentVEvaluator):
             # AgentV's proxy lists the case's target, then every target of targets.yaml,
             # and answers a request naming any of them (orchestrator.ts availableTargets)
             labels = list(dict.fromkeys([name, test.target or name, *self.proxy_targets]))
-            others = {k: _named_asker(ev, k, v) for k, v in self.proxy_targets.items()}
+            others = {
+                k: _named_asker(ev, v, self.proxy_programs.get(k), case.id)
+                for k, v in self.proxy_targets.items()
+            }
             async with target_proxy(name, _asker(ev), self.max_calls(), labels, others) as proxy:
                 data = await run_script(argv, payload, cwd, timeout, {**env, **proxy})
         return self.scored(
@@ -566,16 +570,25 @@ def _asker(ev: EvalContext, model: str | None = None) -> Any:
     return ask
 
 
-def _named_asker(ev: EvalContext, name: str, found: tuple[str, str]) -> Any:
-    """The way to a target a proxied request names: its model, a mock's answer, or the
+def _named_asker(ev: EvalContext, found: tuple[str, str], program: Any, case_id: str) -> Any:
+    """The way to a target a proxied request names: its model, a mock's answer, a program
+    target given the question as its prompt (AgentV invokes the provider with it), or the
     reason it cannot be asked (the request fails, as AgentV's does, not the judge)."""
     kind, value = found
     if kind == "model":
         return _asker(ev, value)
 
-    async def answer(_question: str, _system: str | None) -> str:
+    async def answer(question: str, system: str | None) -> str:
         if kind == "reply":
             return value
+        if kind == "program" and program is not None:
+            from .....evaluators.cases import Case
+
+            try:  # the question is its PROMPT (a cli target's {PROMPT})
+                output = await program.produce(ev.task, Case(id=case_id, input=question), 0)
+            except TargetFailure as exc:
+                raise RuntimeError(str(exc)) from None
+            return str(output.text or "")
         raise RuntimeError(value)
 
     return answer
