@@ -198,3 +198,14 @@ def test_columns_lists_the_datasets_tables(tmp_path: Path, shop: Served) -> None
         ("sales", "region"), ("sales", "amount"), ("sales", "sold"), ("sales", "price"),
         ("sales", "paid"),
     ]  # fmt: skip
+
+
+def test_filters_are_not_applied_as_oxy_applies_none(tmp_path: Path, shop: Served) -> None:
+    # Oxy applies row-level filters to ClickHouse and Snowflake only
+    key_file(tmp_path, shop)
+    path = project(
+        tmp_path, entry(shop, key_path="keys/bq.json"), "SELECT COUNT(*) AS n FROM sales"
+    )
+    result = run(path, "--filter", "tenant_id=1")
+    assert rows(result) == [{"n": 3}]
+    assert "database 'db' declares no filters" in result.stderr
