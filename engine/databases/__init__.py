@@ -11,7 +11,7 @@ cancelled (its `timeout`, or fail-fast) is stopped in the database, not left run
 thread. Databases are read-only unless their config entry says `read_only: false`.
 """
 
-from . import clickhouse, duckdb, filters, mysql, postgres, remote, snowflake, sqlite
+from . import bigquery, clickhouse, duckdb, filters, mysql, postgres, remote, snowflake, sqlite
 from .base import (
     DATABASES,
     Database,
@@ -45,6 +45,7 @@ __all__ = [
     "QueryResult",
     "RemoteDatabase",
     "SQLiteDatabase",
+    "bigquery",
     "clickhouse",
     "duckdb",
     "filters",

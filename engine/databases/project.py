@@ -13,7 +13,16 @@ from pydantic import Field
 from ..errors import ConfigError, did_you_mean
 
 # every built-in kind registers itself on import, before the union of entries is taken
-from . import clickhouse, duckdb, mysql, postgres, remote, snowflake, sqlite  # noqa: F401
+from . import (  # noqa: F401
+    bigquery,
+    clickhouse,
+    duckdb,
+    mysql,
+    postgres,
+    remote,
+    snowflake,
+    sqlite,
+)
 from .base import DATABASES, Database, DatabaseEntry, library_missing, missing_library_message
 
 if TYPE_CHECKING:

@@ -17,7 +17,6 @@ class RemoteDatabase(BaseModel):
 
     name: str
     type: Literal[
-        "bigquery",
         "domo",
         "airhouse",
         "databricks",

@@ -1,5 +1,5 @@
 """The database servers of these tests (tests/databases/servers.py)."""
 
-from tests.databases.servers import fakesnow_server, mariadb, postgres_server
+from tests.databases.servers import bigquery_server, fakesnow_server, mariadb, postgres_server
 
-__all__ = ["fakesnow_server", "mariadb", "postgres_server"]
+__all__ = ["bigquery_server", "fakesnow_server", "mariadb", "postgres_server"]

@@ -174,3 +174,17 @@ def fakesnow_server() -> Iterator[int]:
         yield port
     finally:
         stop(process)
+
+
+@pytest.fixture(scope="session")
+def bigquery_server() -> Iterator[Any]:
+    """A loopback server speaking BigQuery's REST calls over DuckDB (bigquery_server.py),
+    with a service-account key its token exchange accepts; ended with the session."""
+    pytest.importorskip(
+        "google.cloud.bigquery",
+        reason="MISSING google-cloud-bigquery: pip install 'accord[bigquery]'",
+    )
+    pytest.importorskip("sqlglot", reason="MISSING sqlglot: pip install 'accord[dev]'")
+    from tests.databases.bigquery_server import serve
+
+    yield from serve()

@@ -21,6 +21,10 @@ KINDS = {
     ),
     "clickhouse": ("clickhouse_connect", "  - name: db\n    type: clickhouse\n    host: h\n"),
     "postgres": ("psycopg", "  - name: db\n    type: redshift\n    host: 127.0.0.1\n"),
+    "bigquery": (
+        "google.cloud.bigquery",
+        "  - name: db\n    type: bigquery\n    key_path: key.json\n    dataset: shop\n",
+    ),
 }
 
 

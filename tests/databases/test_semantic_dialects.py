@@ -1,7 +1,9 @@
 """A semantic query compiled to each database's dialect as airlayer writes it (identifier
 quotes, date truncation, LIMIT/OFFSET) and run on the real server or engine: MariaDB
-(mysql), PostgreSQL (redshift's dialect over its wire), chDB (clickhouse) and fakesnow
-(snowflake). Each gives the rows computed by hand from the same five sales."""
+(mysql), PostgreSQL (redshift's dialect over its wire), chDB (clickhouse), fakesnow
+(snowflake) and the BigQuery REST server of tests/databases/bigquery_server.py (bigquery:
+the real client; the SQL run by DuckDB once sqlglot has turned BigQuery's into DuckDB's).
+Each gives the rows computed by hand from the same five sales."""
 
 from __future__ import annotations
 
@@ -107,13 +109,32 @@ def _snowflake(port: int) -> str:
     )
 
 
-@pytest.fixture(params=["mysql", "redshift", "clickhouse", "snowflake"])
+def _bigquery(served: Any, folder: Path) -> str:
+    import json
+
+    served.fake.load(
+        "CREATE SCHEMA IF NOT EXISTS dialects",
+        "CREATE OR REPLACE TABLE dialects.sales (id BIGINT, region VARCHAR, day DATE, "
+        "amount BIGINT)",
+        f"INSERT INTO dialects.sales VALUES {VALUES}",
+    )
+    (folder / "key.json").write_text(json.dumps(served.key))
+    return (
+        f"  - name: db\n    type: bigquery\n    key_path: {folder / 'key.json'}\n"
+        f"    dataset: dialects\n    api_endpoint: {served.fake.endpoint}\n"
+    )
+
+
+@pytest.fixture(params=["mysql", "redshift", "clickhouse", "snowflake", "bigquery"])
 def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
     makers: dict[str, Callable[[], str]] = {
         "mysql": lambda: _mariadb(request.getfixturevalue("mariadb")),
         "redshift": lambda: _redshift(request.getfixturevalue("postgres_server")),
         "clickhouse": lambda: _clickhouse(tmp_path_factory.mktemp("chdb")),
         "snowflake": lambda: _snowflake(request.getfixturevalue("fakesnow_server")),
+        "bigquery": lambda: _bigquery(
+            request.getfixturevalue("bigquery_server"), tmp_path_factory.mktemp("bq")
+        ),
     }
     return makers[request.param]()
 
@@ -183,3 +204,14 @@ def test_quoted_names_and_a_dimension(tmp_path: Path, database: str) -> None:
         {"sales__region": "N", "sales__revenue": 37, "sales__sales_count": 3},
         {"sales__region": "S", "sales__revenue": 45, "sales__sales_count": 2},
     ]
+
+
+def test_bigquery_is_sent_bigquerys_sql(
+    tmp_path: Path, bigquery_server: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    entry = _bigquery(bigquery_server, tmp_path_factory.mktemp("bq"))
+    task = "    measures: [sales.revenue]\n" + MONTHS % "month" + "    offset: 2\n"
+    assert [r["sales__revenue"] for r in semantic(tmp_path, entry, task)] == [47]
+    sent = bigquery_server.fake.queries()[-1]["query"]["query"]
+    assert "TIMESTAMP_TRUNC(`sales`.`dim__day`, MONTH) AS `sales__day__month`" in sent
+    assert "LIMIT 9223372036854775807\nOFFSET 2" in sent

@@ -99,3 +99,16 @@ def test_agent_tools_accord_cannot_run_are_named_at_their_lines(tmp_path: Path) 
     assert "each call of it fails" in summary
     assert "visualize" not in summary  # offered: it charts the last query's table
     assert "local_sql" not in summary
+
+
+def test_bigquery_is_no_longer_noted_as_unsupported(tmp_path: Path) -> None:
+    # Oxy's example entry (examples/config.yml): a key file in the project, datasets to browse
+    (tmp_path / "bigquery-sample.key").write_text("{}")
+    (tmp_path / "config.yml").write_text(
+        "databases:\n  - name: primary_database\n    type: bigquery\n"
+        "    key_path: bigquery-sample.key\n    datasets:\n      dbt_prod_core:\n"
+        '        - "*"\n    dry_run_limit: 1000\n'
+    )
+    run = accord("validate", tmp_path / "config.yml")
+    assert run.exit_code == 0, run.output
+    assert run.stderr == ""
