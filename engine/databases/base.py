@@ -6,6 +6,7 @@ share: query results, interrupting a query from the event loop, running it in a 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -186,6 +187,23 @@ async def in_thread(
 
 def read_only_advice() -> str:
     return "set read_only: false on its entry in config.yml to allow writes"
+
+
+def read_statement(
+    sql: str, reads: frozenset[str], comment: re.Pattern[str], string: re.Pattern[str]
+) -> str:
+    """The statement with its strings emptied and its comments gone, once its first word is
+    one of `reads` (a read, for a database with no read-only session to refuse the rest);
+    else QueryError. `comment` and `string` are the database's own syntax of them."""
+    bare = comment.sub(" ", string.sub("''", sql)).strip()
+    first = re.match(r"\(|[A-Za-z]+", bare)
+    word = first.group(0).upper() if first else ""
+    if word not in reads:
+        raise QueryError(
+            f"the database is read-only: {word or 'this'} statements are not allowed "
+            f"({read_only_advice()})"
+        )
+    return bare
 
 
 def sql_string(value: str) -> str:

@@ -23,6 +23,7 @@ from .base import (
     from_environment,
     in_thread,
     read_only_advice,
+    read_statement,
     register_database,
 )
 
@@ -54,7 +55,8 @@ COLUMNS_SQL = (
 
 # what a read-only MySQL query may start with; the server's READ ONLY transaction refuses
 # the writes a statement hides (a function that writes), this check the rest
-_READS = {"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "VALUES", "TABLE", "("}
+_READS = frozenset({"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "VALUES", "TABLE",
+                    "("})  # fmt: skip
 _COMMENT = re.compile(r"/\*.*?\*/|--[^\n]*|#[^\n]*", re.DOTALL)
 _STRING = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\"|`(?:[^`]|``)*`", re.DOTALL)
 _INTO_FILE = re.compile(r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b", re.IGNORECASE)
@@ -62,14 +64,7 @@ _INTO_FILE = re.compile(r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b", re.IGNORECASE)
 
 def check_read(sql: str) -> None:
     """Refuse a statement that is not a read on a read-only MySQL database."""
-    bare = _COMMENT.sub(" ", _STRING.sub("''", sql)).strip()
-    first = re.match(r"\(|[A-Za-z]+", bare)
-    word = first.group(0).upper() if first else ""
-    if word not in _READS:
-        raise QueryError(
-            f"the database is read-only: {word or 'this'} statements are not allowed "
-            f"({read_only_advice()})"
-        )
+    bare = read_statement(sql, _READS, _COMMENT, _STRING)
     if _INTO_FILE.search(bare):
         raise QueryError(
             f"the database is read-only: SELECT ... INTO OUTFILE/DUMPFILE writes a file on the "

@@ -27,7 +27,7 @@ from .base import (
     client_library,
     from_environment,
     in_thread,
-    read_only_advice,
+    read_statement,
     register_database,
 )
 
@@ -60,20 +60,13 @@ class SnowflakeDatabase(Spec):
 
 
 # a read, by its first word: Snowflake runs one statement per call, so this is the statement
-_READS = {"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "LIST", "LS", "("}
+_READS = frozenset({"SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "LIST", "LS", "("})
 _COMMENT = re.compile(r"/\*.*?\*/|--[^\n]*|//[^\n]*", re.DOTALL)
 _STRING = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"]|\"\")*\"|\$\$.*?\$\$", re.DOTALL)
 
 
 def check_read(sql: str) -> None:
-    bare = _COMMENT.sub(" ", _STRING.sub("''", sql)).strip()
-    first = re.match(r"\(|[A-Za-z]+", bare)
-    word = first.group(0).upper() if first else ""
-    if word not in _READS:
-        raise QueryError(
-            f"the database is read-only: {word or 'this'} statements are not allowed "
-            f"({read_only_advice()})"
-        )
+    read_statement(sql, _READS, _COMMENT, _STRING)
 
 
 class Snowflake:
