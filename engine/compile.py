@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from . import render
-from .databases import unreachable
+from .databases import missing_library, unreachable
 from .errors import CycleError, Issue, LoadError, ValidationError, did_you_mean
 from .kinds import sections, task_type
 from .loader import Loaded, is_workflow_file, load_workflow
 from .paths import PathError, inside, is_inside, written_by_accord
 from .plan import Plan, PlannedTask
-from .project import Project
+from .project import Project, database_issue
 from .render import BUILTIN_NAMES, TemplateError, referenced_names
 from .spec import InvalidTask, TaskSpec, VariableSpec, variable_spec
 from .variables import default_problem
@@ -315,6 +315,11 @@ class _FileCompiler:
                     (*task_loc, *field_loc) if name else task_loc,
                     f"task '{task.name}': {problem}; the task fails when it runs",
                 )
+            elif (missing := missing_library(self.project.databases[resolved])) is not None:
+                # at the database's line of config.yml, once however many tasks use it
+                issue = database_issue(self.project, resolved, missing)
+                if issue not in self.issues:
+                    self.issues.append(issue)
 
     def check_sources(self, task: TaskSpec, task_loc: Loc) -> None:
         for field_loc, relative in task.sources():

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from . import keys, log, openai_wire, wire
+from . import keys, log, openai_wire, telemetry, wire
 from .cache import CallCache, call_key
 from .catalog import LOCAL_LITELLM as LOCAL_LITELLM
 from .catalog import LOCAL_MODEL as LOCAL_MODEL
@@ -353,6 +353,7 @@ class ModelClient:
         _remember_credentials(model, out)
         return out
 
+    @telemetry.traced_completion
     async def complete(
         self,
         model_name: str | None,

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import telemetry
+
 MAX_OUTPUT = 10_000_000  # bytes kept of a program's stdout, and of its stderr
 KILL_GRACE = 5.0  # seconds for the pipes to close once the process group is killed
 _CHUNK = 1 << 16
@@ -41,6 +43,7 @@ def truncation_note(cap: int) -> bytes:
     return f"\n[output truncated at {cap:,} bytes]".encode()
 
 
+@telemetry.traced_program
 async def run_program(
     argv: list[str],
     stdin: bytes,

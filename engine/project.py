@@ -56,7 +56,7 @@ class Project:
         """The judge of suites that name none: `defaults.judge_model`, else the model."""
         return self.config.defaults.judge_model or self.default_model
 
-    def open_databases(self) -> Databases:
+    def open_databases(self, filters: dict[str, Any] | None = None) -> Databases:
         from .databases import Databases
 
         if self.warnings:
@@ -65,7 +65,7 @@ class Project:
             logger = log.get()
             for warning in self.warnings:
                 logger.warning("config_warning", problem=warning.render())
-        return Databases(self.root, self.databases, self.default_database)
+        return Databases(self.root, self.databases, self.default_database, filters)
 
 
 def find_root(start: Path) -> tuple[Path, Path | None]:
@@ -103,10 +103,10 @@ def load_project(file: Path) -> Project:
 
 
 def database_notes(project: Project) -> list[Issue]:
-    """The databases of config.yml accord cannot connect to (Oxy's snowflake, bigquery, ...),
-    each at its line: they load so an Oxy project validates, and only a task that uses one
-    is refused (at that task's line)."""
-    from .databases import unreachable
+    """The databases of config.yml accord cannot connect to (a type it cannot reach, or one
+    whose client library is not installed), each at its line: they load so an Oxy project
+    validates, and only a task that uses one is refused."""
+    from .databases import missing_library, unreachable
 
     if project.config_path is None:
         return []
@@ -114,6 +114,14 @@ def database_notes(project: Project) -> list[Issue]:
     notes = []
     for index, spec in enumerate(project.config.databases):
         problem = unreachable(spec)
+        missing = missing_library(spec) if problem is None else None
+        if missing is not None:
+            notes.append(
+                loaded.issue(
+                    ("databases", index, "type"),
+                    f"{missing}; a task that uses it is refused until then",
+                )
+            )
         if problem is not None:
             notes.append(
                 loaded.issue(
@@ -123,6 +131,14 @@ def database_notes(project: Project) -> list[Issue]:
                 )
             )
     return notes
+
+
+def database_issue(project: Project, name: str, message: str) -> Issue:
+    """`message` about database `name`, at its entry's `type` line of config.yml."""
+    index = next(i for i, db in enumerate(project.config.databases) if db.name == name)
+    if project.config_path is None:
+        return Issue(project.root / "config.yml", None, None, "", message)
+    return load_config(project.config_path).issue(("databases", index, "type"), message)
 
 
 def _name_issues(loaded: Loaded) -> list[Issue]:

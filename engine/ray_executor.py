@@ -32,6 +32,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import telemetry
 from .errors import AccordError, ConfigError, ModelError
 from .executor import Executor
 
@@ -415,6 +416,7 @@ class RayExecutor(Executor):
             )
         return RayDatabase(database, self._hosts[key])
 
+    @telemetry.traced_program
     async def program(
         self, argv: list[str], stdin: bytes, cwd: Path, timeout: float, env: dict[str, str] | None
     ) -> tuple[bytes, bytes, int] | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import executor, log, openai_wire, render
+from . import executor, log, openai_wire, render, telemetry
 from . import variables as workflow_variables
 from .cache import check_cache
 from .compile import compile_workflow as compile_workflow  # re-exported
@@ -58,6 +58,8 @@ class RunOptions:
     # where node bodies do their work: `local`, `ray` (None: --executor, else config.yml's)
     executor: str | None = None
     ray_address: str | None = None
+    # Oxy's row-level filter values (`--filter NAME=VALUE`); None: the run gives none
+    filters: dict[str, Any] | None = None
 
 
 class _Fanout:
@@ -159,7 +161,7 @@ def create_run_context(
     render.use_template_cache(project.root)  # compiled templates kept across runs
     chosen = executor_for(project, options)
     executor.use(chosen)  # this run's node bodies (tasks started from here) find it
-    databases = project.open_databases()
+    databases = project.open_databases(options.filters)
     scheduler = Scheduler(
         max_concurrency=concurrency_for(project, plan, options),
         limits={**databases.limits(), **options.limits},
@@ -260,10 +262,15 @@ async def execute(
     resume = None
     if options.resume:
         resume = ResumeIndex(store_path, find_run(store_path, options.resume).run_id)
+    # the run's trace (None: telemetry off); a missing SDK stops the run before it starts
+    trace = telemetry.start_run(
+        project.config.telemetry, run_id, plan.name, plan.path,
+        resume.run_id if resume is not None else None,
+    )  # fmt: skip
     store = RunStore(store_path, run_id) if options.store else None
     if store is not None:
         options.open_stores.append(store)
-    watchers = [w for w in (observer, store) if w is not None]
+    watchers = [w for w in (observer, store, trace) if w is not None]
     ctx = create_run_context(
         project, plan, dataclasses.replace(options, run_id=run_id), _Fanout(watchers)
     )
@@ -287,6 +294,10 @@ async def execute(
             await ctx.run_plan(plan, scope, top_level=True)
         else:
             await _run_parts(ctx, scope, parts, tally)
+    except BaseException as exc:  # stopped (Ctrl-C, out of memory): the trace says so
+        if trace is not None:
+            trace.finish(error=exc)
+        raise
     finally:
         _gc_for_runs(-1)
         ctx.close()
@@ -321,6 +332,8 @@ async def execute(
     )
     if store is not None:
         store.finish(status.value, result.error, {**_summary(result), **_graph(plan, parts)})
+    if trace is not None:
+        trace.finish(result)
     logger.info("run_finished", status=status.value, seconds=round(result.duration, 3))
     if scheduler.out_of_memory is not None:
         raise OutOfMemory(scheduler.out_of_memory)

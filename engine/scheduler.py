@@ -64,6 +64,9 @@ class Node:
     on_failure: Callable[[str], Any] | None = None
     holding: bool = False
     waiter: asyncio.Future[None] | None = None
+    # the node whose body submitted this one (a loop, for its iterations' tasks); None at the
+    # top of a run. The run's trace nests spans by it (engine/telemetry.py)
+    parent: Node | None = None
 
     async def pause(self, delay: float) -> None:
         """Wait `delay` seconds without this node's slot and resource limits."""
@@ -152,8 +155,10 @@ class Scheduler:
         for before, after in edges:
             before.dependants.append(after)
             after.deps_left += 1
+        parent = log.current_node.get()
         for node in nodes:
             node.graph = graph
+            node.parent = parent
         if not nodes:
             del self._graphs[graph]
             graph.future.set_result(None)

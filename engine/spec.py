@@ -302,6 +302,47 @@ class DefaultsSpec(Spec):
     agent: str | None = Field(None, description="Oxy: default agent file.")
 
 
+class TelemetrySpec(Spec):
+    """Send each run to an OpenTelemetry collector as a trace (docs/observability.md)."""
+
+    enabled: bool = Field(
+        True, description="false: no trace, even with OTEL_EXPORTER_OTLP_ENDPOINT set."
+    )
+    endpoint: str | None = Field(
+        None,
+        description="The OTLP endpoint: a base URL (`http://localhost:4318`, `/v1/traces` "
+        "added) or the traces URL itself; none: OTEL_EXPORTER_OTLP_ENDPOINT.",
+    )
+    protocol: Literal["http/protobuf", "grpc"] | None = Field(
+        None, description="OTLP over HTTP (protobuf) or gRPC; none: OTEL_EXPORTER_OTLP_PROTOCOL."
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Headers sent with each export, literal (masked like keys); prefer "
+        "headers_var.",
+    )
+    headers_var: str | None = Field(
+        None,
+        description="Env var holding the headers as `name=value,name2=value2` (the form of "
+        "OTEL_EXPORTER_OTLP_HEADERS).",
+    )
+    service_name: str | None = Field(
+        None, description="The traces' service.name; none: OTEL_SERVICE_NAME, else `accord`."
+    )
+    content: bool = Field(
+        False,
+        description="Export prompts, answers, tool arguments and results, SQL and command "
+        "lines too (masked); off: only their sizes, names and timings.",
+    )
+    flush_timeout: float = Field(
+        5.0,
+        gt=0,
+        le=300,
+        allow_inf_nan=False,
+        description="Seconds a command waits at its end for the last spans to be sent.",
+    )
+
+
 class ConfigSpec(Spec):
     """`config.yml`: databases, models, defaults."""
 
@@ -327,6 +368,9 @@ class ConfigSpec(Spec):
     )
     ray_address: str | None = Field(
         None, description="The Ray cluster (`ray://host:10001`, `auto`); none: a local one."
+    )
+    telemetry: TelemetrySpec | None = Field(
+        None, description="Export runs as OpenTelemetry traces (off without an endpoint)."
     )
     builder_agent: Any = oxy_ignored()
     mcp: Any = oxy_ignored()

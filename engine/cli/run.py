@@ -36,6 +36,13 @@ class RunCommand(CommandParams):
         "resume",
         help="Reuse the finished tasks of an earlier run of this workflow (its id, or 'last').",
     )
+    filters: tuple[str, ...] = option(
+        "--filter",
+        multiple=True,
+        metavar="NAME=VALUE",
+        help="A row-level filter value for the databases that declare it (Oxy's `filters`; "
+        "repeatable).",
+    )
 
 
 @main.command()
@@ -50,6 +57,7 @@ def run(**params: Any) -> None:
 
     if command.fmt == "json":
         log.json_by_default()
+    from ..databases.filters import parse_assignments as parse_filters
     from ..runner import RunOptions, compile_workflow, execute
     from ..variables import parse_assignments
 
@@ -67,6 +75,7 @@ def run(**params: Any) -> None:
         max_concurrency=command.max_concurrency,
         cache_mode=command.cache_mode,
         resume=resume,
+        filters=parse_filters(command.filters) if command.filters else None,
     )
     fmt = command.fmt
     try:

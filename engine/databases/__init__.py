@@ -1,7 +1,9 @@
 """The project's databases. Each kind is one module that registers a `DatabaseKind`: its
 config entry (a pydantic model), its driver (the `Database` protocol: query, columns, close,
-dialect) and the files it reads. `duckdb` (dataset folders and files), `sqlite`, `postgres`,
-and `remote` (Oxy's types accord cannot reach). A new database is one module here.
+dialect) and the files it reads. `duckdb` (dataset folders and files), `sqlite`,
+`postgres` (and Redshift), `mysql`, `clickhouse`, `snowflake`, `bigquery`, and `remote`
+(Oxy's types accord cannot reach). A kind whose client library is outside the main install
+names the extra that installs it. A new database is one module here.
 `project` holds the databases of a project (`Databases`).
 
 Queries run in worker threads so independent SQL tasks overlap. A query whose task is
@@ -9,7 +11,7 @@ cancelled (its `timeout`, or fail-fast) is stopped in the database, not left run
 thread. Databases are read-only unless their config entry says `read_only: false`.
 """
 
-from . import duckdb, postgres, remote, sqlite
+from . import bigquery, clickhouse, duckdb, filters, mysql, postgres, remote, snowflake, sqlite
 from .base import (
     DATABASES,
     Database,
@@ -21,8 +23,9 @@ from .base import (
     QueryResult,
 )
 from .duckdb import DuckDBDatabase
+from .mysql import MySQLDatabase
 from .postgres import PostgresDatabase
-from .project import Databases, DatabaseSpec, unreachable
+from .project import Databases, DatabaseSpec, missing_library, unreachable
 from .remote import RemoteDatabase
 from .sqlite import SQLiteDatabase
 
@@ -35,15 +38,22 @@ __all__ = [
     "Databases",
     "DuckDBDatabase",
     "Interrupter",
+    "MySQLDatabase",
     "PathNeed",
     "PostgresDatabase",
     "QueryError",
     "QueryResult",
     "RemoteDatabase",
     "SQLiteDatabase",
+    "bigquery",
+    "clickhouse",
     "duckdb",
+    "filters",
+    "missing_library",
+    "mysql",
     "postgres",
     "remote",
+    "snowflake",
     "sqlite",
     "unreachable",
 ]

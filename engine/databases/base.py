@@ -5,13 +5,15 @@ share: query results, interrupting a query from the event loop, running it in a 
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ..errors import AccordError
+from ..errors import AccordError, ConfigError
 from ..registry import Registry
 from ..render import TableView
 
@@ -90,6 +92,8 @@ class DatabaseKind:
     open: Callable[[Any, Path, tuple[Path, ...]], Database] | None  # (spec, root, datasets)
     needs: Callable[[Any], list[PathNeed]] = lambda spec: []
     unavailable: str = ""
+    # (module, extra): the client library a kind connects with and the extra installing it
+    library: tuple[str, str] | None = None
 
 
 DATABASES: Registry[DatabaseKind] = Registry("database type", plugins=False)
@@ -185,5 +189,73 @@ def read_only_advice() -> str:
     return "set read_only: false on its entry in config.yml to allow writes"
 
 
+def read_statement(
+    sql: str, reads: frozenset[str], comment: re.Pattern[str], string: re.Pattern[str]
+) -> str:
+    """The statement with its strings emptied and its comments gone, once its first word is
+    one of `reads` (a read, for a database with no read-only session to refuse the rest);
+    else QueryError. `comment` and `string` are the database's own syntax of them."""
+    bare = comment.sub(" ", string.sub("''", sql)).strip()
+    first = re.match(r"\(|[A-Za-z]+", bare)
+    word = first.group(0).upper() if first else ""
+    if word not in reads:
+        raise QueryError(
+            f"the database is read-only: {word or 'this'} statements are not allowed "
+            f"({read_only_advice()})"
+        )
+    return bare
+
+
 def sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+def client_library(database: str, kind: str, module: str, extra: str) -> Any:
+    """The client library `module` of a database kind, imported; when it is not installed a
+    `ConfigError` names the extra that installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(missing_library_message(database, kind, module, extra)) from None
+
+
+def missing_library_message(database: str, kind: str, module: str, extra: str) -> str:
+    return (
+        f"database '{database}' is of type {kind}, whose client library ({module}) is not "
+        f"installed: install it with pip install 'accord[{extra}]'"
+    )
+
+
+def library_missing(module: str) -> bool:
+    """True when `module` cannot be imported (checked without importing it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def from_environment(
+    database: str, given: dict[str, Any], variables: dict[str, tuple[str | None, str]]
+) -> dict[str, Any]:
+    """Connection settings with Oxy's `*_var` indirections read: `variables` maps a setting to
+    (the variable its entry names, the entry's field). A secret (a field holding `password`,
+    `token` or `key`) is read through engine/keys, so it is masked wherever it could show."""
+    from .. import keys
+
+    out = dict(given)
+    for setting, (var, field) in variables.items():
+        if not var:
+            continue
+        secret = any(word in field for word in ("password", "token", "key"))
+        value = keys.read(var) if secret else os.environ.get(var)
+        if value is None:
+            raise ConfigError(
+                f"database '{database}': environment variable {var} ({field}) is not set: "
+                "set it, or give the value in config.yml"
+            )
+        out[setting] = value
+    return out

@@ -1,5 +1,7 @@
 """PostgreSQL through psycopg 3 (the `postgres` extra); read-only sessions unless
-`read_only: false`. A cancelled query gets a cancel request."""
+`read_only: false`. A cancelled query gets a cancel request. Amazon Redshift speaks the
+PostgreSQL wire protocol and is reached the same way, as Oxy does (`type: redshift`, port
+5439 unless given)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,15 @@ from pydantic import Field
 from .. import keys
 from ..errors import ConfigError
 from ..specbase import Spec
-from .base import DatabaseKind, Interrupter, QueryError, QueryResult, in_thread, register_database
+from .base import (
+    DatabaseKind,
+    Interrupter,
+    QueryError,
+    QueryResult,
+    client_library,
+    in_thread,
+    register_database,
+)
 
 
 class PostgresDatabase(Spec):
@@ -36,6 +46,13 @@ class PostgresDatabase(Spec):
     max_concurrency: int | None = Field(None, ge=1)
 
 
+class RedshiftDatabase(PostgresDatabase):
+    """Amazon Redshift, through the PostgreSQL wire protocol (psycopg 3)."""
+
+    type: Literal["redshift"]  # type: ignore[assignment]
+    port: int = 5439
+
+
 COLUMNS_SQL = (
     "SELECT table_name, column_name, data_type FROM information_schema.columns "
     "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') "
@@ -51,15 +68,10 @@ class Postgres:
     def __init__(self, spec: PostgresDatabase, root: Path, datasets: tuple[Path, ...] = ()) -> None:
         self.spec = spec
         self.name = spec.name
+        self.dialect = spec.type  # postgres or redshift: the semantic layer's dialect
 
     def _run(self, sql: str, limit: int | None, interrupter: Interrupter) -> QueryResult:
-        try:
-            import psycopg
-        except ImportError:
-            raise ConfigError(
-                f"database '{self.name}' is PostgreSQL: install psycopg ('pip install "
-                '"psycopg[binary]"\')'
-            ) from None
+        psycopg = client_library(self.name, self.spec.type, "psycopg", "postgres")
         try:
             with psycopg.connect(**self.settings(), connect_timeout=10) as conn:
                 conn.read_only = self.spec.read_only
@@ -143,4 +155,9 @@ def _start_thread(target: Callable[[], Any], name: str) -> None:
     threading.Thread(target=target, name=name, daemon=True).start()
 
 
-register_database(DatabaseKind("postgres", PostgresDatabase, Postgres))
+register_database(
+    DatabaseKind("postgres", PostgresDatabase, Postgres, library=("psycopg", "postgres"))
+)
+register_database(
+    DatabaseKind("redshift", RedshiftDatabase, Postgres, library=("psycopg", "postgres"))
+)

@@ -13,8 +13,17 @@ from pydantic import Field
 from ..errors import ConfigError, did_you_mean
 
 # every built-in kind registers itself on import, before the union of entries is taken
-from . import duckdb, postgres, remote, sqlite  # noqa: F401
-from .base import DATABASES, Database, DatabaseEntry
+from . import (  # noqa: F401
+    bigquery,
+    clickhouse,
+    duckdb,
+    mysql,
+    postgres,
+    remote,
+    snowflake,
+    sqlite,
+)
+from .base import DATABASES, Database, DatabaseEntry, library_missing, missing_library_message
 
 if TYPE_CHECKING:
     DatabaseSpec = DatabaseEntry
@@ -34,6 +43,15 @@ def unreachable(spec: Any) -> str | None:
     )
 
 
+def missing_library(spec: Any) -> str | None:
+    """What to install when the client library of `spec`'s kind is missing (None: it is
+    there, or the kind needs none)."""
+    kind = DATABASES.get(spec.type)
+    if kind.library is None or not library_missing(kind.library[0]):
+        return None
+    return missing_library_message(spec.name, spec.type, *kind.library)
+
+
 @dataclass
 class Databases:
     """The project's databases by name, connected on first use."""
@@ -41,6 +59,8 @@ class Databases:
     root: Path
     specs: dict[str, Any]
     default: str | None
+    # Oxy's row-level filter values of the run (`--filter`); None: the run gave none
+    filters: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self._open: dict[str, Database] = {}
@@ -77,11 +97,37 @@ class Databases:
             opener = DATABASES.get(spec.type).open
             assert opener is not None  # `check` refused the others
             from ..executor import current
+            from ..telemetry import traced_database
 
             local = opener(spec, self.root, self.datasets())
+            self._apply_filters(name, spec, local)
             # the run's executor may run its queries elsewhere (a Ray actor holding it)
-            db = self._open[name] = current().database(local, spec, self.root, self.datasets())
+            db = current().database(local, spec, self.root, self.datasets())
+            db = self._open[name] = traced_database(db, name, spec.type)
             return db
+
+    def _apply_filters(self, name: str, spec: Any, db: Database) -> None:
+        """The run's filter values, checked against the entry's `filters` as Oxy checks
+        them, handed to a database that applies them (`use_filters`)."""
+        declared = getattr(spec, "filters", None) or {}
+        if self.filters is None:
+            return
+        if not declared:
+            from .. import log
+
+            log.get().warning(
+                "filters_ignored",
+                database=name,
+                problem=f"database '{name}' declares no filters: the run's filters are not "
+                "applied to it",
+            )
+            return
+        from . import filters
+
+        values = filters.process(name, declared, self.filters)
+        use = getattr(db, "use_filters", None)
+        if use is not None:
+            use(values)
 
     def datasets(self) -> tuple[Path, ...]:
         """The project's dataset folders: what a read-only database may read files from."""

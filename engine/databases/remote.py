@@ -17,13 +17,8 @@ class RemoteDatabase(BaseModel):
 
     name: str
     type: Literal[
-        "bigquery",
-        "snowflake",
-        "clickhouse",
-        "mysql",
         "domo",
         "airhouse",
-        "redshift",
         "databricks",
         "motherduck",
         "mssql",

@@ -93,7 +93,7 @@ def _tool_problems(path: Path) -> str | None:
 
 
 def _unreachable_tool_database(path: Path, tool: dict[str, Any]) -> str | None:
-    """An SQL tool on a database accord cannot connect to (Oxy's snowflake, bigquery...): it
+    """An SQL tool on a database accord cannot connect to (Oxy's domo, databricks...): it
     is offered, and each of its calls fails."""
     from ...engine.databases import unreachable
     from ...engine.project import load_project

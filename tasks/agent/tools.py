@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...engine import log
+from ...engine import log, telemetry
 from ...engine.codec import register_output
 from ...engine.databases import QueryError
 from ...engine.errors import AccordError, TaskError
@@ -196,6 +196,7 @@ class Toolbox:
 
         self._add(name, spec.description or other.description or f"Ask {name}.", params, run)
 
+    @telemetry.traced_tool
     async def call(self, name: str, arguments: str) -> str:
         run = self.runners.get(name)
         if run is None:

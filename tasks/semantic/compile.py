@@ -18,7 +18,16 @@ from typing import Any
 from .dates import EXAMPLES, DateError, resolve_date
 from .joins import Edge, JoinError, JoinGraph, build_graph, entity_owners
 from .model import FilterSpec, MeasureSpec, ViewSpec
-from .query import CompileError, QuerySpec, condition, literal, quote, same, truncated
+from .query import (
+    CompileError,
+    QuerySpec,
+    condition,
+    limit_offset,
+    literal,
+    quote,
+    same,
+    truncated,
+)
 
 REFERENCE = re.compile(r"\{\{\s*([A-Za-z_]\w*)(?:\s*\.\s*([A-Za-z_]\w*))?\s*\}\}")
 _FILE_TABLE = re.compile(r"\.(csv|parquet|json|csv\.gz|tsv)$", re.IGNORECASE)
@@ -167,7 +176,7 @@ class Compiler:
         """A dimension as the outer query sees it (and the note that its table needs it)."""
         self._need.setdefault(view, set()).add(name)
         self._refs.add(view)
-        return f"{quote(view)}.{quote('dim__' + name)}"
+        return f"{self.q(view)}.{self.q('dim__' + name)}"
 
     def _variable(self, name: str) -> str:
         if name not in self.variables:
@@ -218,12 +227,21 @@ class Compiler:
         if measure.type == "count_distinct":
             return f"COUNT(DISTINCT {expr})"
         if measure.type == "median":
-            if self.dialect == "postgres":
+            if self.dialect in ("postgres", "redshift"):
                 return f"PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY {expr})"
-            if self.dialect == "sqlite":
-                raise CompileError(f"measure '{key}': median is not available on SQLite")
+            if self.dialect in ("sqlite", "mysql", "bigquery"):
+                raise CompileError(
+                    f"measure '{key}': median is not available on {self.dialect} (use a "
+                    "custom measure with the database's own function)"
+                )
+            if self.dialect == "clickhouse":
+                return f"median({expr})"
             return f"MEDIAN({expr})"
         return f"{_AGGREGATES[measure.type]}({expr})"
+
+    def q(self, name: str) -> str:
+        """An identifier in the dialect's quotes."""
+        return quote(name, self.dialect)
 
     # --- the statement -----------------------------------------------------------------------
 
@@ -232,7 +250,7 @@ class Compiler:
         columns when `star`: the view whose measures the query aggregates)."""
         spec = self.views[view]
         items = [
-            f"{self.dimension_sql(view, name)} AS {quote('dim__' + name)}"
+            f"{self.dimension_sql(view, name)} AS {self.q('dim__' + name)}"
             for name in sorted(self._need.get(view, ()))
         ]
         if star or not items:
@@ -243,7 +261,7 @@ class Compiler:
             assert spec.table is not None
             name = REFERENCE.sub(lambda m: self._sub_variable(m), spec.table)
             table = literal(name) if self.dialect == "duckdb" and _FILE_TABLE.search(name) else name
-        return f"(SELECT {', '.join(items)} FROM {table}) AS {quote(view)}"
+        return f"(SELECT {', '.join(items)} FROM {table}) AS {self.q(view)}"
 
     def _sub_variable(self, match: re.Match[str]) -> str:
         if match.group(1) == "variables" and match.group(2):
@@ -371,8 +389,8 @@ class Compiler:
         joins = [self.join(e) for e in edges]
         if keys is not None:
             return self._distinct_rows_sql(group, dims, where, edges, joins, keys)
-        items = [f"{expr} AS {quote(alias)}" for alias, _, expr in dims]
-        items += [f"{sql} AS {quote(f'{group.root}__{n}')}" for n, _, sql, _ in group.measures]
+        items = [f"{expr} AS {self.q(alias)}" for alias, _, expr in dims]
+        items += [f"{sql} AS {self.q(f'{group.root}__{n}')}" for n, _, sql, _ in group.measures]
         star = bool(group.measures)
         sources = {
             v: self.source(v, star and v == group.root)
@@ -404,18 +422,18 @@ class Compiler:
         same with per-view aggregation in CTEs (generate_with_fanout_protection); this form
         keeps every dimension and filter of the query."""
         root = group.root
-        key_items = [f"{self.column(root, k)} AS {quote('key__' + k)}" for k in keys]
-        items = key_items + [f"{expr} AS {quote(alias)}" for alias, _, expr in dims]
+        key_items = [f"{self.column(root, k)} AS {self.q('key__' + k)}" for k in keys]
+        items = key_items + [f"{expr} AS {self.q(alias)}" for alias, _, expr in dims]
         plain = {v: self.source(v, False) for v in [root, *(e.target for e in edges)]}
         pairs = f"SELECT DISTINCT {', '.join(items)}\nFROM {plain[root]}"
         for edge, join in zip(edges, joins, strict=True):
             pairs += "\n" + join.replace("{" + edge.target + "}", plain[edge.target], 1)
         if where:
             pairs += "\nWHERE " + " AND ".join(where)
-        shown = [f"__rows.{quote(alias)}" for alias, _, _ in dims]
-        select = [f"{c} AS {quote(alias)}" for c, (alias, _, _) in zip(shown, dims, strict=True)]
-        select += [f"{sql} AS {quote(f'{root}__{n}')}" for n, _, sql, _ in group.measures]
-        on = " AND ".join(f"{self.column(root, k)} = __rows.{quote('key__' + k)}" for k in keys)
+        shown = [f"__rows.{self.q(alias)}" for alias, _, _ in dims]
+        select = [f"{c} AS {self.q(alias)}" for c, (alias, _, _) in zip(shown, dims, strict=True)]
+        select += [f"{sql} AS {self.q(f'{root}__{n}')}" for n, _, sql, _ in group.measures]
+        on = " AND ".join(f"{self.column(root, k)} = __rows.{self.q('key__' + k)}" for k in keys)
         text = (
             f"SELECT {', '.join(select)}\nFROM (\n{pairs}\n) AS __rows\n"
             f"JOIN {self.source(root, True)} ON {on}"
@@ -433,7 +451,7 @@ class Compiler:
     ) -> str:
         names = [f"g{i}" for i in range(len(groups))]
         ctes = [f"{n} AS (\n{s}\n)" for n, s in zip(names, statements, strict=True)]
-        aliases = [quote(a) for a, _, _ in dims]
+        aliases = [self.q(a) for a, _, _ in dims]
         if aliases:
             keys = "\nUNION\n".join(f"SELECT {', '.join(aliases)} FROM {n}" for n in names)
             ctes.append(f"keys AS (\n{keys}\n)")
@@ -448,13 +466,13 @@ class Compiler:
             select = []
         for n, group in zip(names, groups, strict=True):
             select += [
-                f"{n}.{quote(f'{group.root}__{m}')}" for m, _, _, shown in group.measures if shown
+                f"{n}.{self.q(f'{group.root}__{m}')}" for m, _, _, shown in group.measures if shown
             ]
         text = f"WITH {', '.join(ctes)}\nSELECT {', '.join(select)}\n{body}"
         conditions = []
         for view, name, spec in having:
             n = names[[g.root for g in groups].index(view)]
-            conditions.append(condition(f"{n}.{quote(f'{view}__{name}')}", spec))
+            conditions.append(condition(f"{n}.{self.q(f'{view}__{name}')}", spec))
         if conditions:
             text += "\nWHERE " + " AND ".join(conditions)
         return text
@@ -469,16 +487,12 @@ class Compiler:
                     f"orders: '{order.field}' is not selected by the query: add it to its "
                     "measures or dimensions"
                 )
-            orders.append(f"{quote(matches[0])} {order.direction.upper()}")
+            orders.append(f"{self.q(matches[0])} {order.direction.upper()}")
         if not query.orders:
             # rows in a stable order: by the dimensions, in the order they were asked for
-            orders = [quote(c) for c in columns[: len(columns) - len(query.measures)]]
+            orders = [self.q(c) for c in columns[: len(columns) - len(query.measures)]]
         text = "\nORDER BY " + ", ".join(orders) if orders else ""
-        if query.limit is not None:
-            text += f"\nLIMIT {query.limit}"
-        if query.offset is not None:
-            text += f"\nOFFSET {query.offset}"
-        return text
+        return text + limit_offset(query.limit, query.offset, self.dialect)
 
     def _datasource(self) -> str | None:
         sources = {self.views[v].datasource for v in [*self._need, *self._star, *self._refs]}

@@ -53,9 +53,46 @@ class QuerySpec(Spec):
     offset: int | None = Field(None, ge=0)
 
 
-def quote(name: str) -> str:
-    """A quoted SQL identifier."""
+# the dialects quoting with backticks (airlayer's quote_identifier)
+_BACKTICKS = ("mysql", "bigquery")
+# LIMIT with OFFSET where the dialect takes no OFFSET alone: the largest row count it takes
+_NO_BARE_OFFSET = {"mysql": "18446744073709551615", "bigquery": "9223372036854775807"}
+_CLICKHOUSE_TRUNC = {
+    "year": "toStartOfYear",
+    "quarter": "toStartOfQuarter",
+    "month": "toStartOfMonth",
+    "week": "toMonday",
+    "day": "toDate",
+    "hour": "toStartOfHour",
+    "minute": "toStartOfMinute",
+    "second": "toStartOfSecond",
+}
+_MYSQL_FORMATS = {
+    "year": "%Y-01-01",
+    "month": "%Y-%m-01",
+    "hour": "%Y-%m-%d %H:00:00",
+    "minute": "%Y-%m-%d %H:%i:00",
+    "second": "%Y-%m-%d %H:%i:%s",
+}
+
+
+def quote(name: str, dialect: str = "duckdb") -> str:
+    """A quoted SQL identifier in the dialect's quotes."""
+    if dialect in _BACKTICKS:
+        return "`" + name.replace("`", "``" if dialect == "mysql" else "\\`") + "`"
     return '"' + name.replace('"', '""') + '"'
+
+
+def limit_offset(limit: int | None, offset: int | None, dialect: str) -> str:
+    """The LIMIT/OFFSET tail in the dialect's form."""
+    text = ""
+    if limit is None and offset is not None and dialect in _NO_BARE_OFFSET:
+        text += f"\nLIMIT {_NO_BARE_OFFSET[dialect]}"
+    if limit is not None:
+        text += f"\nLIMIT {limit}"
+    if offset is not None:
+        text += f"\nOFFSET {offset}"
+    return text
 
 
 def literal(value: Any) -> str:
@@ -142,6 +179,21 @@ def truncated(column: str, granularity: str, dialect: str) -> str:
                 f"{', '.join(_SQLITE_FORMATS)})"
             )
         return f"strftime({literal(fmt)}, {column})"
+    if dialect == "mysql":
+        if granularity == "quarter":
+            start = f"MAKEDATE(YEAR({column}), 1)"
+            return f"DATE_ADD({start}, INTERVAL (QUARTER({column}) - 1) QUARTER)"
+        if granularity == "week":  # Sunday, as airlayer's DAYOFWEEK form
+            return f"DATE(DATE_SUB({column}, INTERVAL DAYOFWEEK({column}) - 1 DAY))"
+        if granularity == "day":
+            return f"DATE({column})"
+        return f"DATE_FORMAT({column}, {literal(_MYSQL_FORMATS[granularity])})"
+    if dialect == "clickhouse":
+        return f"{_CLICKHOUSE_TRUNC[granularity]}({column})"
+    if dialect == "bigquery":
+        return f"TIMESTAMP_TRUNC({column}, {granularity.upper()})"
+    if dialect == "snowflake":
+        return f"DATE_TRUNC({literal(granularity)}, {column})"
     return f"date_trunc({literal(granularity)}, {column})"
 
 
@@ -149,4 +201,8 @@ def same(left: str, right: str, dialect: str) -> str:
     """Null-safe equality."""
     if dialect == "sqlite":
         return f"{left} IS {right}"
+    if dialect == "mysql":
+        return f"{left} <=> {right}"
+    if dialect == "clickhouse":
+        return f"({left} = {right} OR ({left} IS NULL AND {right} IS NULL))"
     return f"{left} IS NOT DISTINCT FROM {right}"

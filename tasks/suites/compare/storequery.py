@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ....engine import codec, stored
-from .intake import STATUSES
+from .intake import SCORE_LIMIT, STATUSES, describe
 from .storeview import RunRow, case_base, read_only
 
 _DIGITS = re.compile(r"(\d+)")
@@ -85,6 +85,7 @@ class Listed:
     tags: tuple[str, ...] = ()
     evaluators: tuple[tuple[str, bool], ...] = ()
     error: str | None = None  # a failed target's error (no verdict)
+    problem: str | None = None  # a stored value read as missing, and why
 
 
 @dataclass
@@ -95,6 +96,13 @@ class Index:
     kind: str  # "eval", "test" or "workflow"
     samples: list[Listed] = field(default_factory=list)
     unreadable: int = 0
+
+    @property
+    def problems(self) -> list[str]:
+        """The values read as missing, as intake.py names them (the first 20, then a count)."""
+        found = [s.problem for s in self.samples if s.problem is not None]
+        more = [f"and {len(found) - 20} more value(s) read as missing"] if len(found) > 20 else []
+        return found[:20] + more
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(STATUSES, 0)
@@ -146,6 +154,13 @@ def _listed(key: Any, fields: Any) -> Listed | None:
         return None
     key = stored.shown(key)
     base, n = case_base(key)
+    problem = None
+    value = _decoded(score)
+    number = stored.number(value)
+    if value is not None and (number is None or abs(number) > SCORE_LIMIT):
+        number = None
+        problem = (f"{key}: score {describe(value)} is not a finite number of magnitude at "
+                   f"most {SCORE_LIMIT:g}; read as missing")  # fmt: skip
     found = values[5:]
     evaluators = tuple(
         (name, found[i + 1] is False or found[i + 1] == 0 or found[i + 2] is not None)
@@ -157,10 +172,22 @@ def _listed(key: Any, fields: Any) -> Listed | None:
         case_id if isinstance(case_id, str) else base,
         repeat if isinstance(repeat, int) and 0 <= repeat < 10**6 else n,
         status if status in STATUSES else "error",
-        stored.number(score),
+        number,
         tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
         evaluators,
+        problem=problem,
     )
+
+
+def _decoded(value: Any) -> Any:
+    """A score as the codec stores it: a float it cannot write in JSON (NaN, an infinity) is
+    `{"$": "float", "v": "nan"}`."""
+    if isinstance(value, dict) and value.get("$") == "float" and isinstance(value.get("v"), str):
+        try:
+            return float(value["v"])
+        except ValueError:
+            return value
+    return value
 
 
 def run_index(path: Path, run_id: str) -> Index:

@@ -125,7 +125,7 @@ def eval_run_page(
         f'<p id="shown">{len(kept)} of {len(index.samples)} case result(s)</p>'
         f'<p class="muted">showing {first}-{last}, {PAGE_SIZE} a page</p>'
     )
-    problems = list(intake.problems)
+    problems = [*intake.problems, *index.problems]
     if index.unreadable:
         problems.append(f"{index.unreadable} stored case result(s) are not readable JSON")
     body = (

@@ -403,6 +403,68 @@ def test_code_judge_target_proxy_with_a_budget(folder: Path, fake_llm: FakeOpenA
     assert result["misses"] == ["Max calls exceeded (limit: 1)"]
 
 
+NAMED_TARGET_JUDGE = r"""
+import json, os, urllib.request, urllib.error
+url, token = os.environ["AGENTV_TARGET_PROXY_URL"], os.environ["AGENTV_TARGET_PROXY_TOKEN"]
+def call(path, body=None):
+    request = urllib.request.Request(url + path, data=None if body is None else
+        json.dumps(body).encode(), headers={"Authorization": f"Bearer {token}",
+        "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+info = call("/info")[1]
+named = call("/invoke", {"question": "Who are you?", "target": "gemini_base"})
+canned = call("/invoke", {"question": "Anything?", "target": "canned"})
+unknown = call("/invoke", {"question": "Hello?", "target": "nowhere"})
+program = call("/invoke", {"question": "Ping?", "target": "echoer"})
+print(json.dumps({"score": 1.0, "hits": [json.dumps(info["availableTargets"]),
+                  named[1]["rawText"], canned[1]["rawText"], program[1]["rawText"]],
+                  "misses": [str(unknown[0]), unknown[1]["error"]]}))
+"""
+
+
+def test_the_target_proxy_answers_with_any_target_of_the_project_by_name(
+    folder: Path, fake_llm: FakeOpenAI
+) -> None:
+    # AgentV (4a86b769) orchestrator.ts: the proxy resolves a request's `target` among the
+    # project's targets (resolveTargetByName -> targetResolver); /info lists the eval's
+    # target, then every target of targets.yaml (availableTargets); an unknown name is 400
+    # "Unknown target 'x'. Available: ..." (runtime/target-proxy.ts)
+    def respond(request: dict[str, Any]) -> Reply:
+        if request["model"] == "gemini-test":
+            return Reply(text="I am gemini_base")
+        return Reply(text="The answer is 42.")
+
+    fake_llm.responder = respond
+    (folder / ".agentv" / "targets.yaml").write_text(
+        "targets:\n  - name: default\n    provider: openai\n    endpoint: ${{ FAKE_URL }}\n"
+        "    api_key: key\n    model: gpt-test\n"
+        "  - name: gemini_base\n    provider: openai\n    endpoint: ${{ FAKE_URL }}\n"
+        "    api_key: key\n    model: gemini-test\n"
+        "  - name: canned\n    provider: mock\n    response: canned reply\n"
+        "  - name: echoer\n    provider: cli\n    command_template: python3 ../echo.py {PROMPT}\n"
+    )
+    (folder / "echo.py").write_text("import sys\nprint('cli says: ' + sys.argv[1])\n")
+    (folder / "judge.py").write_text(NAMED_TARGET_JUDGE)
+    file = write(
+        folder,
+        "tests:\n  - id: t\n    criteria: x\n    input: y\n    execution:\n      evaluators:\n"
+        "        - {name: j, type: code_judge, script: [python3, ../judge.py], target: true}\n",
+    )
+    _code, found, stderr = run(folder, file)
+    result = found["t"]["evaluator_results"][0]
+    assert result["score"] == 1.0, (result, stderr)
+    # (AgentV writes the eval's target twice, as target.name and as a name of the file)
+    assert json.loads(result["hits"][0]) == ["default", "gemini_base", "canned", "echoer"]
+    # a program target runs with the question as its {PROMPT}
+    assert result["hits"][1:] == ["I am gemini_base", "canned reply", "cli says: Ping?"]
+    assert result["misses"][0] == "400"
+    assert result["misses"][1].startswith("Unknown target 'nowhere'. Available: ")
+
+
 def test_trials_stop_at_the_cost_limit(folder: Path, fake_llm: FakeOpenAI) -> None:
     (folder / "agent.py").write_text(
         "import json, pathlib\n"

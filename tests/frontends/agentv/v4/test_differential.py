@@ -25,12 +25,14 @@ import pytest
 
 from tests.fakes import FakeOpenAI
 from tests.frontends.agentv.v4.harness import (
+    CATALOG,
     judge_requests,
     model_requests,
     needs_agentv,
     project,
     run_accord,
     run_agentv,
+    settings,
     through_both,
 )
 
@@ -147,3 +149,46 @@ def test_file_parts_reach_the_model_and_the_judge_as_in_agentv(
     run_accord(project(tmp_path / "accord", name))
     assert judge_requests(fake.requests) == agentv_asked
     assert model_requests(fake.requests) == agentv_sent
+
+
+MOCK_SUITE = """\
+name: mocked
+providers: [canned]
+prompts: ['{{ q }}']
+tests:
+  - id: capital
+    vars: {q: capital of France?}
+    assert:
+      - {type: contains, value: Paris}
+      - {type: icontains, value: "OF COURSE"}
+  - id: elsewhere
+    vars: {q: capital of Spain?}
+    assert:
+      - {type: contains, value: Madrid}
+  - id: equal
+    vars: {q: say it}
+    assert:
+      - {type: equals, value: "Paris, of course"}
+"""
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["- id: mock\n  label: canned\n  response: Paris, of course\n",
+     "- id: mock\n  label: canned\n"],  # mock.ts DEFAULT_MOCK_RESPONSE
+)  # fmt: skip
+def test_the_mock_provider_answers_in_accord_as_in_agentv(
+    tmp_path: Path, fake: FakeOpenAI, entry: str
+) -> None:
+    results = []
+    for tool in ("agentv", "accord"):
+        root = tmp_path / tool
+        (root / "evals").mkdir(parents=True)
+        (root / ".git").mkdir()  # AgentV finds its project by the repository's top
+        (root / "evals" / "suite.yaml").write_text(MOCK_SUITE)
+        settings(root, CATALOG + entry)
+        suite = root / "evals" / "suite.yaml"
+        results.append(run_agentv(suite) if tool == "agentv" else run_accord(suite))
+    expected, got = results
+    assert got == expected
+    assert len(expected) == 3 and not fake.requests  # no model was asked

@@ -6,8 +6,8 @@ which goes through the models door.
 - The target proxy of a seed-002 code judge with `target: {max_calls: N}` (AgentV's
   runtime/target-proxy.ts), `target_proxy`: `AGENTV_TARGET_PROXY_URL` and
   `AGENTV_TARGET_PROXY_TOKEN`; `GET /info` `{targetName, maxCalls, callCount,
-  availableTargets}`; answers `{outputMessages, rawText}`; a request may name the one
-  `target` there is.
+  availableTargets}`; answers `{outputMessages, rawText}`; a request may name any target
+  of the project's targets.yaml (`target`), the default being the judge.
 - The provider proxy of an AgentV 4 script grader with `provider: {max_calls: N}` (AgentV
   4's runtime/provider-proxy.ts), `provider_proxy`: `AGENTV_PROVIDER_PROXY_URL` and
   `AGENTV_PROVIDER_PROXY_TOKEN`; `GET /info` `{providerLabel, maxCalls, callCount,
@@ -201,17 +201,26 @@ async def _serving(proxy: ModelProxy) -> AsyncIterator[dict[str, str]]:
 
 
 def target_proxy(
-    name: str, ask: Ask, max_calls: int
-) -> AbstractAsyncContextManager[dict[str, str]]:
-    """A seed-002 code judge's target proxy: every question to `ask`."""
+    name: str, ask: Ask, max_calls: int, labels: Sequence[str] = (),
+    others: dict[str, Ask] | None = None,
+) -> AbstractAsyncContextManager[dict[str, str]]:  # fmt: skip
+    """A seed-002 code judge's target proxy: a question to `ask` (the judge, `name`), or to
+    the target a request names among `others` (AgentV's targetResolver); `labels` are
+    those /info lists."""
 
-    async def answering(question: str, system: str | None) -> Answer:
-        return Answer(await ask(question, system))
+    def answering(asker: Ask) -> Answering:
+        async def answer(question: str, system: str | None) -> Answer:
+            return Answer(await asker(question, system))
+
+        return answer
 
     def route(label: str | None) -> Answering | None:
-        return answering if label is None else None
+        if label is None:
+            return answering(ask)
+        other = (others or {}).get(label)
+        return answering(other) if other is not None else None
 
-    return _serving(ModelProxy(TARGET_WIRE, name, [name], route, max_calls))
+    return _serving(ModelProxy(TARGET_WIRE, name, list(labels) or [name], route, max_calls))
 
 
 def provider_proxy(

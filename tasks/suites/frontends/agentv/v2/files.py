@@ -40,7 +40,7 @@ from .....evaluators.base import EvaluatorSpec
 from .....evaluators.cases import case_digest
 from ....core.cases import Suite
 from ....core.targets import Target, target_from
-from ..common.cli import CliTarget
+from ..common.cli import CliTarget, ReplyTarget
 from ..common.project import find_agentv_folder, load_project
 from ..common.targets import (
     ResolvedTarget,
@@ -51,7 +51,7 @@ from ..common.targets import (
 from .agent_judge import AgentJudge
 from .cases import AgentVCase
 from .evaluators import AGENTV, PASS, canonical_type
-from .judges import Composite, LlmJudge, PromptScript, Rubric
+from .judges import CodeJudge, Composite, LlmJudge, PromptScript, Rubric
 from .schema import CASE_KEYS, FileSpec, TestSpec, WorkspaceSpec
 
 DEFAULT_GUIDELINES = ("**/*.instructions.md",)
@@ -155,6 +155,8 @@ class Builder:
         self.targets = targets
         self.cli_target = target
         self.judge_override = judge_model
+        self._proxy_targets: dict[str, tuple[str, str]] | None = None
+        self._proxy_programs: dict[str, Target] = {}
         self.issues: list[Issue] = []
         self.warnings: list[str] = []
         self.folder = source.path.resolve().parent
@@ -472,8 +474,48 @@ class Builder:
             command = getattr(spec, "script", None)
             if isinstance(command, str | list) and command:
                 self.admitted(command, (*loc, "script"), self.folder / (cwd or "."))
-            return spec.model_copy(update={"base": base})
+            update: dict[str, Any] = {"base": base}
+            if isinstance(spec, CodeJudge) and spec.target not in (None, False):
+                update["proxy_targets"] = self.proxy_targets()
+                update["proxy_programs"] = dict(self._proxy_programs)
+            return spec.model_copy(update=update)
         return spec
+
+    def proxy_targets(self) -> dict[str, tuple[str, str]]:
+        """What the target proxy answers a request naming each target of targets.yaml with,
+        as AgentV's orchestrator resolves any of them by name (resolveTargetByName):
+        `("model", NAME)` a model of the run, `("reply", TEXT)` a mock's answer, `("program",
+        NAME)` a program target given the question as its prompt, `("error", WHY)` one it
+        cannot ask (an entry that does not resolve, or a program the doors refuse: AgentV
+        fails that request, not the run)."""
+        if self._proxy_targets is not None:
+            return self._proxy_targets
+        found: dict[str, tuple[str, str]] = {}
+        for name in self.targets.entries:
+            try:
+                resolved = self.targets.resolve(name)
+            except TargetProblem as exc:
+                found[name] = ("error", exc.message)
+                continue
+            if resolved.model is not None:
+                self.models[resolved.model.name] = resolved.model
+                found[name] = ("model", resolved.model.name)
+            elif isinstance(resolved.target, ReplyTarget):
+                found[name] = ("reply", resolved.target.text)
+            else:  # a program: it runs only as the targets file may run it (the doors)
+                program = resolved.target
+                if isinstance(program, CliTarget):
+                    program = program.model_copy(update={"base": str(self.folder)})
+                refused = program.problem(self.project.root) or program.admission(
+                    self.targets.path or self.source.path, self.root
+                )
+                if refused is not None:
+                    found[name] = ("error", f"target '{name}': {refused}")
+                else:
+                    self._proxy_programs[name] = program
+                    found[name] = ("program", name)
+        self._proxy_targets = found
+        return found
 
     def prompt(self, value: str, loc: Loc) -> str | None:
         """A prompt file's text; None for an inline prompt; an issue for a file named that

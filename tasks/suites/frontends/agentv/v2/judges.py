@@ -20,6 +20,7 @@ from ....core import scoring_rules
 from ....core.targets import TargetFailure, run_program
 from ..common.judging import substitute
 from ..common.proxy import DEFAULT_MAX_CALLS, target_proxy
+from ..common.targets import AGENTV_PREFIX
 from ..common.wire import judge_payload
 from .cases import AgentVCase
 from .evaluators import AgentVEvaluator, agentv, agentv_case, verdict_of
@@ -486,6 +487,9 @@ class CodeJudge(AgentVEvaluator):
     )
     base: str = Field("", exclude=True)
     passed_config: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    # the targets of targets.yaml a proxied request may name (files.py proxy_targets)
+    proxy_targets: dict[str, tuple[str, str]] = Field(default_factory=dict, exclude=True)
+    proxy_programs: dict[str, Any] = Field(default_factory=dict, exclude=True)
     own_threshold: ClassVar[bool] = True
 
     @model_validator(mode="before")
@@ -536,8 +540,15 @@ class CodeJudge(AgentVEvaluator):
         if self.target is None or self.target is False:
             data = await run_script(argv, payload, cwd, timeout, env)
         else:
-            name = ev.judge_model or "judge"
-            async with target_proxy(name, _asker(ev), self.max_calls()) as proxy:
+            name = (ev.judge_model or "judge").removeprefix(AGENTV_PREFIX)
+            # AgentV's proxy lists the case's target, then every target of targets.yaml,
+            # and answers a request naming any of them (orchestrator.ts availableTargets)
+            labels = list(dict.fromkeys([name, test.target or name, *self.proxy_targets]))
+            others = {
+                k: _named_asker(ev, v, self.proxy_programs.get(k), case.id)
+                for k, v in self.proxy_targets.items()
+            }
+            async with target_proxy(name, _asker(ev), self.max_calls(), labels, others) as proxy:
                 data = await run_script(argv, payload, cwd, timeout, {**env, **proxy})
         return self.scored(
             float(data["score"]), _strings(data.get("hits")), _strings(data.get("misses")),
@@ -545,17 +556,42 @@ class CodeJudge(AgentVEvaluator):
         )  # fmt: skip
 
 
-def _asker(ev: EvalContext) -> Any:
-    """The proxy's way to the judge: a question (and a system prompt) to its text."""
+def _asker(ev: EvalContext, model: str | None = None) -> Any:
+    """The proxy's way to the judge (or to `model`): a question (and a system prompt) to its
+    text."""
 
     async def ask(question: str, system: str | None) -> str:
         messages = [{"role": "user", "content": question}]
         if system:
             messages.insert(0, {"role": "system", "content": system})
-        completion = await ev.complete(messages, None)
+        completion = await ev.complete(messages, model)
         return str(completion.text or "")
 
     return ask
+
+
+def _named_asker(ev: EvalContext, found: tuple[str, str], program: Any, case_id: str) -> Any:
+    """The way to a target a proxied request names: its model, a mock's answer, a program
+    target given the question as its prompt (AgentV invokes the provider with it), or the
+    reason it cannot be asked (the request fails, as AgentV's does, not the judge)."""
+    kind, value = found
+    if kind == "model":
+        return _asker(ev, value)
+
+    async def answer(question: str, system: str | None) -> str:
+        if kind == "reply":
+            return value
+        if kind == "program" and program is not None:
+            from .....evaluators.cases import Case
+
+            try:  # the question is its PROMPT (a cli target's {PROMPT})
+                output = await program.produce(ev.task, Case(id=case_id, input=question), 0)
+            except TargetFailure as exc:
+                raise RuntimeError(str(exc)) from None
+            return str(output.text or "")
+        raise RuntimeError(value)
+
+    return answer
 
 
 def _strings(value: Any) -> list[str]:
