@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from pydantic import Field
+
 from ..errors import AccordError, ConfigError
 from ..registry import Registry
 from ..render import TableView
+from ..specbase import Spec
 
 
 class QueryError(AccordError):
@@ -46,6 +49,26 @@ class DatabaseEntry(Protocol):
 
     @property
     def type(self) -> str: ...
+
+
+class ServerEntry(Spec):
+    """A config.yml entry of a database server reached by host, port, user, password and
+    database, each also given by a variable (Oxy's `*_var` keys): PostgreSQL, Redshift and
+    MySQL write the same keys; each kind names its `type` and its default `port`."""
+
+    name: str
+    type: str
+    host: str = "localhost"
+    port: int
+    user: str | None = None
+    password_var: str | None = Field(None, description="Env var holding the password.")
+    database: str | None = None
+    host_var: str | None = Field(None, description="Env var holding the host (Oxy).")
+    port_var: str | None = Field(None, description="Env var holding the port (Oxy).")
+    user_var: str | None = Field(None, description="Env var holding the user (Oxy).")
+    database_var: str | None = Field(None, description="Env var holding the database (Oxy).")
+    read_only: bool = True
+    max_concurrency: int | None = Field(None, ge=1)
 
 
 class Database(Protocol):

@@ -10,15 +10,13 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
-
 from ..errors import ConfigError
-from ..specbase import Spec
 from .base import (
     DatabaseKind,
     Interrupter,
     QueryError,
     QueryResult,
+    ServerEntry,
     client_library,
     from_environment,
     in_thread,
@@ -30,22 +28,11 @@ from .base import (
 MODULE, EXTRA = "pymysql", "mysql"
 
 
-class MySQLDatabase(Spec):
+class MySQLDatabase(ServerEntry):
     """MySQL or MariaDB server (PyMySQL)."""
 
-    name: str
     type: Literal["mysql"]
-    host: str = "localhost"
     port: int = 3306
-    user: str | None = None
-    password_var: str | None = Field(None, description="Env var holding the password.")
-    database: str | None = None
-    host_var: str | None = Field(None, description="Env var holding the host (Oxy).")
-    port_var: str | None = Field(None, description="Env var holding the port (Oxy).")
-    user_var: str | None = Field(None, description="Env var holding the user (Oxy).")
-    database_var: str | None = Field(None, description="Env var holding the database (Oxy).")
-    read_only: bool = True
-    max_concurrency: int | None = Field(None, ge=1)
 
 
 COLUMNS_SQL = (

@@ -12,38 +12,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
-
 from .. import keys
 from ..errors import ConfigError
-from ..specbase import Spec
 from .base import (
     DatabaseKind,
     Interrupter,
     QueryError,
     QueryResult,
+    ServerEntry,
     client_library,
     in_thread,
     register_database,
 )
 
 
-class PostgresDatabase(Spec):
+class PostgresDatabase(ServerEntry):
     """PostgreSQL server (psycopg 3)."""
 
-    name: str
     type: Literal["postgres"]
-    host: str = "localhost"
     port: int = 5432
-    user: str | None = None
-    password_var: str | None = Field(None, description="Env var holding the password.")
-    database: str | None = None
-    host_var: str | None = Field(None, description="Env var holding the host (Oxy).")
-    port_var: str | None = Field(None, description="Env var holding the port (Oxy).")
-    user_var: str | None = Field(None, description="Env var holding the user (Oxy).")
-    database_var: str | None = Field(None, description="Env var holding the database (Oxy).")
-    read_only: bool = True
-    max_concurrency: int | None = Field(None, ge=1)
 
 
 class RedshiftDatabase(PostgresDatabase):
