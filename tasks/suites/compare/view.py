@@ -311,12 +311,14 @@ def compare_form(rows: list[RunRow], a: str, b: str) -> str:
     )
 
 
-def sparkline(points: list[tuple[RunRow, float | None]]) -> str:
-    """Pass rates, oldest first, as a small inline SVG (no external resource)."""
-    width, height, pad = 160, 28, 3
+def _pass_rate_marks(
+    points: list[tuple[RunRow, float | None]], width: int, height: int, pad: int, radius: float
+) -> tuple[str, str] | None:
+    """The polyline's points and the dots (each run's pass rate as its tooltip) of a pass
+    rate over runs, oldest first; None when no run has one."""
     shown = [(i, r, v) for i, (r, v) in enumerate(points) if v is not None]
     if not shown:
-        return '<span class="muted">no pass rate</span>'
+        return None
     step = (width - 2 * pad) / max(1, len(points) - 1)
 
     def xy(i: int, v: float) -> tuple[float, float]:
@@ -324,11 +326,21 @@ def sparkline(points: list[tuple[RunRow, float | None]]) -> str:
 
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(i, v) for i, _r, v in shown))
     dots = "".join(
-        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="#1f6feb">'
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius:g}" fill="#1f6feb">'
         f"<title>{e(r.run_id)}: {percent(v)}</title></circle>"
         for i, r, v in shown
         for x, y in [xy(i, v)]
     )
+    return line, dots
+
+
+def sparkline(points: list[tuple[RunRow, float | None]]) -> str:
+    """Pass rates, oldest first, as a small inline SVG (no external resource)."""
+    width, height = 160, 28
+    marks = _pass_rate_marks(points, width, height, 3, 2.5)
+    if marks is None:
+        return '<span class="muted">no pass rate</span>'
+    line, dots = marks
     return (
         f'<svg class="spark" xmlns="http://www.w3.org/2000/svg" width="{width}" '
         f'height="{height}" role="img" aria-label="pass rate per run">'
@@ -341,21 +353,10 @@ def sparkline(points: list[tuple[RunRow, float | None]]) -> str:
 def chart(points: list[tuple[RunRow, float | None]]) -> str:
     """The pass rate of each run, oldest first, as an inline SVG line chart."""
     width, height, pad = 640, 200, 30
-    shown = [(i, r, v) for i, (r, v) in enumerate(points) if v is not None]
-    if not shown:
+    marks = _pass_rate_marks(points, width, height, pad, 4)
+    if marks is None:
         return "<p>no run of this suite has a pass rate yet</p>"
-    step = (width - 2 * pad) / max(1, len(points) - 1)
-
-    def xy(i: int, v: float) -> tuple[float, float]:
-        return pad + i * step, height - pad - v * (height - 2 * pad)
-
-    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(i, v) for i, _r, v in shown))
-    dots = "".join(
-        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#1f6feb">'
-        f"<title>{e(r.run_id)}: {percent(v)}</title></circle>"
-        for i, r, v in shown
-        for x, y in [xy(i, v)]
-    )
+    line, dots = marks
     axis = (
         f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
         'stroke="#999"/>'
